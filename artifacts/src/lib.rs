@@ -1,0 +1,866 @@
+//! Scenes and artifacts: reading scene files and artifact description files, checking them,
+//! resolving paths and includes, and instancing artifacts (one by one, or replicated over a grid,
+//! a circle or seeded random poses) into the resolved [`ArtifactSpec`]s the Environment builds.
+//!
+//! Every problem becomes one [`SsxError::Input`] naming the file, the JSON path and line:column.
+#![warn(missing_docs)]
+
+pub mod locate;
+pub mod schema;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use rand::{Rng, SeedableRng};
+use serde::de::DeserializeOwned;
+use ssx_core::environment::{ArtifactJoint, ArtifactVisual, ExtensionSpec};
+use ssx_core::math::{Pose, Rotation, Vec3, pose_from_xyz_rpy};
+use ssx_core::plugin::{PluginKind, PluginRegistry};
+use ssx_core::{
+    ArtifactSpec, BodyKind, BodySpec, ColliderSpec, EnvironmentConfig, JointKind, LatePolicy,
+    MassSpec, Mode, Origin, PluginSpec, SensorSpec, Shape, SsxError,
+};
+
+use locate::PositionIndex;
+use schema::*;
+
+/// Default density of colliders (kg/m³): water.
+pub const DEFAULT_DENSITY: f64 = 1000.0;
+const DEFAULT_COLOR: [f32; 4] = [0.7, 0.7, 0.7, 1.0];
+
+/// A loaded, checked scene, ready to build.
+#[derive(Clone, Debug)]
+pub struct Scene {
+    /// The scene file.
+    pub file: PathBuf,
+    /// Its name.
+    pub name: String,
+    /// Seconds per step.
+    pub timestep: f64,
+    /// Gravity.
+    pub gravity: Vec3,
+    /// Seed.
+    pub seed: u64,
+    /// Engine name.
+    pub engine: String,
+    /// Extensions, in initialisation order.
+    pub extensions: Vec<ExtensionSpec>,
+    /// Artifact instances, in scene order.
+    pub artifacts: Vec<ArtifactSpec>,
+    /// Artifacts whose position the status line shows.
+    pub watch: Vec<String>,
+}
+
+impl Scene {
+    /// Reads and checks a scene and every file it names. Plugin and engine names are checked
+    /// against `registry`; descriptors are checked by the plugins when they are created.
+    pub fn load(path: &Path, registry: &PluginRegistry) -> Result<Scene, SsxError> {
+        let top = Source::read(path, None)?;
+        let scene: SceneFile = top.parse()?;
+        let timestep = scene
+            .timestep
+            .ok_or_else(|| {
+                top.err(
+                    ".",
+                    "missing field `timestep` (seconds per step, e.g. 0.01)",
+                )
+            })?
+            .0;
+        let engine = scene.engine.clone().unwrap_or_else(|| "rapier".into());
+        if !registry.has(PluginKind::Engine, &engine) {
+            return Err(top.err(
+                "engine",
+                format!(
+                    "unknown physics engine '{engine}' (known: {})",
+                    registry.names(PluginKind::Engine).join(", ")
+                ),
+            ));
+        }
+        let name = scene.name.clone().unwrap_or_else(|| {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "scene".into())
+        });
+        let mut loader = Loader {
+            registry,
+            seed: scene.seed.unwrap_or(0),
+            cache: HashMap::new(),
+            stack: Vec::new(),
+            artifacts: Vec::new(),
+            names: HashMap::new(),
+            extensions: Vec::new(),
+            extension_names: HashMap::new(),
+        };
+        let top = Rc::new(top);
+        loader.scene(&top, &scene)?;
+        for (i, w) in scene.watch.iter().enumerate() {
+            if !loader.names.contains_key(w) {
+                return Err(top.err(
+                    &format!("watch[{i}]"),
+                    format!("no artifact named '{w}' in the scene"),
+                ));
+            }
+        }
+        Ok(Scene {
+            file: path.to_path_buf(),
+            name,
+            timestep,
+            gravity: scene.gravity.map_or(Vec3::new(0.0, 0.0, -9.81), |g| {
+                Vec3::new(g[0].0, g[1].0, g[2].0)
+            }),
+            seed: loader.seed,
+            engine,
+            extensions: loader.extensions,
+            artifacts: loader.artifacts,
+            watch: scene.watch,
+        })
+    }
+
+    /// The Environment configuration for this scene.
+    pub fn config(
+        &self,
+        workers: usize,
+        mode: Mode,
+        late_policy: LatePolicy,
+        strict: bool,
+    ) -> EnvironmentConfig {
+        EnvironmentConfig {
+            scene: self.name.clone(),
+            engine: self.engine.clone(),
+            timestep: self.timestep,
+            gravity: self.gravity,
+            seed: self.seed,
+            workers,
+            mode,
+            late_policy,
+            strict,
+        }
+    }
+
+    /// Number of bodies in all artifacts.
+    pub fn body_count(&self) -> usize {
+        self.artifacts.iter().map(|a| a.bodies.len()).sum()
+    }
+}
+
+/// A JSON file read into memory with the positions of its values.
+#[derive(Debug)]
+struct Source {
+    path: PathBuf,
+    text: String,
+    index: PositionIndex,
+}
+
+impl Source {
+    /// Reads a file; `named_at` is where another file named it, for the message.
+    fn read(path: &Path, named_at: Option<(&Source, &str)>) -> Result<Self, SsxError> {
+        let fail = |message: String| match named_at {
+            Some((src, json_path)) => src.err(json_path, message),
+            None => SsxError::Io {
+                path: path.to_path_buf(),
+                message,
+            },
+        };
+        let shown = path.display();
+        if path.is_dir() {
+            return Err(fail(format!(
+                "'{shown}' is a directory, expected a JSON file"
+            )));
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| fail(format!("cannot read '{shown}': {e}")))?;
+        if text.trim().is_empty() {
+            return Err(fail(format!("'{shown}' is empty, expected a JSON object")));
+        }
+        let index = PositionIndex::new(&text);
+        Ok(Self {
+            path: path.to_path_buf(),
+            text,
+            index,
+        })
+    }
+
+    fn parse<T: DeserializeOwned>(&self) -> Result<T, SsxError> {
+        let de = &mut serde_json::Deserializer::from_str(&self.text);
+        let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
+            let json_path = e.path().to_string();
+            let inner = e.into_inner();
+            let full = inner.to_string();
+            let message = match full.rfind(" at line ") {
+                Some(i) => full[..i].to_string(),
+                None => full,
+            };
+            SsxError::Input {
+                origin: Origin {
+                    file: self.path.clone(),
+                    json_path: if json_path == "." {
+                        String::new()
+                    } else {
+                        json_path
+                    },
+                    line: inner.line(),
+                    column: inner.column(),
+                },
+                message,
+            }
+        })?;
+        de.end().map_err(|e| {
+            self.err(
+                ".",
+                format!("trailing characters after the JSON value ({e})"),
+            )
+        })?;
+        Ok(value)
+    }
+
+    fn origin(&self, json_path: &str) -> Origin {
+        let (line, column) = self.index.locate(json_path);
+        Origin {
+            file: self.path.clone(),
+            json_path: if json_path == "." {
+                String::new()
+            } else {
+                json_path.to_string()
+            },
+            line,
+            column,
+        }
+    }
+
+    fn err(&self, json_path: &str, message: impl Into<String>) -> SsxError {
+        SsxError::Input {
+            origin: self.origin(json_path),
+            message: message.into(),
+        }
+    }
+
+    /// A path named in this file, resolved against the file's directory.
+    fn resolve(&self, named: &Path) -> PathBuf {
+        match self.path.parent() {
+            Some(dir) if named.is_relative() => dir.join(named),
+            _ => named.to_path_buf(),
+        }
+    }
+}
+
+/// An artifact description file, checked and resolved in its own frame, ready to instance.
+struct Prepared {
+    src: Rc<Source>,
+    bodies: Vec<(String, BodySpec)>,
+    joints: Vec<ArtifactJoint>,
+    visuals: Vec<ArtifactVisual>,
+    driver: Option<PluginSpec>,
+    sensors: Vec<SensorSpec>,
+}
+
+struct Loader<'r> {
+    registry: &'r PluginRegistry,
+    seed: u64,
+    cache: HashMap<PathBuf, Rc<Prepared>>,
+    /// Scene files being read, for include cycles.
+    stack: Vec<PathBuf>,
+    artifacts: Vec<ArtifactSpec>,
+    names: HashMap<String, Origin>,
+    extensions: Vec<ExtensionSpec>,
+    extension_names: HashMap<String, Origin>,
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn xyz_rpy(p: &PoseFile) -> Pose {
+    pose_from_xyz_rpy(p.position.map(|f| f.0), p.rpy.map(|f| f.0))
+}
+
+impl Loader<'_> {
+    fn scene(&mut self, src: &Rc<Source>, scene: &SceneFile) -> Result<(), SsxError> {
+        self.stack.push(canonical(&src.path));
+        for (i, inc) in scene.include.iter().enumerate() {
+            let at = format!("include[{i}]");
+            let path = src.resolve(inc);
+            let canon = canonical(&path);
+            if let Some(pos) = self.stack.iter().position(|p| *p == canon) {
+                let chain: Vec<String> = self.stack[pos..]
+                    .iter()
+                    .chain(std::iter::once(&canon))
+                    .map(|p| p.display().to_string())
+                    .collect();
+                return Err(src.err(&at, format!("include cycle: {}", chain.join(" -> "))));
+            }
+            let inner = Rc::new(Source::read(&path, Some((src, &at)))?);
+            let parsed: SceneFile = inner.parse()?;
+            self.scene(&inner, &parsed)?;
+        }
+        for (i, e) in scene.extensions.iter().enumerate() {
+            let at = format!("extensions[{i}]");
+            self.check_plugin(
+                src,
+                &format!("{at}.plugin"),
+                PluginKind::Extension,
+                &e.plugin,
+            )?;
+            if let Some(first) = self.extension_names.insert(e.name.clone(), src.origin(&at)) {
+                return Err(src.err(
+                    &format!("{at}.name"),
+                    format!("duplicate extension name '{}' (first at {first})", e.name),
+                ));
+            }
+            self.extensions.push(ExtensionSpec {
+                name: e.name.clone(),
+                plugin: PluginSpec {
+                    plugin: e.plugin.clone(),
+                    descriptor: e.descriptor.clone(),
+                    origin: Some(src.origin(&format!("{at}.descriptor"))),
+                },
+            });
+        }
+        for (i, inst) in scene.artifacts.iter().enumerate() {
+            self.instance(src, &format!("artifacts[{i}]"), inst)?;
+        }
+        self.stack.pop();
+        Ok(())
+    }
+
+    fn check_plugin(
+        &self,
+        src: &Source,
+        at: &str,
+        kind: PluginKind,
+        name: &str,
+    ) -> Result<(), SsxError> {
+        if self.registry.has(kind, name) {
+            Ok(())
+        } else {
+            Err(src.err(
+                at,
+                format!(
+                    "unknown {} '{name}' (known: {})",
+                    kind.name(),
+                    self.registry.names(kind).join(", ")
+                ),
+            ))
+        }
+    }
+
+    fn instance(
+        &mut self,
+        src: &Rc<Source>,
+        at: &str,
+        inst: &InstanceFile,
+    ) -> Result<(), SsxError> {
+        let path = src.resolve(&inst.artifact);
+        let canon = canonical(&path);
+        let prepared = match self.cache.get(&canon) {
+            Some(p) => Rc::clone(p),
+            None => {
+                let file = Rc::new(Source::read(&path, Some((src, &format!("{at}.artifact"))))?);
+                let parsed: ArtifactFile = file.parse()?;
+                let p = Rc::new(self.prepare(file, &parsed)?);
+                self.cache.insert(canon, Rc::clone(&p));
+                p
+            }
+        };
+        let (driver, sensors) = self.overrides(src, at, &prepared, &inst.overrides)?;
+        let base = xyz_rpy(&inst.pose);
+        for (name, pose) in self.placements(src, at, inst, base)? {
+            let origin = src.origin(&format!("{at}.name"));
+            if let Some(first) = self.names.insert(name.clone(), origin) {
+                return Err(src.err(
+                    &format!("{at}.name"),
+                    format!("duplicate artifact name '{name}' (first at {first})"),
+                ));
+            }
+            self.artifacts.push(ArtifactSpec {
+                name,
+                bodies: prepared
+                    .bodies
+                    .iter()
+                    .map(|(n, b)| {
+                        (
+                            n.clone(),
+                            BodySpec {
+                                pose: pose * b.pose,
+                                ..b.clone()
+                            },
+                        )
+                    })
+                    .collect(),
+                joints: prepared.joints.clone(),
+                visuals: prepared.visuals.clone(),
+                driver: driver.clone(),
+                sensors: sensors.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    fn placements(
+        &self,
+        src: &Source,
+        at: &str,
+        inst: &InstanceFile,
+        base: Pose,
+    ) -> Result<Vec<(String, Pose)>, SsxError> {
+        let Some(rep) = inst.replicate else {
+            return Ok(vec![(inst.name.clone(), base)]);
+        };
+        let named = |i: usize, local: Pose| (format!("{}_{i}", inst.name), base * local);
+        Ok(match rep {
+            Replicate::Grid {
+                count,
+                columns,
+                spacing,
+            } => {
+                let cols = columns.map_or((count.0 as f64).sqrt().ceil() as usize, |c| c.0);
+                (0..count.0)
+                    .map(|i| {
+                        let (row, col) = (i / cols, i % cols);
+                        named(
+                            i,
+                            pose_from_xyz_rpy(
+                                [col as f64 * spacing[0].0, row as f64 * spacing[1].0, 0.0],
+                                [0.0; 3],
+                            ),
+                        )
+                    })
+                    .collect()
+            }
+            Replicate::Circle { count, radius } => (0..count.0)
+                .map(|i| {
+                    let th = std::f64::consts::TAU * i as f64 / count.0 as f64;
+                    named(
+                        i,
+                        pose_from_xyz_rpy(
+                            [radius.0 * th.cos(), radius.0 * th.sin(), 0.0],
+                            [0.0, 0.0, th],
+                        ),
+                    )
+                })
+                .collect(),
+            Replicate::Random {
+                count,
+                min,
+                max,
+                random_yaw,
+                seed,
+            } => {
+                for k in 0..3 {
+                    if min[k].0 > max[k].0 {
+                        return Err(src.err(
+                            &format!("{at}.replicate.random.min[{k}]"),
+                            format!("min {} is above max {}", min[k].0, max[k].0),
+                        ));
+                    }
+                }
+                let seed = seed.unwrap_or(self.seed ^ fnv1a(&inst.name));
+                let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+                (0..count.0)
+                    .map(|i| {
+                        let mut p = [0.0; 3];
+                        for k in 0..3 {
+                            p[k] = min[k].0 + rng.random::<f64>() * (max[k].0 - min[k].0);
+                        }
+                        let yaw = if random_yaw {
+                            rng.random::<f64>() * std::f64::consts::TAU - std::f64::consts::PI
+                        } else {
+                            0.0
+                        };
+                        named(i, pose_from_xyz_rpy(p, [0.0, 0.0, yaw]))
+                    })
+                    .collect()
+            }
+        })
+    }
+
+    fn overrides(
+        &self,
+        src: &Source,
+        at: &str,
+        p: &Prepared,
+        o: &OverridesFile,
+    ) -> Result<(Option<PluginSpec>, Vec<SensorSpec>), SsxError> {
+        let merge = |spec: &PluginSpec,
+                     keys: &serde_json::Map<String, serde_json::Value>,
+                     json_at: String| {
+            let mut spec = spec.clone();
+            let serde_json::Value::Object(obj) = &mut spec.descriptor else {
+                return Err(src.err(&json_at, format!("cannot override keys of a descriptor that is not a JSON object (plugin '{}')", spec.plugin)));
+            };
+            for (k, v) in keys {
+                obj.insert(k.clone(), v.clone());
+            }
+            spec.origin = Some(src.origin(&json_at));
+            Ok(spec)
+        };
+        let driver = match (&o.driver, &p.driver) {
+            (None, d) => d.clone(),
+            (Some(keys), Some(d)) => Some(merge(d, keys, format!("{at}.overrides.driver"))?),
+            (Some(_), None) => {
+                return Err(src.err(
+                    &format!("{at}.overrides.driver"),
+                    format!("'{}' has no driver to override", p.src.path.display()),
+                ));
+            }
+        };
+        let mut sensors = p.sensors.clone();
+        for (name, keys) in &o.sensors {
+            let json_at = format!("{at}.overrides.sensors.{name}");
+            let Some(s) = sensors.iter_mut().find(|s| &s.name == name) else {
+                let known: Vec<&str> = p.sensors.iter().map(|s| s.name.as_str()).collect();
+                return Err(src.err(
+                    &json_at,
+                    format!(
+                        "no sensor named '{name}' in '{}' (sensors: {})",
+                        p.src.path.display(),
+                        known.join(", ")
+                    ),
+                ));
+            };
+            s.plugin = merge(&s.plugin, keys, json_at)?;
+        }
+        Ok((driver, sensors))
+    }
+
+    fn prepare(&self, src: Rc<Source>, a: &ArtifactFile) -> Result<Prepared, SsxError> {
+        let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+        for (i, b) in a.bodies.iter().enumerate() {
+            if let Some(first) = index.insert(&b.name, i) {
+                return Err(src.err(
+                    &format!("bodies[{i}].name"),
+                    format!(
+                        "duplicate body name '{}' (first at bodies[{first}])",
+                        b.name
+                    ),
+                ));
+            }
+        }
+        let known = || {
+            a.bodies
+                .iter()
+                .map(|b| b.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let lookup = |name: &str, at: String| {
+            index.get(name).copied().ok_or_else(|| {
+                src.err(
+                    &at,
+                    format!(
+                        "no body named '{name}' in this artifact (bodies: {})",
+                        known()
+                    ),
+                )
+            })
+        };
+        let parents: Vec<Option<usize>> = a
+            .bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                b.parent
+                    .as_deref()
+                    .map(|p| lookup(p, format!("bodies[{i}].parent")))
+                    .transpose()
+            })
+            .collect::<Result<_, _>>()?;
+
+        // Each body's pose in the artifact frame: its parent's pose times its own.
+        let mut rel: Vec<Option<Pose>> = vec![None; a.bodies.len()];
+        for i in 0..a.bodies.len() {
+            let mut chain = vec![i];
+            while let Some(p) = parents[*chain.last().unwrap()] {
+                if rel[p].is_some() {
+                    break;
+                }
+                if chain.contains(&p) {
+                    return Err(src.err(
+                        &format!("bodies[{i}].parent"),
+                        format!(
+                            "the parent chain of body '{}' loops back on itself",
+                            a.bodies[i].name
+                        ),
+                    ));
+                }
+                chain.push(p);
+            }
+            for &k in chain.iter().rev() {
+                if rel[k].is_none() {
+                    let own = xyz_rpy(&a.bodies[k].pose);
+                    rel[k] = Some(match parents[k] {
+                        Some(p) => rel[p].expect("parents resolved first") * own,
+                        None => own,
+                    });
+                }
+            }
+        }
+        let rel: Vec<Pose> = rel
+            .into_iter()
+            .map(|p| p.expect("every body resolved"))
+            .collect();
+
+        let mut bodies = Vec::with_capacity(a.bodies.len());
+        let mut visuals = Vec::new();
+        for (i, b) in a.bodies.iter().enumerate() {
+            let at = format!("bodies[{i}]");
+            let kind = match b.kind {
+                KindFile::Dynamic => BodyKind::Dynamic,
+                KindFile::Static => BodyKind::Static,
+                KindFile::Kinematic => BodyKind::Kinematic,
+            };
+            let mut colliders = Vec::with_capacity(b.colliders.len());
+            for (j, c) in b.colliders.iter().enumerate() {
+                let shape = match c.shape {
+                    ShapeFile::Box { size } => Shape::Box {
+                        half_extents: Vec3::new(size[0].0, size[1].0, size[2].0) / 2.0,
+                    },
+                    ShapeFile::Sphere { radius } => Shape::Sphere { radius: radius.0 },
+                    ShapeFile::Capsule { radius, length } => Shape::Capsule {
+                        radius: radius.0,
+                        half_length: length.0 / 2.0,
+                    },
+                    ShapeFile::Cylinder { radius, length } => Shape::Cylinder {
+                        radius: radius.0,
+                        half_length: length.0 / 2.0,
+                    },
+                    ShapeFile::Plane {} => {
+                        if kind != BodyKind::Static {
+                            return Err(src.err(
+                                &format!("{at}.colliders[{j}].shape"),
+                                "a plane is infinite: only static bodies may have one",
+                            ));
+                        }
+                        Shape::Plane
+                    }
+                };
+                colliders.push(ColliderSpec {
+                    shape,
+                    local_pose: xyz_rpy(&c.pose),
+                    friction: c.friction.map_or(0.5, |f| f.0),
+                    restitution: c.restitution.map_or(0.0, |r| r.0),
+                });
+            }
+            let volume: f64 = colliders
+                .iter()
+                .map(|c| c.shape.volume())
+                .filter(|v| v.is_finite())
+                .sum();
+            let mass = match (kind, b.mass, b.density, b.inertia) {
+                (BodyKind::Dynamic, Some(_), Some(_), _) => {
+                    return Err(src.err(
+                        &format!("{at}.density"),
+                        "give either 'mass' or 'density', not both",
+                    ));
+                }
+                (BodyKind::Dynamic, None, _, Some(_)) => {
+                    return Err(src.err(&format!("{at}.inertia"), "'inertia' needs 'mass'"));
+                }
+                (BodyKind::Dynamic, Some(m), None, Some(inertia)) => MassSpec::Explicit {
+                    mass: m.0,
+                    inertia: Vec3::new(inertia[0].0, inertia[1].0, inertia[2].0),
+                },
+                (BodyKind::Dynamic, Some(m), None, None) => {
+                    if volume <= 0.0 {
+                        return Err(src.err(&format!("{at}.mass"), "'mass' is spread over the colliders by volume: give a collider with a volume, or 'inertia'"));
+                    }
+                    MassSpec::Mass(m.0)
+                }
+                (BodyKind::Dynamic, None, d, None) => {
+                    if volume <= 0.0 {
+                        return Err(src.err(&at, format!("dynamic body '{}' has no mass: give it a collider with a volume, or 'mass' and 'inertia'", b.name)));
+                    }
+                    MassSpec::Density(d.map_or(DEFAULT_DENSITY, |d| d.0))
+                }
+                (_, m, d, i) => {
+                    let field = if m.is_some() {
+                        "mass"
+                    } else if d.is_some() {
+                        "density"
+                    } else if i.is_some() {
+                        "inertia"
+                    } else {
+                        ""
+                    };
+                    if !field.is_empty() {
+                        return Err(src.err(
+                            &format!("{at}.{field}"),
+                            format!(
+                                "a {} body has no mass: remove '{field}'",
+                                match kind {
+                                    BodyKind::Static => "static",
+                                    _ => "kinematic",
+                                }
+                            ),
+                        ));
+                    }
+                    MassSpec::Density(0.0)
+                }
+            };
+            let color = match b.color {
+                None => DEFAULT_COLOR,
+                Some(c) => {
+                    if let Some(k) = c.iter().position(|x| x.0 > 1.0) {
+                        return Err(src.err(
+                            &format!("{at}.color[{k}]"),
+                            format!("colour components run from 0 to 1, got {}", c[k].0),
+                        ));
+                    }
+                    c.map(|x| x.0 as f32)
+                }
+            };
+            for c in &colliders {
+                visuals.push(ArtifactVisual {
+                    body: i,
+                    local_pose: c.local_pose,
+                    shape: c.shape,
+                    color,
+                });
+            }
+            bodies.push((
+                b.name.clone(),
+                BodySpec {
+                    kind,
+                    pose: rel[i],
+                    mass,
+                    colliders,
+                    linear_damping: b.linear_damping.map_or(0.0, |d| d.0),
+                    angular_damping: b.angular_damping.map_or(0.0, |d| d.0),
+                },
+            ));
+        }
+
+        let mut joints = Vec::new();
+        let mut joint_names: BTreeMap<&str, usize> = BTreeMap::new();
+        for (i, j) in a.joints.iter().enumerate() {
+            let at = format!("joints[{i}]");
+            if let Some(first) = joint_names.insert(&j.name, i) {
+                return Err(src.err(
+                    &format!("{at}.name"),
+                    format!(
+                        "duplicate joint name '{}' (first at joints[{first}])",
+                        j.name
+                    ),
+                ));
+            }
+            let parent = lookup(&j.parent, format!("{at}.parent"))?;
+            let child = lookup(&j.child, format!("{at}.child"))?;
+            if parent == child {
+                return Err(src.err(
+                    &format!("{at}.child"),
+                    format!("a joint links two different bodies; both are '{}'", j.child),
+                ));
+            }
+            let (kind, axis) = match j.kind {
+                JointKindFile::Fixed => {
+                    if j.axis.is_some() || j.limits.is_some() {
+                        return Err(src.err(&at, "only revolute joints take 'axis' and 'limits'"));
+                    }
+                    (JointKind::Fixed, Vec3::x())
+                }
+                JointKindFile::Revolute => {
+                    let axis = j
+                        .axis
+                        .ok_or_else(|| src.err(&at, "a revolute joint needs 'axis'"))?;
+                    let axis = Vec3::new(axis[0].0, axis[1].0, axis[2].0);
+                    if axis.norm() < 1e-9 {
+                        return Err(src.err(&format!("{at}.axis"), "the axis must not be zero"));
+                    }
+                    let limits = match j.limits {
+                        Some([lo, hi]) if lo.0 >= hi.0 => {
+                            return Err(src.err(
+                                &format!("{at}.limits"),
+                                format!("lower limit {} must be below upper limit {}", lo.0, hi.0),
+                            ));
+                        }
+                        l => l.map(|[lo, hi]| [lo.0, hi.0]),
+                    };
+                    (JointKind::Revolute { limits }, axis.normalize())
+                }
+            };
+            // The joint frame's x axis is the rotation axis; the child's frame follows from the
+            // bodies' initial relative pose.
+            let turn = Rotation::rotation_between(&Vec3::x(), &axis).unwrap_or_else(|| {
+                Rotation::from_axis_angle(&Vec3::z_axis(), std::f64::consts::PI)
+            });
+            let frame1 = Pose::from_parts(
+                Vec3::new(j.anchor[0].0, j.anchor[1].0, j.anchor[2].0).into(),
+                turn,
+            );
+            let frame2 = rel[child].inverse() * rel[parent] * frame1;
+            joints.push(ArtifactJoint {
+                name: j.name.clone(),
+                kind,
+                parent,
+                child,
+                frame1,
+                frame2,
+            });
+        }
+        // A child with no joint to its parent is welded to it.
+        for (i, p) in parents.iter().enumerate() {
+            let Some(p) = *p else { continue };
+            let linked = joints
+                .iter()
+                .any(|j| (j.parent, j.child) == (p, i) || (j.parent, j.child) == (i, p));
+            if !linked {
+                joints.push(ArtifactJoint {
+                    name: format!("weld:{}", a.bodies[i].name),
+                    kind: JointKind::Fixed,
+                    parent: p,
+                    child: i,
+                    frame1: rel[p].inverse() * rel[i],
+                    frame2: Pose::identity(),
+                });
+            }
+        }
+
+        let driver = match &a.driver {
+            None => None,
+            Some(d) => {
+                self.check_plugin(&src, "driver.plugin", PluginKind::Driver, &d.plugin)?;
+                Some(PluginSpec {
+                    plugin: d.plugin.clone(),
+                    descriptor: d.descriptor.clone(),
+                    origin: Some(src.origin("driver.descriptor")),
+                })
+            }
+        };
+        let mut sensors = Vec::with_capacity(a.sensors.len());
+        for (i, s) in a.sensors.iter().enumerate() {
+            let at = format!("sensors[{i}]");
+            if let Some(first) = a.sensors[..i].iter().position(|o| o.name == s.name) {
+                return Err(src.err(
+                    &format!("{at}.name"),
+                    format!(
+                        "duplicate sensor name '{}' (first at sensors[{first}])",
+                        s.name
+                    ),
+                ));
+            }
+            self.check_plugin(&src, &format!("{at}.plugin"), PluginKind::Sensor, &s.plugin)?;
+            sensors.push(SensorSpec {
+                name: s.name.clone(),
+                plugin: PluginSpec {
+                    plugin: s.plugin.clone(),
+                    descriptor: s.descriptor.clone(),
+                    origin: Some(src.origin(&format!("{at}.descriptor"))),
+                },
+            });
+        }
+        Ok(Prepared {
+            src,
+            bodies,
+            joints,
+            visuals,
+            driver,
+            sensors,
+        })
+    }
+}

@@ -1,0 +1,390 @@
+//! The file formats: what a scene file and an artifact description file may contain.
+//! Unknown fields are refused everywhere; numbers are checked as they are read, so the
+//! message carries the line and column.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Deserializer};
+
+/// A finite number.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Finite(pub f64);
+
+impl<'de> Deserialize<'de> for Finite {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = f64::deserialize(d)?;
+        if v.is_finite() {
+            Ok(Finite(v))
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "expected a finite number, got {v}"
+            )))
+        }
+    }
+}
+
+/// A finite number > 0.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Positive(pub f64);
+
+impl<'de> Deserialize<'de> for Positive {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = f64::deserialize(d)?;
+        if v.is_finite() && v > 0.0 {
+            Ok(Positive(v))
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "expected a positive number, got {v}"
+            )))
+        }
+    }
+}
+
+/// A finite number >= 0.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NonNegative(pub f64);
+
+impl<'de> Deserialize<'de> for NonNegative {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = f64::deserialize(d)?;
+        if v.is_finite() && v >= 0.0 {
+            Ok(NonNegative(v))
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "expected a number >= 0, got {v}"
+            )))
+        }
+    }
+}
+
+/// A whole number >= 1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Count(pub usize);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = u64::deserialize(d)?;
+        if v >= 1 && v <= 10_000_000 {
+            Ok(Count(v as usize))
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "expected a count from 1 to 10000000, got {v}"
+            )))
+        }
+    }
+}
+
+/// A pose: position (m) and roll, pitch, yaw (radians; R = Rz(yaw)·Ry(pitch)·Rx(roll)).
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoseFile {
+    /// Position.
+    #[serde(default = "zero3")]
+    pub position: [Finite; 3],
+    /// Roll, pitch, yaw.
+    #[serde(default = "zero3")]
+    pub rpy: [Finite; 3],
+}
+
+fn zero3() -> [Finite; 3] {
+    [Finite(0.0); 3]
+}
+
+/// A plugin reference: its registered name and its JSON descriptor.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginFile {
+    /// Registered plugin name.
+    pub plugin: String,
+    /// The descriptor handed to it (any JSON; the plugin checks it).
+    #[serde(default = "empty_object")]
+    pub descriptor: serde_json::Value,
+}
+
+fn empty_object() -> serde_json::Value {
+    serde_json::Value::Object(Default::default())
+}
+
+/// A named sensor.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SensorFile {
+    /// Name within the artifact.
+    pub name: String,
+    /// Registered plugin name.
+    pub plugin: String,
+    /// The descriptor.
+    #[serde(default = "empty_object")]
+    pub descriptor: serde_json::Value,
+}
+
+/// A named extension.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtensionFile {
+    /// Name drivers use to find it.
+    pub name: String,
+    /// Registered plugin name.
+    pub plugin: String,
+    /// The descriptor.
+    #[serde(default = "empty_object")]
+    pub descriptor: serde_json::Value,
+}
+
+/// Replicating one artifact instance many times.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum Replicate {
+    /// `count` copies in rows of `columns`, `spacing` apart in x and y.
+    Grid {
+        /// How many.
+        count: Count,
+        /// Per row (default: the square root of count, rounded up).
+        #[serde(default)]
+        columns: Option<Count>,
+        /// Distance between neighbours in x and y (m).
+        spacing: [Positive; 2],
+    },
+    /// `count` copies evenly on a circle of `radius`, each turned to face outward.
+    Circle {
+        /// How many.
+        count: Count,
+        /// Radius (m).
+        radius: Positive,
+    },
+    /// `count` copies at uniformly random positions in the box `min`..`max`, seeded.
+    Random {
+        /// How many.
+        count: Count,
+        /// Lower corner (m).
+        min: [Finite; 3],
+        /// Upper corner (m).
+        max: [Finite; 3],
+        /// Random yaw too.
+        #[serde(default)]
+        random_yaw: bool,
+        /// Seed (default: derived from the scene seed and the instance name).
+        #[serde(default)]
+        seed: Option<u64>,
+    },
+}
+
+/// Descriptor overrides for one instance, merged key by key over the artifact file's.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OverridesFile {
+    /// Keys to replace in the driver's descriptor.
+    #[serde(default)]
+    pub driver: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Keys to replace in named sensors' descriptors.
+    #[serde(default)]
+    pub sensors: BTreeMap<String, serde_json::Map<String, serde_json::Value>>,
+}
+
+/// One entry of a scene's `artifacts`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstanceFile {
+    /// Instance name (replicas get `name_0`, `name_1`, ...).
+    pub name: String,
+    /// The artifact description file, relative to this scene file.
+    pub artifact: PathBuf,
+    /// Where it stands (for replicas: the origin of the pattern).
+    #[serde(default)]
+    pub pose: PoseFile,
+    /// Many copies.
+    #[serde(default)]
+    pub replicate: Option<Replicate>,
+    /// Descriptor overrides.
+    #[serde(default)]
+    pub overrides: OverridesFile,
+}
+
+/// A scene file (or a file included by one: then `timestep` may be left out and only its
+/// `artifacts`, `extensions` and `include` count).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    /// Scene name (default: the file stem).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Seconds per step.
+    #[serde(default)]
+    pub timestep: Option<Positive>,
+    /// m/s², default (0, 0, -9.81).
+    #[serde(default)]
+    pub gravity: Option<[Finite; 3]>,
+    /// Physics engine (default `rapier`).
+    #[serde(default)]
+    pub engine: Option<String>,
+    /// Seed for everything random (default 0).
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Other scene files whose artifacts and extensions join this one.
+    #[serde(default)]
+    pub include: Vec<PathBuf>,
+    /// Simulation extensions.
+    #[serde(default)]
+    pub extensions: Vec<ExtensionFile>,
+    /// Artifact instances.
+    #[serde(default)]
+    pub artifacts: Vec<InstanceFile>,
+    /// Artifacts whose position the status line shows.
+    #[serde(default)]
+    pub watch: Vec<String>,
+}
+
+/// A collision shape. Sizes are full extents; lengths run along z.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum ShapeFile {
+    /// A box.
+    Box {
+        /// Full size along x, y, z (m).
+        size: [Positive; 3],
+    },
+    /// A sphere.
+    Sphere {
+        /// Radius (m).
+        radius: Positive,
+    },
+    /// A capsule along z.
+    Capsule {
+        /// Radius (m).
+        radius: Positive,
+        /// Length of the cylindrical part (m).
+        length: Positive,
+    },
+    /// A cylinder along z.
+    Cylinder {
+        /// Radius (m).
+        radius: Positive,
+        /// Length (m).
+        length: Positive,
+    },
+    /// The infinite plane z = 0 of the body frame (static bodies only).
+    Plane {},
+}
+
+/// A collider of a body.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ColliderFile {
+    /// Shape.
+    pub shape: ShapeFile,
+    /// Pose relative to the body.
+    #[serde(default)]
+    pub pose: PoseFile,
+    /// Friction coefficient (default 0.5).
+    #[serde(default)]
+    pub friction: Option<NonNegative>,
+    /// Restitution (default 0).
+    #[serde(default)]
+    pub restitution: Option<NonNegative>,
+}
+
+/// How a body moves.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum KindFile {
+    /// Moved by forces.
+    #[default]
+    Dynamic,
+    /// Never moves.
+    Static,
+    /// Moved by commanded velocities.
+    Kinematic,
+}
+
+/// A body of an artifact.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodyFile {
+    /// Name, unique in the artifact.
+    pub name: String,
+    /// The body its pose is relative to; welded to it unless a joint links them.
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// Pose relative to the parent (or to the artifact).
+    #[serde(default)]
+    pub pose: PoseFile,
+    /// How it moves.
+    #[serde(default)]
+    pub kind: KindFile,
+    /// Total mass (kg), spread over the colliders by volume.
+    #[serde(default)]
+    pub mass: Option<Positive>,
+    /// Density of its colliders (kg/m³) instead of `mass` (default 1000).
+    #[serde(default)]
+    pub density: Option<Positive>,
+    /// Principal moments of inertia (kg·m²) about the body axes; needs `mass`.
+    #[serde(default)]
+    pub inertia: Option<[Positive; 3]>,
+    /// Linear damping (1/s).
+    #[serde(default)]
+    pub linear_damping: Option<NonNegative>,
+    /// Angular damping (1/s).
+    #[serde(default)]
+    pub angular_damping: Option<NonNegative>,
+    /// Colour of its visuals, RGBA 0..1.
+    #[serde(default)]
+    pub color: Option<[NonNegative; 4]>,
+    /// Colliders (also drawn, in `color`).
+    #[serde(default)]
+    pub colliders: Vec<ColliderFile>,
+}
+
+/// What a joint allows.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum JointKindFile {
+    /// Nothing.
+    Fixed,
+    /// Rotation about `axis`.
+    Revolute,
+}
+
+/// A joint between two bodies of the artifact.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JointFile {
+    /// Name, unique in the artifact.
+    pub name: String,
+    /// What it allows.
+    pub kind: JointKindFile,
+    /// Parent body.
+    pub parent: String,
+    /// Child body.
+    pub child: String,
+    /// The joint's anchor in the parent's frame (m).
+    #[serde(default = "zero3")]
+    pub anchor: [Finite; 3],
+    /// Rotation axis in the parent's frame (revolute).
+    #[serde(default)]
+    pub axis: Option<[Finite; 3]>,
+    /// Angle limits (radians, revolute).
+    #[serde(default)]
+    pub limits: Option<[Finite; 2]>,
+}
+
+/// An artifact description file (SSX's Artifact XML).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArtifactFile {
+    /// What it is.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Bodies; the first is the root drivers act on by default.
+    #[serde(default)]
+    pub bodies: Vec<BodyFile>,
+    /// Joints.
+    #[serde(default)]
+    pub joints: Vec<JointFile>,
+    /// At most one driver.
+    #[serde(default)]
+    pub driver: Option<PluginFile>,
+    /// Sensors.
+    #[serde(default)]
+    pub sensors: Vec<SensorFile>,
+}

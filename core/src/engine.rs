@@ -1,0 +1,273 @@
+//! The physical representation: the [`PhysicEngine`] trait and the engine-neutral descriptions
+//! of bodies, joints and commands that cross it. No physics library is named here.
+
+use crate::math::{Point3, Pose, Vec3};
+
+/// Index of a body in the engine, dense and stable for the engine's life (0, 1, 2, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BodyId(pub u32);
+
+impl BodyId {
+    /// The index as usize, for slices of per-body data.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Index of a joint in the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct JointId(pub u32);
+
+/// How a body moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyKind {
+    /// Moved by forces, contacts and joints.
+    Dynamic,
+    /// Never moves.
+    Static,
+    /// Moved by commanded velocities; pushes dynamic bodies, is not pushed.
+    Kinematic,
+}
+
+/// A primitive collision shape, in the collider's own frame (z up).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Shape {
+    /// A box with these half extents.
+    Box {
+        /// Half extents along x, y, z.
+        half_extents: Vec3,
+    },
+    /// A sphere.
+    Sphere {
+        /// Radius.
+        radius: f64,
+    },
+    /// A capsule along z: a cylinder of `half_length * 2` capped by hemispheres.
+    Capsule {
+        /// Radius.
+        radius: f64,
+        /// Half the length of the cylindrical part.
+        half_length: f64,
+    },
+    /// A cylinder along z.
+    Cylinder {
+        /// Radius.
+        radius: f64,
+        /// Half its length.
+        half_length: f64,
+    },
+    /// An infinite plane through the collider's origin with normal +z (the ground).
+    Plane,
+}
+
+impl Shape {
+    /// Volume in m³ (infinite for a plane).
+    pub fn volume(&self) -> f64 {
+        use std::f64::consts::PI;
+        match *self {
+            Shape::Box { half_extents: h } => 8.0 * h.x * h.y * h.z,
+            Shape::Sphere { radius: r } => 4.0 / 3.0 * PI * r.powi(3),
+            Shape::Capsule {
+                radius: r,
+                half_length: l,
+            } => PI * r * r * 2.0 * l + 4.0 / 3.0 * PI * r.powi(3),
+            Shape::Cylinder {
+                radius: r,
+                half_length: l,
+            } => PI * r * r * 2.0 * l,
+            Shape::Plane => f64::INFINITY,
+        }
+    }
+}
+
+/// One collider of a body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColliderSpec {
+    /// Its shape.
+    pub shape: Shape,
+    /// Pose relative to the body.
+    pub local_pose: Pose,
+    /// Coulomb friction coefficient.
+    pub friction: f64,
+    /// Restitution (bounciness), 0 to 1.
+    pub restitution: f64,
+}
+
+/// Where a dynamic body's mass comes from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MassSpec {
+    /// Colliders of this density (kg/m³); inertia follows from the shapes.
+    Density(f64),
+    /// This total mass, spread over the colliders by volume.
+    Mass(f64),
+    /// Explicit mass and principal inertia (kg·m²) about the body origin's axes.
+    Explicit {
+        /// Mass in kg.
+        mass: f64,
+        /// Principal moments of inertia.
+        inertia: Vec3,
+    },
+}
+
+/// Everything an engine needs to create one body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BodySpec {
+    /// Its kind.
+    pub kind: BodyKind,
+    /// Its initial pose in the world frame.
+    pub pose: Pose,
+    /// Its mass (ignored for static and kinematic bodies).
+    pub mass: MassSpec,
+    /// Its colliders.
+    pub colliders: Vec<ColliderSpec>,
+    /// Linear velocity damping (1/s).
+    pub linear_damping: f64,
+    /// Angular velocity damping (1/s).
+    pub angular_damping: f64,
+}
+
+/// What a joint allows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum JointKind {
+    /// No relative motion.
+    Fixed,
+    /// Rotation about the x axis of the joint frames.
+    Revolute {
+        /// Optional angle limits (radians).
+        limits: Option<[f64; 2]>,
+    },
+}
+
+/// A joint between two bodies. Each side gives the joint frame in its body's frame; the
+/// revolute axis is the x axis of those frames.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JointSpec {
+    /// What it allows.
+    pub kind: JointKind,
+    /// The parent body.
+    pub body1: BodyId,
+    /// The child body.
+    pub body2: BodyId,
+    /// Joint frame in body1's frame.
+    pub frame1: Pose,
+    /// Joint frame in body2's frame.
+    pub frame2: Pose,
+}
+
+/// Pose and velocity of a body after a step. Velocities are in the world frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BodyState {
+    /// Pose in the world frame.
+    pub pose: Pose,
+    /// Linear velocity of the body origin (m/s).
+    pub linvel: Vec3,
+    /// Angular velocity (rad/s).
+    pub angvel: Vec3,
+}
+
+impl Default for BodyState {
+    fn default() -> Self {
+        Self {
+            pose: Pose::identity(),
+            linvel: Vec3::zeros(),
+            angvel: Vec3::zeros(),
+        }
+    }
+}
+
+/// A command for one body, queued by a driver in step N and applied before step N+1.
+/// Forces and torques act for exactly one step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BodyCommand {
+    /// A force (world frame, N) at the centre of mass.
+    Force {
+        /// Body.
+        body: BodyId,
+        /// Force.
+        force: Vec3,
+    },
+    /// A force (world frame) at a point (world frame); it adds the matching torque.
+    ForceAtPoint {
+        /// Body.
+        body: BodyId,
+        /// Force.
+        force: Vec3,
+        /// Point of application.
+        point: Point3,
+    },
+    /// A torque (world frame, N·m).
+    Torque {
+        /// Body.
+        body: BodyId,
+        /// Torque.
+        torque: Vec3,
+    },
+    /// Set the velocity of a kinematic body (world frame).
+    Velocity {
+        /// Body.
+        body: BodyId,
+        /// Linear velocity.
+        linear: Vec3,
+        /// Angular velocity.
+        angular: Vec3,
+    },
+}
+
+impl BodyCommand {
+    /// The body the command is for.
+    pub fn body(&self) -> BodyId {
+        match *self {
+            BodyCommand::Force { body, .. }
+            | BodyCommand::ForceAtPoint { body, .. }
+            | BodyCommand::Torque { body, .. }
+            | BodyCommand::Velocity { body, .. } => body,
+        }
+    }
+}
+
+/// The first thing a ray hits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RayHit {
+    /// The body hit.
+    pub body: BodyId,
+    /// Distance from the origin along the (normalised) direction.
+    pub distance: f64,
+    /// Surface normal at the hit (world frame).
+    pub normal: Vec3,
+}
+
+/// The physical representation of the world (SSX's PhysicEngine).
+///
+/// The Environment is its only mutator: it builds the world, applies commands and steps it on
+/// the stepping thread. During the sensor and driver phases worker threads call the `&self`
+/// queries concurrently, so an engine must be `Sync` and its queries free of interior mutation.
+pub trait PhysicEngine: Send + Sync {
+    /// The engine's name, as scenes select it (`"rapier"`).
+    fn name(&self) -> &'static str;
+    /// Sets gravity (m/s², world frame).
+    fn set_gravity(&mut self, gravity: Vec3);
+    /// Creates a body. Ids are handed out densely in creation order.
+    fn add_body(&mut self, spec: &BodySpec) -> Result<BodyId, String>;
+    /// Creates a joint between two existing bodies.
+    fn add_joint(&mut self, spec: &JointSpec) -> Result<JointId, String>;
+    /// Mass of a body (kg); 0 for static and kinematic bodies.
+    fn body_mass(&self, body: BodyId) -> f64;
+    /// Queues a command for the next [`PhysicEngine::step`].
+    fn apply(&mut self, command: &BodyCommand);
+    /// Advances the world by `dt` seconds.
+    fn step(&mut self, dt: f64);
+    /// Writes the state of every body into `out[body.index()]`; `out` has one slot per body.
+    fn read_state(&self, out: &mut [BodyState]);
+    /// The first body a ray from `origin` along `direction` hits within `max_distance`,
+    /// ignoring the bodies for which `exclude` returns true.
+    fn cast_ray(
+        &self,
+        origin: Point3,
+        direction: Vec3,
+        max_distance: f64,
+        exclude: &dyn Fn(BodyId) -> bool,
+    ) -> Option<RayHit>;
+    /// Appends to `out` every body with a collider within `radius` of `center`, once each, in
+    /// ascending id order.
+    fn bodies_within(&self, center: Point3, radius: f64, out: &mut Vec<BodyId>);
+}

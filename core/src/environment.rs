@@ -1,0 +1,921 @@
+//! The Environment: owns the engines, the artifacts' plugins, the worker pool, the pacer and
+//! the statistics, and is the only thing that advances time.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use sync_wrapper::SyncWrapper;
+
+use crate::clock::Clock;
+use crate::engine::{BodyId, BodySpec, BodyState, JointKind, JointSpec, PhysicEngine, Shape};
+use crate::error::{Origin, PluginFault, SsxError};
+use crate::math::{Pose, Vec3};
+use crate::pacer::{LatePolicy, Mode, PaceOutcome, Pacer};
+use crate::plugin::{
+    CommandBuffer, Driver, DriverContext, ExtensionInit, PluginInit, PluginKind, PluginRegistry,
+    Reading, ReadingSource, Sensor, SensorContext, SimulationExtension,
+};
+use crate::pool::WorkerPool;
+use crate::render::{RenderEngine, RenderNode};
+use crate::stats::{Miss, MissReport, MissReporter, PhaseTimes, Stats, StatsSummary};
+use crate::world::{ArtifactId, ArtifactInfo, Catalog, World};
+
+/// A plugin to create: its registered name, its JSON descriptor and where that came from.
+#[derive(Clone, Debug)]
+pub struct PluginSpec {
+    /// Registered name (`"hover"`).
+    pub plugin: String,
+    /// JSON descriptor handed to the factory.
+    pub descriptor: serde_json::Value,
+    /// Where the spec is written, for messages.
+    pub origin: Option<Origin>,
+}
+
+/// A sensor of an artifact: a name unique within the artifact, and the plugin.
+#[derive(Clone, Debug)]
+pub struct SensorSpec {
+    /// Name within the artifact (`"imu"`).
+    pub name: String,
+    /// The plugin.
+    pub plugin: PluginSpec,
+}
+
+/// A joint between two bodies of one artifact (indices into its body list).
+#[derive(Clone, Debug)]
+pub struct ArtifactJoint {
+    /// Joint name.
+    pub name: String,
+    /// What it allows.
+    pub kind: JointKind,
+    /// Parent body index.
+    pub parent: usize,
+    /// Child body index.
+    pub child: usize,
+    /// Joint frame in the parent's frame.
+    pub frame1: Pose,
+    /// Joint frame in the child's frame.
+    pub frame2: Pose,
+}
+
+/// A visual of one body of an artifact.
+#[derive(Clone, Debug)]
+pub struct ArtifactVisual {
+    /// Body index within the artifact.
+    pub body: usize,
+    /// Pose relative to the body.
+    pub local_pose: Pose,
+    /// Shape.
+    pub shape: Shape,
+    /// RGBA.
+    pub color: [f32; 4],
+}
+
+/// One artifact instance, fully resolved: world poses, joints, visuals, plugins.
+#[derive(Clone, Debug)]
+pub struct ArtifactSpec {
+    /// Unique name in the scene.
+    pub name: String,
+    /// Bodies with names, world poses already applied.
+    pub bodies: Vec<(String, BodySpec)>,
+    /// Joints between its bodies.
+    pub joints: Vec<ArtifactJoint>,
+    /// What it looks like.
+    pub visuals: Vec<ArtifactVisual>,
+    /// At most one driver.
+    pub driver: Option<PluginSpec>,
+    /// Any number of sensors.
+    pub sensors: Vec<SensorSpec>,
+}
+
+/// A simulation extension instance.
+#[derive(Clone, Debug)]
+pub struct ExtensionSpec {
+    /// Name drivers use to find it.
+    pub name: String,
+    /// The plugin.
+    pub plugin: PluginSpec,
+}
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct EnvironmentConfig {
+    /// Scene name, for logs.
+    pub scene: String,
+    /// Physics engine by registered name.
+    pub engine: String,
+    /// Timestep (s).
+    pub timestep: f64,
+    /// Gravity (m/s²).
+    pub gravity: Vec3,
+    /// Scene seed; every plugin instance gets its own seed derived from it.
+    pub seed: u64,
+    /// Worker threads, the stepping thread included.
+    pub workers: usize,
+    /// Realtime (with factor) or fast.
+    pub mode: Mode,
+    /// What a late step does to the schedule.
+    pub late_policy: LatePolicy,
+    /// Stop the run when a plugin fails instead of disabling it.
+    pub strict: bool,
+}
+
+impl EnvironmentConfig {
+    /// A fast, one-worker configuration for tests and tools.
+    pub fn fast(timestep: f64) -> Self {
+        Self {
+            scene: "unnamed".into(),
+            engine: "rapier".into(),
+            timestep,
+            gravity: Vec3::new(0.0, 0.0, -9.81),
+            seed: 0,
+            workers: 1,
+            mode: Mode::Fast,
+            late_policy: LatePolicy::CatchUp,
+            strict: false,
+        }
+    }
+}
+
+/// What one step did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StepReport {
+    /// Phase times.
+    pub times: PhaseTimes,
+    /// What the pacer did.
+    pub outcome: PaceOutcome,
+}
+
+/// A once-a-second look at a running simulation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Status {
+    /// Simulated time (s).
+    pub sim_time: f64,
+    /// Steps done.
+    pub steps: u64,
+    /// Simulated seconds per wall second over the last interval.
+    pub rt_factor: f64,
+    /// Deadline misses so far.
+    pub misses: u64,
+}
+
+fn splitmix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// The seed of plugin `slot` (0 = driver, 1.. = sensors) of artifact `artifact`.
+fn instance_seed(scene_seed: u64, artifact: u32, slot: u32) -> u64 {
+    splitmix64(splitmix64(scene_seed ^ splitmix64(u64::from(artifact))) ^ u64::from(slot))
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        format!("panicked: {s}")
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        format!("panicked: {s}")
+    } else {
+        "panicked".into()
+    }
+}
+
+struct SensorSlot {
+    label: String,
+    // Only ever used through `&mut` on its worker; the wrapper lets drivers on other workers
+    // share the slot's reading while the plugin itself stays unshared.
+    plugin: SyncWrapper<Box<dyn Sensor>>,
+    reading: Reading,
+    enabled: bool,
+}
+
+struct ArtifactSensors {
+    id: ArtifactId,
+    sensors: Vec<SensorSlot>,
+}
+
+struct DriverSlot {
+    id: ArtifactId,
+    label: String,
+    plugin: Box<dyn Driver>,
+    commands: CommandBuffer,
+    enabled: bool,
+}
+
+/// One worker's share of a plugin phase.
+struct Shard<T> {
+    items: Vec<T>,
+    /// Slowest artifact of the last phase run on this shard.
+    slowest: Option<(ArtifactId, Duration)>,
+    faults: Vec<PluginFault>,
+}
+
+impl<T> Default for Shard<T> {
+    fn default() -> Self {
+        Self {
+            items: Vec::new(),
+            slowest: None,
+            faults: Vec::new(),
+        }
+    }
+}
+
+/// Where each artifact's readings live: (shard, item) in the sensor shards.
+struct Readings<'a> {
+    index: &'a [Option<(u32, u32)>],
+    shards: &'a [Shard<ArtifactSensors>],
+}
+
+impl<'a> Readings<'a> {
+    fn get(&self, artifact: ArtifactId, sensor: usize) -> Option<&'a Reading> {
+        let (s, i) = (*self.index.get(artifact.index())?)?;
+        let item = &self.shards[s as usize].items[i as usize];
+        item.sensors.get(sensor).map(|slot| &slot.reading)
+    }
+}
+
+impl ReadingSource for Readings<'_> {
+    fn reading(&self, artifact: ArtifactId, sensor: usize) -> Option<&Reading> {
+        self.get(artifact, sensor)
+    }
+}
+
+/// Splits `n` items into `parts` contiguous runs of near-equal length; returns run lengths.
+fn split_evenly(n: usize, parts: usize) -> impl Iterator<Item = usize> {
+    (0..parts).map(move |k| n / parts + usize::from(k < n % parts))
+}
+
+/// Extensions, shut down in reverse order of initialisation when dropped.
+struct Extensions(Vec<(String, Box<dyn SimulationExtension>)>);
+
+impl Drop for Extensions {
+    fn drop(&mut self) {
+        while let Some((name, mut ext)) = self.0.pop() {
+            tracing::debug!(extension = %name, "shutting down extension");
+            ext.shutdown();
+        }
+    }
+}
+
+/// The Environment. See the crate docs for the step.
+///
+/// Field order is shutdown order (Rust drops fields top to bottom): drivers and sensors first,
+/// then the engines, the extensions last (first in, last out).
+pub struct Environment {
+    sensor_shards: Vec<Shard<ArtifactSensors>>,
+    driver_shards: Vec<Shard<DriverSlot>>,
+    reading_index: Vec<Option<(u32, u32)>>,
+    engine: Box<dyn PhysicEngine>,
+    render: Box<dyn RenderEngine>,
+    pool: WorkerPool,
+    extensions: Extensions,
+    catalog: Catalog,
+    states: Vec<BodyState>,
+    config: EnvironmentConfig,
+    clock: Arc<dyn Clock>,
+    pacer: Pacer,
+    stats: Stats,
+    misses: MissReporter,
+    steps: u64,
+    started_at: Option<Duration>,
+    last_step_end: Duration,
+    faults: Vec<PluginFault>,
+}
+
+impl Environment {
+    /// Builds the world: extensions first (created and initialised), then the engine's bodies and
+    /// joints, the render nodes, and every artifact's sensors and driver. On any error whatever
+    /// was created is destroyed again, in shutdown order.
+    pub fn build(
+        config: EnvironmentConfig,
+        registry: &PluginRegistry,
+        extensions: &[ExtensionSpec],
+        artifacts: &[ArtifactSpec],
+        render: Box<dyn RenderEngine>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, SsxError> {
+        let mut ext = Extensions(Vec::new());
+        for spec in extensions {
+            let factory = registry
+                .extension(&spec.plugin.plugin)
+                .ok_or_else(|| unknown(PluginKind::Extension, &spec.plugin, registry))?;
+            let mut e = factory(&spec.plugin.descriptor).map_err(|m| SsxError::PluginCreate {
+                artifact: spec.name.clone(),
+                plugin: format!("extension '{}'", spec.plugin.plugin),
+                message: m,
+                origin: spec.plugin.origin.clone(),
+            })?;
+            e.init(&ExtensionInit {
+                scene: config.scene.clone(),
+                timestep: config.timestep,
+                seed: config.seed,
+            })
+            .map_err(|m| SsxError::PluginCreate {
+                artifact: spec.name.clone(),
+                plugin: format!("extension '{}' (init)", spec.plugin.plugin),
+                message: m,
+                origin: spec.plugin.origin.clone(),
+            })?;
+            ext.0.push((spec.name.clone(), e));
+        }
+
+        let engine_factory = registry.engine(&config.engine).ok_or_else(|| {
+            SsxError::Config(format!(
+                "unknown physics engine '{}' (known: {})",
+                config.engine,
+                registry.names(PluginKind::Engine).join(", ")
+            ))
+        })?;
+        let mut engine = engine_factory();
+        engine.set_gravity(config.gravity);
+        let pool = WorkerPool::new(config.workers)
+            .map_err(|e| SsxError::Config(format!("cannot start worker threads: {e}")))?;
+        let workers = pool.workers();
+        let pacer = Pacer::new(config.mode, config.timestep, config.late_policy);
+        let mut env = Environment {
+            sensor_shards: (0..workers).map(|_| Shard::default()).collect(),
+            driver_shards: (0..workers).map(|_| Shard::default()).collect(),
+            reading_index: vec![None; artifacts.len()],
+            engine,
+            render,
+            pool,
+            extensions: ext,
+            catalog: Catalog::default(),
+            states: Vec::new(),
+            clock,
+            pacer,
+            stats: Stats::new(),
+            misses: MissReporter::new(Duration::from_secs(1)),
+            steps: 0,
+            started_at: None,
+            last_step_end: Duration::ZERO,
+            faults: Vec::new(),
+            config,
+        };
+        env.add_bodies(artifacts)?;
+        env.add_plugins(artifacts, registry)?;
+        Ok(env)
+    }
+
+    fn add_bodies(&mut self, artifacts: &[ArtifactSpec]) -> Result<(), SsxError> {
+        let engine_err = |e: &dyn PhysicEngine, a: &str, m: String| SsxError::Engine {
+            engine: e.name().into(),
+            message: format!("artifact '{a}': {m}"),
+        };
+        for (ai, art) in artifacts.iter().enumerate() {
+            let id = ArtifactId(ai as u32);
+            if self.catalog.by_name.insert(art.name.clone(), id).is_some() {
+                return Err(SsxError::Config(format!(
+                    "duplicate artifact name '{}'",
+                    art.name
+                )));
+            }
+            let first = self.catalog.body_mass.len() as u32;
+            for (bi, (body_name, spec)) in art.bodies.iter().enumerate() {
+                let body = self.engine.add_body(spec).map_err(|m| {
+                    engine_err(&*self.engine, &art.name, format!("body '{body_name}': {m}"))
+                })?;
+                if body.0 != first + bi as u32 {
+                    return Err(engine_err(
+                        &*self.engine,
+                        &art.name,
+                        "engine handed out body ids out of order".into(),
+                    ));
+                }
+                self.catalog.body_mass.push(self.engine.body_mass(body));
+                self.catalog.body_kind.push(spec.kind);
+                self.catalog.body_artifact.push(id);
+            }
+            let bodies = first..first + art.bodies.len() as u32;
+            for j in &art.joints {
+                let spec = JointSpec {
+                    kind: j.kind,
+                    body1: BodyId(first + j.parent as u32),
+                    body2: BodyId(first + j.child as u32),
+                    frame1: j.frame1,
+                    frame2: j.frame2,
+                };
+                self.engine.add_joint(&spec).map_err(|m| {
+                    engine_err(&*self.engine, &art.name, format!("joint '{}': {m}", j.name))
+                })?;
+            }
+            for v in &art.visuals {
+                self.render.add_node(RenderNode {
+                    body: BodyId(first + v.body as u32),
+                    local_pose: v.local_pose,
+                    shape: v.shape,
+                    color: v.color,
+                });
+            }
+            self.catalog.artifacts.push(ArtifactInfo {
+                name: art.name.clone(),
+                bodies,
+                body_names: art.bodies.iter().map(|(n, _)| n.clone()).collect(),
+                sensor_names: art.sensors.iter().map(|s| s.name.clone()).collect(),
+            });
+        }
+        self.states = vec![BodyState::default(); self.catalog.body_mass.len()];
+        self.engine.read_state(&mut self.states);
+        Ok(())
+    }
+
+    fn add_plugins(
+        &mut self,
+        artifacts: &[ArtifactSpec],
+        registry: &PluginRegistry,
+    ) -> Result<(), SsxError> {
+        let workers = self.pool.workers();
+        let create_err = |art: &ArtifactSpec, what: String, spec: &PluginSpec, m: String| {
+            SsxError::PluginCreate {
+                artifact: art.name.clone(),
+                plugin: what,
+                message: m,
+                origin: spec.origin.clone(),
+            }
+        };
+        let with_sensors: Vec<usize> = (0..artifacts.len())
+            .filter(|&i| !artifacts[i].sensors.is_empty())
+            .collect();
+        let mut it = with_sensors.into_iter();
+        for (k, len) in split_evenly(it.len(), workers).enumerate() {
+            for ai in it.by_ref().take(len) {
+                let art = &artifacts[ai];
+                let mut sensors = Vec::with_capacity(art.sensors.len());
+                for (si, s) in art.sensors.iter().enumerate() {
+                    let label = format!("sensor '{}' ({})", s.name, s.plugin.plugin);
+                    let factory = registry
+                        .sensor(&s.plugin.plugin)
+                        .ok_or_else(|| unknown(PluginKind::Sensor, &s.plugin, registry))?;
+                    let init = self.plugin_init(art, ai, si as u32 + 1);
+                    let plugin = factory(&s.plugin.descriptor, &init)
+                        .map_err(|m| create_err(art, label.clone(), &s.plugin, m))?;
+                    sensors.push(SensorSlot {
+                        label,
+                        plugin: SyncWrapper::new(plugin),
+                        reading: Reading::default(),
+                        enabled: true,
+                    });
+                }
+                let shard = &mut self.sensor_shards[k];
+                self.reading_index[ai] = Some((k as u32, shard.items.len() as u32));
+                shard.items.push(ArtifactSensors {
+                    id: ArtifactId(ai as u32),
+                    sensors,
+                });
+            }
+        }
+        let with_driver: Vec<usize> = (0..artifacts.len())
+            .filter(|&i| artifacts[i].driver.is_some())
+            .collect();
+        let mut it = with_driver.into_iter();
+        for (k, len) in split_evenly(it.len(), workers).enumerate() {
+            for ai in it.by_ref().take(len) {
+                let art = &artifacts[ai];
+                let d = art.driver.as_ref().expect("filtered on driver");
+                let label = format!("driver '{}'", d.plugin);
+                let factory = registry
+                    .driver(&d.plugin)
+                    .ok_or_else(|| unknown(PluginKind::Driver, d, registry))?;
+                let init = self.plugin_init(art, ai, 0);
+                let plugin = factory(&d.descriptor, &init)
+                    .map_err(|m| create_err(art, label.clone(), d, m))?;
+                let bodies = self.catalog.artifacts[ai].bodies.clone();
+                self.driver_shards[k].items.push(DriverSlot {
+                    id: ArtifactId(ai as u32),
+                    label,
+                    plugin,
+                    commands: CommandBuffer::new(bodies),
+                    enabled: true,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn plugin_init(&self, art: &ArtifactSpec, index: usize, slot: u32) -> PluginInit {
+        PluginInit {
+            artifact: art.name.clone(),
+            seed: instance_seed(self.config.seed, index as u32, slot),
+            timestep: self.config.timestep,
+        }
+    }
+
+    /// One step: commands, physics, sensors, drivers, pace. Returns what it did; fails only in
+    /// strict mode when a plugin failed.
+    pub fn step(&mut self) -> Result<StepReport, SsxError> {
+        let clock = Arc::clone(&self.clock);
+        let clock = &*clock;
+        let start = match self.started_at {
+            Some(_) => clock.now(),
+            None => {
+                let now = clock.now();
+                self.started_at = Some(now);
+                self.pacer.start(now);
+                now
+            }
+        };
+
+        // 1. Apply the commands drivers wrote last step (artifact order), step the physics.
+        for shard in &mut self.driver_shards {
+            for slot in &mut shard.items {
+                for cmd in slot.commands.drain() {
+                    self.engine.apply(&cmd);
+                }
+            }
+        }
+        self.engine.step(self.config.timestep);
+        self.engine.read_state(&mut self.states);
+        self.steps += 1;
+        let world = World {
+            engine: &*self.engine,
+            catalog: &self.catalog,
+            states: &self.states,
+            extensions: &self.extensions.0,
+            time: self.steps as f64 * self.config.timestep,
+            step: self.steps,
+            dt: self.config.timestep,
+            gravity: self.config.gravity,
+        };
+        let t_physics = clock.now();
+
+        // 2. Sensor phase: each worker measures for its own artifacts.
+        if self.sensor_shards.iter().any(|s| !s.items.is_empty()) {
+            self.pool
+                .for_each_mut(&mut self.sensor_shards, &|_, shard| {
+                    run_sensors(shard, &world, clock)
+                });
+        }
+        let t_sensors = clock.now();
+
+        // 3. Driver phase: readings are now read-only, shared across workers.
+        if self.driver_shards.iter().any(|s| !s.items.is_empty()) {
+            let readings = Readings {
+                index: &self.reading_index,
+                shards: &self.sensor_shards,
+            };
+            self.pool
+                .for_each_mut(&mut self.driver_shards, &|_, shard| {
+                    run_drivers(shard, &world, &readings, clock)
+                });
+        }
+        let t_drivers = clock.now();
+
+        self.render.sync(self.steps, &self.states);
+        let (time, step) = (world.time, world.step);
+        let world = World {
+            engine: &*self.engine,
+            catalog: &self.catalog,
+            states: &self.states,
+            extensions: &[],
+            time,
+            step,
+            dt: self.config.timestep,
+            gravity: self.config.gravity,
+        };
+        for (_, ext) in &mut self.extensions.0 {
+            ext.after_step(&world);
+        }
+        let t_end = clock.now();
+
+        let times = PhaseTimes {
+            physics: t_physics - start,
+            sensors: t_sensors - t_physics,
+            drivers: t_drivers - t_sensors,
+            total: t_end - start,
+        };
+        let slowest = |shards: &mut dyn Iterator<Item = Option<(ArtifactId, Duration)>>| {
+            shards.flatten().max_by_key(|(_, d)| *d)
+        };
+        let slow_sensor = slowest(&mut self.sensor_shards.iter().map(|s| s.slowest));
+        let slow_driver = slowest(&mut self.driver_shards.iter().map(|s| s.slowest));
+        self.collect_faults()?;
+
+        // 4. Pace.
+        let outcome = self.pacer.pace(clock);
+        let (lateness, missed) = match outcome {
+            PaceOutcome::OnTime { lateness, .. } => (Some(lateness), false),
+            PaceOutcome::Missed { lateness } => (Some(lateness), true),
+            PaceOutcome::Unpaced => (None, false),
+        };
+        self.stats.record(&times, lateness, missed);
+        self.last_step_end = clock.now();
+        let report = if let (true, Some(late)) = (missed, lateness) {
+            let slowest_artifact = match times.slowest().0 {
+                "sensors" => slow_sensor,
+                "drivers" => slow_driver,
+                _ => slow_sensor
+                    .into_iter()
+                    .chain(slow_driver)
+                    .max_by_key(|(_, d)| *d),
+            }
+            .map(|(a, d)| (a.0, d));
+            let miss = Miss {
+                step: self.steps,
+                lateness: late,
+                times,
+                slowest_artifact,
+            };
+            self.misses.on_miss(self.last_step_end, miss)
+        } else {
+            self.misses.poll(self.last_step_end)
+        };
+        if let Some(r) = report {
+            self.log_misses(&r);
+        }
+        Ok(StepReport { times, outcome })
+    }
+
+    fn collect_faults(&mut self) -> Result<(), SsxError> {
+        for shard in &mut self.sensor_shards {
+            self.faults.append(&mut shard.faults);
+        }
+        for shard in &mut self.driver_shards {
+            self.faults.append(&mut shard.faults);
+        }
+        for fault in self.faults.drain(..) {
+            self.stats.record_plugin_fault();
+            if self.config.strict {
+                return Err(SsxError::PluginFailed(fault));
+            }
+            tracing::error!("{fault}; it is disabled, the simulation goes on");
+        }
+        Ok(())
+    }
+
+    fn log_misses(&self, r: &MissReport) {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let t = r.first.times;
+        let (phase, phase_time) = t.slowest();
+        let artifact = r
+            .first
+            .slowest_artifact
+            .map(|(a, d)| {
+                format!(
+                    ", slowest artifact '{}' {:.3} ms",
+                    self.catalog.artifacts[a as usize].name,
+                    ms(d)
+                )
+            })
+            .unwrap_or_default();
+        let more = if r.count > 1 {
+            format!(
+                "; {} misses since the last report, worst {:.3} ms late",
+                r.count,
+                ms(r.worst)
+            )
+        } else {
+            String::new()
+        };
+        tracing::warn!(
+            target: "ssx::deadline",
+            "deadline missed at step {}: {:.3} ms late, compute {:.3} ms (physics {:.3}, sensors {:.3}, drivers {:.3}); slowest phase {} {:.3} ms{}{}",
+            r.first.step,
+            ms(r.first.lateness),
+            ms(t.total),
+            ms(t.physics),
+            ms(t.sensors),
+            ms(t.drivers),
+            phase,
+            ms(phase_time),
+            artifact,
+            more
+        );
+    }
+
+    /// Steps until `max_steps` are done (None: forever) or `stop` is set (checked at every step
+    /// boundary). `on_status` is called about once a wall second, between steps.
+    pub fn run(
+        &mut self,
+        max_steps: Option<u64>,
+        stop: &AtomicBool,
+        mut on_status: impl FnMut(&Status, &Environment),
+    ) -> Result<(), SsxError> {
+        let mut last = (self.clock.now(), self.steps);
+        while max_steps.is_none_or(|n| self.steps < n) && !stop.load(Ordering::Relaxed) {
+            self.step()?;
+            let now = self.last_step_end;
+            if now >= last.0 + Duration::from_secs(1) {
+                let sim = (self.steps - last.1) as f64 * self.config.timestep;
+                let status = Status {
+                    sim_time: self.sim_time(),
+                    steps: self.steps,
+                    rt_factor: sim / (now - last.0).as_secs_f64(),
+                    misses: self.stats.misses(),
+                };
+                on_status(&status, self);
+                last = (now, self.steps);
+            }
+        }
+        if let Some(r) = self.misses.flush() {
+            self.log_misses(&r);
+        }
+        Ok(())
+    }
+
+    /// Steps completed.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+    /// Simulated time (s).
+    pub fn sim_time(&self) -> f64 {
+        self.steps as f64 * self.config.timestep
+    }
+    /// The configuration.
+    pub fn config(&self) -> &EnvironmentConfig {
+        &self.config
+    }
+    /// Current state of every body, indexed by [`BodyId::index`].
+    pub fn states(&self) -> &[BodyState] {
+        &self.states
+    }
+    /// Static facts about an artifact by name.
+    pub fn artifact(&self, name: &str) -> Option<&ArtifactInfo> {
+        let id = self.catalog.by_name.get(name)?;
+        Some(&self.catalog.artifacts[id.index()])
+    }
+    /// All artifacts, in scene order.
+    pub fn artifacts(&self) -> &[ArtifactInfo] {
+        &self.catalog.artifacts
+    }
+    /// The latest reading of an artifact's sensor.
+    pub fn reading(&self, artifact: &str, sensor: &str) -> Option<&Reading> {
+        let id = *self.catalog.by_name.get(artifact)?;
+        let idx = self.catalog.artifacts[id.index()].sensor_index(sensor)?;
+        Readings {
+            index: &self.reading_index,
+            shards: &self.sensor_shards,
+        }
+        .get(id, idx)
+    }
+    /// Whether an artifact's driver still runs (false after it failed).
+    pub fn driver_enabled(&self, artifact: &str) -> Option<bool> {
+        let id = *self.catalog.by_name.get(artifact)?;
+        self.driver_shards
+            .iter()
+            .flat_map(|s| &s.items)
+            .find(|d| d.id == id)
+            .map(|d| d.enabled)
+    }
+    /// The physics engine.
+    pub fn engine(&self) -> &dyn PhysicEngine {
+        &*self.engine
+    }
+    /// The render engine.
+    pub fn render(&self) -> &dyn RenderEngine {
+        &*self.render
+    }
+    /// Number of workers.
+    pub fn workers(&self) -> usize {
+        self.pool.workers()
+    }
+    /// The pacer's mode.
+    pub fn mode(&self) -> Mode {
+        self.pacer.mode()
+    }
+    /// Statistics so far.
+    pub fn summary(&self) -> StatsSummary {
+        let wall = self
+            .last_step_end
+            .saturating_sub(self.started_at.unwrap_or_default());
+        self.stats.summary(
+            self.config.timestep,
+            self.sim_time(),
+            wall,
+            self.pacer.mode(),
+            self.pool.workers(),
+        )
+    }
+}
+
+fn unknown(kind: PluginKind, spec: &PluginSpec, registry: &PluginRegistry) -> SsxError {
+    let message = format!(
+        "unknown {} '{}' (known: {})",
+        kind.name(),
+        spec.plugin,
+        registry.names(kind).join(", ")
+    );
+    match &spec.origin {
+        Some(origin) => SsxError::Input {
+            origin: origin.clone(),
+            message,
+        },
+        None => SsxError::Config(message),
+    }
+}
+
+/// Times consecutive artifacts with one clock read each and keeps the slowest.
+struct SlowestTracker<'c> {
+    clock: &'c dyn Clock,
+    last: Duration,
+    best: Option<(ArtifactId, Duration)>,
+}
+
+impl<'c> SlowestTracker<'c> {
+    fn new(clock: &'c dyn Clock) -> Self {
+        Self {
+            clock,
+            last: clock.now(),
+            best: None,
+        }
+    }
+    fn done(&mut self, id: ArtifactId) {
+        let now = self.clock.now();
+        let took = now - self.last;
+        self.last = now;
+        if self.best.is_none_or(|(_, d)| took > d) {
+            self.best = Some((id, took));
+        }
+    }
+}
+
+fn run_sensors(shard: &mut Shard<ArtifactSensors>, world: &World<'_>, clock: &dyn Clock) {
+    let mut timer = SlowestTracker::new(clock);
+    for item in &mut shard.items {
+        let ctx = SensorContext {
+            world,
+            artifact: item.id,
+        };
+        for slot in item.sensors.iter_mut().filter(|s| s.enabled) {
+            let result = catch_unwind(AssertUnwindSafe(|| {
+                slot.plugin.get_mut().sense(&ctx, &mut slot.reading)
+            }));
+            match result {
+                Ok(Ok(())) => slot.reading.stamp(world.step),
+                Ok(Err(message)) => fail(
+                    &mut shard.faults,
+                    &mut slot.enabled,
+                    world,
+                    item.id,
+                    &slot.label,
+                    message,
+                ),
+                Err(p) => fail(
+                    &mut shard.faults,
+                    &mut slot.enabled,
+                    world,
+                    item.id,
+                    &slot.label,
+                    panic_message(&*p),
+                ),
+            }
+        }
+        timer.done(item.id);
+    }
+    shard.slowest = timer.best;
+}
+
+fn run_drivers(
+    shard: &mut Shard<DriverSlot>,
+    world: &World<'_>,
+    readings: &dyn ReadingSource,
+    clock: &dyn Clock,
+) {
+    let mut timer = SlowestTracker::new(clock);
+    for slot in shard.items.iter_mut().filter(|s| s.enabled) {
+        let ctx = DriverContext {
+            world,
+            artifact: slot.id,
+            readings,
+        };
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            slot.plugin.drive(&ctx, &mut slot.commands)
+        }));
+        let message = match result {
+            Ok(Ok(())) => None,
+            Ok(Err(m)) => Some(m),
+            Err(p) => Some(panic_message(&*p)),
+        };
+        if let Some(m) = message {
+            slot.commands.drain();
+            fail(
+                &mut shard.faults,
+                &mut slot.enabled,
+                world,
+                slot.id,
+                &slot.label,
+                m,
+            );
+        }
+        timer.done(slot.id);
+    }
+    shard.slowest = timer.best;
+}
+
+fn fail(
+    faults: &mut Vec<PluginFault>,
+    enabled: &mut bool,
+    world: &World<'_>,
+    id: ArtifactId,
+    label: &str,
+    message: String,
+) {
+    *enabled = false;
+    faults.push(PluginFault {
+        artifact: world.artifact(id).name.clone(),
+        plugin: label.to_string(),
+        step: world.step,
+        message,
+    });
+}

@@ -1,0 +1,43 @@
+//! ssx-core: the Environment and everything it steps.
+//!
+//! The step (DESIGN.md, SSX sec. 2.1): apply the commands drivers wrote last step, step the
+//! [`PhysicEngine`], run every artifact's sensors, run every artifact's driver, then wait for the
+//! wall-clock deadline. Sensors and drivers of different artifacts run on a fixed [`WorkerPool`];
+//! phases are separated by barriers, so a `fast` run is bit-for-bit repeatable whatever the
+//! number of workers.
+//!
+//! Nothing here names a physics library: engines live behind [`PhysicEngine`].
+#![warn(missing_docs)]
+
+pub mod builtin;
+pub mod clock;
+pub mod engine;
+pub mod environment;
+pub mod error;
+pub mod math;
+pub mod pacer;
+pub mod plugin;
+pub mod pool;
+pub mod render;
+pub mod stats;
+pub mod world;
+
+pub use clock::{Clock, MonotonicClock, VirtualClock};
+pub use engine::{
+    BodyCommand, BodyId, BodyKind, BodySpec, BodyState, ColliderSpec, JointId, JointKind,
+    JointSpec, MassSpec, PhysicEngine, RayHit, Shape,
+};
+pub use environment::{
+    ArtifactSpec, Environment, EnvironmentConfig, ExtensionSpec, PluginSpec, SensorSpec, Status,
+    StepReport,
+};
+pub use error::{Origin, PluginFault, SsxError};
+pub use pacer::{LatePolicy, Mode, PaceOutcome, Pacer};
+pub use plugin::{
+    CommandBuffer, Driver, DriverContext, ExtensionInit, PluginRegistry, Reading, Sensor,
+    SensorContext, SimulationExtension,
+};
+pub use pool::WorkerPool;
+pub use render::{NullRenderEngine, RenderEngine, RenderNode};
+pub use stats::{Stats, StatsSummary};
+pub use world::{ArtifactId, ArtifactInfo, World};

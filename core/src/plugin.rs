@@ -1,0 +1,383 @@
+//! What artifacts run: [`Sensor`]s and [`Driver`]s, and the [`SimulationExtension`]s that bridge
+//! to the outside; with the registry that creates them by name from a JSON descriptor.
+//!
+//! These are Rust traits, registered in-process. Plugins loaded from shared libraries through
+//! the C ABI are adapted onto the same traits.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::engine::{BodyCommand, BodyId, PhysicEngine};
+use crate::math::{Point3, Vec3};
+use crate::world::{ArtifactId, ArtifactInfo, World};
+
+/// A sensor's latest output: a flat vector of numbers whose layout the sensor documents.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Reading {
+    values: Vec<f64>,
+    step: u64,
+}
+
+impl Reading {
+    /// The values.
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+    /// The step it was taken at (0: never written).
+    pub fn step(&self) -> u64 {
+        self.step
+    }
+    /// Replaces the values (reuses the buffer: no allocation once it is large enough).
+    pub fn set(&mut self, values: &[f64]) {
+        self.values.clear();
+        self.values.extend_from_slice(values);
+    }
+    /// The buffer, to fill in place.
+    pub fn values_mut(&mut self) -> &mut Vec<f64> {
+        &mut self.values
+    }
+    pub(crate) fn stamp(&mut self, step: u64) {
+        self.step = step;
+    }
+}
+
+/// What a sensor sees in the sensor phase: the world and which artifact it belongs to.
+pub struct SensorContext<'a> {
+    /// The world after this step's physics.
+    pub world: &'a World<'a>,
+    /// The sensor's artifact.
+    pub artifact: ArtifactId,
+}
+
+impl<'a> SensorContext<'a> {
+    /// The sensor's artifact.
+    pub fn info(&self) -> &'a ArtifactInfo {
+        self.world.artifact(self.artifact)
+    }
+}
+
+/// Read access to every artifact's sensor readings during the driver phase.
+pub trait ReadingSource: Sync {
+    /// Reading of `artifact`'s `sensor`-th sensor.
+    fn reading(&self, artifact: ArtifactId, sensor: usize) -> Option<&Reading>;
+}
+
+/// What a driver sees in the driver phase: the world, its artifact, and every reading taken in
+/// this step's sensor phase (its own and other artifacts', read-only, not copied).
+pub struct DriverContext<'a> {
+    /// The world after this step's physics.
+    pub world: &'a World<'a>,
+    /// The driver's artifact.
+    pub artifact: ArtifactId,
+    pub(crate) readings: &'a dyn ReadingSource,
+}
+
+impl<'a> DriverContext<'a> {
+    /// The driver's artifact.
+    pub fn info(&self) -> &'a ArtifactInfo {
+        self.world.artifact(self.artifact)
+    }
+    /// A reading of any artifact's sensor, by index.
+    pub fn reading(&self, artifact: ArtifactId, sensor: usize) -> Option<&'a Reading> {
+        // Re-borrow for 'a: the source lives for 'a.
+        let src: &'a dyn ReadingSource = self.readings;
+        src.reading(artifact, sensor)
+    }
+    /// A reading of one of the driver's own sensors, by name.
+    pub fn own_reading(&self, sensor: &str) -> Option<&'a Reading> {
+        let idx = self.info().sensor_index(sensor)?;
+        self.reading(self.artifact, idx)
+    }
+}
+
+/// Where a driver writes its commands for the next step. Only the artifact's own bodies can be
+/// commanded; every vector must be finite.
+#[derive(Debug, Default)]
+pub struct CommandBuffer {
+    bodies: std::ops::Range<u32>,
+    commands: Vec<BodyCommand>,
+}
+
+impl CommandBuffer {
+    pub(crate) fn new(bodies: std::ops::Range<u32>) -> Self {
+        Self {
+            bodies,
+            commands: Vec::new(),
+        }
+    }
+
+    pub(crate) fn drain(&mut self) -> std::vec::Drain<'_, BodyCommand> {
+        self.commands.drain(..)
+    }
+
+    /// Commands queued so far this step.
+    pub fn commands(&self) -> &[BodyCommand] {
+        &self.commands
+    }
+
+    fn body(&self, local: usize) -> Result<BodyId, String> {
+        let n = self.bodies.end - self.bodies.start;
+        u32::try_from(local)
+            .ok()
+            .filter(|&l| l < n)
+            .map(|l| BodyId(self.bodies.start + l))
+            .ok_or_else(|| format!("body index {local} out of range: the artifact has {n} bodies"))
+    }
+
+    fn finite(what: &str, v: &Vec3) -> Result<(), String> {
+        if v.iter().all(|x| x.is_finite()) {
+            Ok(())
+        } else {
+            Err(format!("{what} is not finite: {v:?}"))
+        }
+    }
+
+    /// A force (world frame, N) at the centre of mass of the artifact's `body`-th body.
+    pub fn force(&mut self, body: usize, force: Vec3) -> Result<(), String> {
+        let body = self.body(body)?;
+        Self::finite("force", &force)?;
+        self.commands.push(BodyCommand::Force { body, force });
+        Ok(())
+    }
+
+    /// A force (world frame) at a point (world frame).
+    pub fn force_at_point(
+        &mut self,
+        body: usize,
+        force: Vec3,
+        point: Point3,
+    ) -> Result<(), String> {
+        let body = self.body(body)?;
+        Self::finite("force", &force)?;
+        Self::finite("point", &point.coords)?;
+        self.commands
+            .push(BodyCommand::ForceAtPoint { body, force, point });
+        Ok(())
+    }
+
+    /// A torque (world frame, N·m).
+    pub fn torque(&mut self, body: usize, torque: Vec3) -> Result<(), String> {
+        let body = self.body(body)?;
+        Self::finite("torque", &torque)?;
+        self.commands.push(BodyCommand::Torque { body, torque });
+        Ok(())
+    }
+
+    /// The velocity of a kinematic body (world frame).
+    pub fn velocity(&mut self, body: usize, linear: Vec3, angular: Vec3) -> Result<(), String> {
+        let body = self.body(body)?;
+        Self::finite("linear velocity", &linear)?;
+        Self::finite("angular velocity", &angular)?;
+        self.commands.push(BodyCommand::Velocity {
+            body,
+            linear,
+            angular,
+        });
+        Ok(())
+    }
+}
+
+/// An artifact's sensor. Runs in the sensor phase on a worker thread; the world is read-only.
+pub trait Sensor: Send {
+    /// Measures and writes `out`. An error disables this sensor (or stops a strict run).
+    fn sense(&mut self, ctx: &SensorContext<'_>, out: &mut Reading) -> Result<(), String>;
+}
+
+/// An artifact's behaviour. Runs in the driver phase on a worker thread; it reads readings and
+/// the world and writes commands for the next step.
+pub trait Driver: Send {
+    /// Computes this step's commands. An error disables this driver (or stops a strict run).
+    fn drive(&mut self, ctx: &DriverContext<'_>, out: &mut CommandBuffer) -> Result<(), String>;
+}
+
+/// What an extension is told when it starts, before the engines are configured.
+#[derive(Clone, Debug)]
+pub struct ExtensionInit {
+    /// Scene name.
+    pub scene: String,
+    /// Timestep (s).
+    pub timestep: f64,
+    /// Scene seed.
+    pub seed: u64,
+}
+
+/// A bridge to the outside (SSX's SimulationExtension). Initialised before the engines start and
+/// shut down after they stop (first in, last out). Drivers and sensors reach it by name through
+/// [`World::extension`] and use its services through [`SimulationExtension::as_any`].
+pub trait SimulationExtension: Send + Sync {
+    /// Starts the extension.
+    fn init(&mut self, init: &ExtensionInit) -> Result<(), String>;
+    /// Called on the stepping thread after the driver phase of every step.
+    fn after_step(&mut self, _world: &World<'_>) {}
+    /// Stops the extension; called once, after the engines have stopped.
+    fn shutdown(&mut self);
+    /// The extension as `Any`, so users can reach its concrete services.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// What a plugin is told when it is created.
+#[derive(Clone, Debug)]
+pub struct PluginInit {
+    /// Its artifact's name.
+    pub artifact: String,
+    /// A seed for repeatable noise, distinct per instance, derived from the scene seed.
+    pub seed: u64,
+    /// The timestep (s).
+    pub timestep: f64,
+}
+
+/// Creates a driver from its JSON descriptor.
+pub type DriverFactory =
+    Arc<dyn Fn(&serde_json::Value, &PluginInit) -> Result<Box<dyn Driver>, String> + Send + Sync>;
+/// Creates a sensor from its JSON descriptor.
+pub type SensorFactory =
+    Arc<dyn Fn(&serde_json::Value, &PluginInit) -> Result<Box<dyn Sensor>, String> + Send + Sync>;
+/// Creates an extension from its JSON descriptor.
+pub type ExtensionFactory =
+    Arc<dyn Fn(&serde_json::Value) -> Result<Box<dyn SimulationExtension>, String> + Send + Sync>;
+/// Creates a physics engine.
+pub type EngineFactory = Arc<dyn Fn() -> Box<dyn PhysicEngine> + Send + Sync>;
+
+/// Everything that can be created by name: engines, drivers, sensors, extensions.
+#[derive(Clone, Default)]
+pub struct PluginRegistry {
+    engines: BTreeMap<String, EngineFactory>,
+    drivers: BTreeMap<String, DriverFactory>,
+    sensors: BTreeMap<String, SensorFactory>,
+    extensions: BTreeMap<String, ExtensionFactory>,
+}
+
+impl std::fmt::Debug for PluginRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginRegistry")
+            .field("engines", &self.engines.keys().collect::<Vec<_>>())
+            .field("drivers", &self.drivers.keys().collect::<Vec<_>>())
+            .field("sensors", &self.sensors.keys().collect::<Vec<_>>())
+            .field("extensions", &self.extensions.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// The kinds of things a registry holds, for messages and lookups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PluginKind {
+    /// A physics engine.
+    Engine,
+    /// A driver.
+    Driver,
+    /// A sensor.
+    Sensor,
+    /// An extension.
+    Extension,
+}
+
+impl PluginKind {
+    /// Its name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            PluginKind::Engine => "engine",
+            PluginKind::Driver => "driver",
+            PluginKind::Sensor => "sensor",
+            PluginKind::Extension => "extension",
+        }
+    }
+}
+
+impl PluginRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// The registry with ssx's built-in drivers and sensors (see [`crate::builtin`]).
+    pub fn with_builtins() -> Self {
+        let mut r = Self::new();
+        crate::builtin::register(&mut r);
+        r
+    }
+    /// Registers an engine.
+    pub fn add_engine(
+        &mut self,
+        name: &str,
+        f: impl Fn() -> Box<dyn PhysicEngine> + Send + Sync + 'static,
+    ) {
+        self.engines.insert(name.into(), Arc::new(f));
+    }
+    /// Registers a driver.
+    pub fn add_driver(
+        &mut self,
+        name: &str,
+        f: impl Fn(&serde_json::Value, &PluginInit) -> Result<Box<dyn Driver>, String>
+        + Send
+        + Sync
+        + 'static,
+    ) {
+        self.drivers.insert(name.into(), Arc::new(f));
+    }
+    /// Registers a sensor.
+    pub fn add_sensor(
+        &mut self,
+        name: &str,
+        f: impl Fn(&serde_json::Value, &PluginInit) -> Result<Box<dyn Sensor>, String>
+        + Send
+        + Sync
+        + 'static,
+    ) {
+        self.sensors.insert(name.into(), Arc::new(f));
+    }
+    /// Registers an extension.
+    pub fn add_extension(
+        &mut self,
+        name: &str,
+        f: impl Fn(&serde_json::Value) -> Result<Box<dyn SimulationExtension>, String>
+        + Send
+        + Sync
+        + 'static,
+    ) {
+        self.extensions.insert(name.into(), Arc::new(f));
+    }
+    /// Whether a name is registered for a kind.
+    pub fn has(&self, kind: PluginKind, name: &str) -> bool {
+        match kind {
+            PluginKind::Engine => self.engines.contains_key(name),
+            PluginKind::Driver => self.drivers.contains_key(name),
+            PluginKind::Sensor => self.sensors.contains_key(name),
+            PluginKind::Extension => self.extensions.contains_key(name),
+        }
+    }
+    /// The names registered for a kind, sorted.
+    pub fn names(&self, kind: PluginKind) -> Vec<&str> {
+        match kind {
+            PluginKind::Engine => self.engines.keys().map(String::as_str).collect(),
+            PluginKind::Driver => self.drivers.keys().map(String::as_str).collect(),
+            PluginKind::Sensor => self.sensors.keys().map(String::as_str).collect(),
+            PluginKind::Extension => self.extensions.keys().map(String::as_str).collect(),
+        }
+    }
+    pub(crate) fn engine(&self, name: &str) -> Option<&EngineFactory> {
+        self.engines.get(name)
+    }
+    pub(crate) fn driver(&self, name: &str) -> Option<&DriverFactory> {
+        self.drivers.get(name)
+    }
+    pub(crate) fn sensor(&self, name: &str) -> Option<&SensorFactory> {
+        self.sensors.get(name)
+    }
+    pub(crate) fn extension(&self, name: &str) -> Option<&ExtensionFactory> {
+        self.extensions.get(name)
+    }
+}
+
+/// Parses a descriptor into `T`, with the JSON path of the first problem in the message.
+pub fn parse_descriptor<T: serde::de::DeserializeOwned>(
+    descriptor: &serde_json::Value,
+) -> Result<T, String> {
+    serde_path_to_error::deserialize(descriptor).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            format!("invalid descriptor: {}", e.inner())
+        } else {
+            format!("invalid descriptor at {path}: {}", e.inner())
+        }
+    })
+}

@@ -1,0 +1,134 @@
+//! The read-only view of the world that sensors and drivers get during their phases.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use crate::engine::{BodyId, BodyKind, BodyState, PhysicEngine, RayHit};
+use crate::math::{Point3, Vec3};
+use crate::plugin::SimulationExtension;
+
+/// Index of an artifact in the scene, in scene order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ArtifactId(pub u32);
+
+impl ArtifactId {
+    /// The index as usize.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What the world knows of an artifact that never changes while it runs.
+#[derive(Clone, Debug)]
+pub struct ArtifactInfo {
+    /// Unique name in the scene.
+    pub name: String,
+    /// Its bodies: a contiguous range of body ids, in the order of its description file.
+    pub bodies: Range<u32>,
+    /// Names of its bodies, in the same order.
+    pub body_names: Vec<String>,
+    /// Names of its sensors, in description order.
+    pub sensor_names: Vec<String>,
+}
+
+impl ArtifactInfo {
+    /// The id of its `local`-th body.
+    pub fn body(&self, local: usize) -> Option<BodyId> {
+        let id = self.bodies.start.checked_add(u32::try_from(local).ok()?)?;
+        (id < self.bodies.end).then_some(BodyId(id))
+    }
+    /// The local index of one of its bodies by name.
+    pub fn body_index(&self, name: &str) -> Option<usize> {
+        self.body_names.iter().position(|n| n == name)
+    }
+    /// The index of one of its sensors by name.
+    pub fn sensor_index(&self, name: &str) -> Option<usize> {
+        self.sensor_names.iter().position(|n| n == name)
+    }
+}
+
+/// Static facts about every artifact and body, built once with the world.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    pub(crate) artifacts: Vec<ArtifactInfo>,
+    pub(crate) by_name: HashMap<String, ArtifactId>,
+    pub(crate) body_artifact: Vec<ArtifactId>,
+    pub(crate) body_mass: Vec<f64>,
+    pub(crate) body_kind: Vec<BodyKind>,
+}
+
+/// The world as sensors and drivers see it during a step: the state after this step's physics,
+/// the engine's queries, and the scene's static facts. Shared by all workers, read-only.
+pub struct World<'a> {
+    pub(crate) engine: &'a dyn PhysicEngine,
+    pub(crate) catalog: &'a Catalog,
+    pub(crate) states: &'a [BodyState],
+    pub(crate) extensions: &'a [(String, Box<dyn SimulationExtension>)],
+    /// Simulated time after this step's physics (s).
+    pub time: f64,
+    /// Physics steps completed, this one included.
+    pub step: u64,
+    /// The timestep (s).
+    pub dt: f64,
+    /// Gravity (m/s²).
+    pub gravity: Vec3,
+}
+
+impl<'a> World<'a> {
+    /// State of a body.
+    pub fn body(&self, id: BodyId) -> &BodyState {
+        &self.states[id.index()]
+    }
+    /// All body states, indexed by [`BodyId::index`].
+    pub fn bodies(&self) -> &'a [BodyState] {
+        self.states
+    }
+    /// Mass of a body (0 for static and kinematic bodies).
+    pub fn mass(&self, id: BodyId) -> f64 {
+        self.catalog.body_mass[id.index()]
+    }
+    /// Kind of a body.
+    pub fn kind(&self, id: BodyId) -> BodyKind {
+        self.catalog.body_kind[id.index()]
+    }
+    /// The artifact a body belongs to.
+    pub fn owner(&self, id: BodyId) -> ArtifactId {
+        self.catalog.body_artifact[id.index()]
+    }
+    /// Number of artifacts.
+    pub fn artifact_count(&self) -> usize {
+        self.catalog.artifacts.len()
+    }
+    /// Static facts about an artifact.
+    pub fn artifact(&self, id: ArtifactId) -> &'a ArtifactInfo {
+        &self.catalog.artifacts[id.index()]
+    }
+    /// Looks an artifact up by name.
+    pub fn artifact_by_name(&self, name: &str) -> Option<ArtifactId> {
+        self.catalog.by_name.get(name).copied()
+    }
+    /// Casts a ray; bodies of `ignore` (e.g. the caller's own artifact) are not hit.
+    pub fn cast_ray(
+        &self,
+        origin: Point3,
+        direction: Vec3,
+        max_distance: f64,
+        ignore: Option<ArtifactId>,
+    ) -> Option<RayHit> {
+        let catalog = self.catalog;
+        let exclude = |b: BodyId| Some(catalog.body_artifact[b.index()]) == ignore;
+        self.engine
+            .cast_ray(origin, direction, max_distance, &exclude)
+    }
+    /// Appends every body with a collider within `radius` of `center`, in id order.
+    pub fn bodies_within(&self, center: Point3, radius: f64, out: &mut Vec<BodyId>) {
+        self.engine.bodies_within(center, radius, out);
+    }
+    /// A simulation extension by name.
+    pub fn extension(&self, name: &str) -> Option<&'a dyn SimulationExtension> {
+        self.extensions
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, e)| e.as_ref())
+    }
+}

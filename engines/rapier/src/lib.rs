@@ -1,0 +1,292 @@
+//! The Rapier backend of ssx's [`PhysicEngine`]: the only crate that names Rapier types.
+//!
+//! Rapier works in f32 with glam types; ssx works in f64 nalgebra. Conversions happen here and
+//! nowhere else. The world is z-up.
+#![warn(missing_docs)]
+
+use rapier3d::math::{Pose as RPose, Rot3, Vec3 as RVec};
+use rapier3d::prelude::*;
+use ssx_core::engine::{
+    BodyCommand, BodyId, BodyKind, BodySpec, BodyState, JointId, JointKind, JointSpec, MassSpec,
+    PhysicEngine, RayHit, Shape,
+};
+use ssx_core::math::{Point3, Pose, Rotation, Vec3};
+
+fn v(x: &Vec3) -> RVec {
+    RVec::new(x.x as f32, x.y as f32, x.z as f32)
+}
+
+fn pose(p: &Pose) -> RPose {
+    let q = p.rotation.quaternion();
+    RPose::from_parts(
+        v(&p.translation.vector),
+        Rot3::from_xyzw(q.i as f32, q.j as f32, q.k as f32, q.w as f32).normalize(),
+    )
+}
+
+fn back_v(x: RVec) -> Vec3 {
+    Vec3::new(x.x as f64, x.y as f64, x.z as f64)
+}
+
+fn back_pose(p: &RPose) -> Pose {
+    let r = p.rotation;
+    Pose::from_parts(
+        ssx_core::math::nalgebra::Translation3::from(back_v(p.translation)),
+        Rotation::new_normalize(ssx_core::math::nalgebra::Quaternion::new(
+            r.w as f64, r.x as f64, r.y as f64, r.z as f64,
+        )),
+    )
+}
+
+/// A [`PhysicEngine`] on rapier3d.
+pub struct RapierEngine {
+    world: PhysicsWorld,
+    handles: Vec<RigidBodyHandle>,
+    /// Bodies that received forces or torques this step; cleared after it so that a command
+    /// acts for exactly one step.
+    forced: Vec<RigidBodyHandle>,
+}
+
+impl Default for RapierEngine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RapierEngine {
+    /// An empty world with gravity (0, 0, -9.81).
+    pub fn new() -> Self {
+        let mut world = PhysicsWorld::new();
+        world.gravity = RVec::new(0.0, 0.0, -9.81);
+        Self {
+            world,
+            handles: Vec::new(),
+            forced: Vec::new(),
+        }
+    }
+
+    fn shape(shape: &Shape) -> (SharedShape, RPose) {
+        let f = |x: f64| x as f32;
+        match *shape {
+            Shape::Box { half_extents: h } => {
+                (SharedShape::cuboid(f(h.x), f(h.y), f(h.z)), RPose::IDENTITY)
+            }
+            Shape::Sphere { radius } => (SharedShape::ball(f(radius)), RPose::IDENTITY),
+            Shape::Capsule {
+                radius,
+                half_length,
+            } => (
+                SharedShape::capsule_z(f(half_length), f(radius)),
+                RPose::IDENTITY,
+            ),
+            // Rapier's cylinder runs along y; turn it onto z.
+            Shape::Cylinder {
+                radius,
+                half_length,
+            } => (
+                SharedShape::cylinder(f(half_length), f(radius)),
+                RPose::from_rotation(Rot3::from_rotation_x(std::f32::consts::FRAC_PI_2)),
+            ),
+            Shape::Plane => (SharedShape::halfspace(RVec::Z), RPose::IDENTITY),
+        }
+    }
+
+    fn body(&self, id: BodyId) -> Option<&RigidBody> {
+        self.handles.get(id.index()).map(|h| &self.world.bodies[*h])
+    }
+}
+
+impl PhysicEngine for RapierEngine {
+    fn name(&self) -> &'static str {
+        "rapier"
+    }
+
+    fn set_gravity(&mut self, gravity: Vec3) {
+        self.world.gravity = v(&gravity);
+    }
+
+    fn add_body(&mut self, spec: &BodySpec) -> Result<BodyId, String> {
+        let builder = match spec.kind {
+            BodyKind::Dynamic => RigidBodyBuilder::dynamic(),
+            BodyKind::Static => RigidBodyBuilder::fixed(),
+            BodyKind::Kinematic => RigidBodyBuilder::kinematic_velocity_based(),
+        };
+        let mut builder = builder
+            .pose(pose(&spec.pose))
+            .linear_damping(spec.linear_damping as f32)
+            .angular_damping(spec.angular_damping as f32)
+            .user_data(self.handles.len() as u128);
+        let solid_volume: f64 = spec
+            .colliders
+            .iter()
+            .map(|c| c.shape.volume())
+            .filter(|v| v.is_finite())
+            .sum();
+        let density = match (spec.kind, spec.mass) {
+            (BodyKind::Dynamic, MassSpec::Density(d)) => d,
+            (BodyKind::Dynamic, MassSpec::Mass(m)) => {
+                if solid_volume <= 0.0 {
+                    return Err(
+                        "'mass' needs at least one collider with a volume (or give 'inertia')"
+                            .into(),
+                    );
+                }
+                m / solid_volume
+            }
+            (BodyKind::Dynamic, MassSpec::Explicit { mass, inertia }) => {
+                builder = builder.additional_mass_properties(MassProperties::new(
+                    RVec::ZERO,
+                    mass as f32,
+                    v(&inertia),
+                ));
+                0.0
+            }
+            _ => 0.0,
+        };
+        if spec.kind == BodyKind::Dynamic
+            && !matches!(spec.mass, MassSpec::Explicit { .. })
+            && (density <= 0.0 || solid_volume <= 0.0)
+        {
+            return Err("a dynamic body needs a mass: colliders with a volume and a density, or 'mass' with 'inertia'".into());
+        }
+        let handle = self.world.bodies.insert(builder);
+        let id = BodyId(self.handles.len() as u32);
+        for c in &spec.colliders {
+            let (shape, shape_pose) = Self::shape(&c.shape);
+            let is_plane = matches!(c.shape, Shape::Plane);
+            let collider = ColliderBuilder::new(shape)
+                .position(pose(&c.local_pose) * shape_pose)
+                .friction(c.friction as f32)
+                .restitution(c.restitution as f32)
+                .density(if is_plane { 0.0 } else { density as f32 })
+                .user_data(id.0 as u128);
+            self.world
+                .colliders
+                .insert_with_parent(collider, handle, &mut self.world.bodies);
+        }
+        self.handles.push(handle);
+        Ok(id)
+    }
+
+    fn add_joint(&mut self, spec: &JointSpec) -> Result<JointId, String> {
+        let h1 = *self
+            .handles
+            .get(spec.body1.index())
+            .ok_or("no such parent body")?;
+        let h2 = *self
+            .handles
+            .get(spec.body2.index())
+            .ok_or("no such child body")?;
+        let mask = match spec.kind {
+            JointKind::Fixed => JointAxesMask::LOCKED_FIXED_AXES,
+            JointKind::Revolute { .. } => JointAxesMask::LOCKED_REVOLUTE_AXES,
+        };
+        let mut joint = GenericJointBuilder::new(mask)
+            .local_frame1(pose(&spec.frame1))
+            .local_frame2(pose(&spec.frame2))
+            .contacts_enabled(false);
+        if let JointKind::Revolute {
+            limits: Some([lo, hi]),
+        } = spec.kind
+        {
+            joint = joint.limits(JointAxis::AngX, [lo as f32, hi as f32]);
+        }
+        let handle = self.world.impulse_joints.insert(h1, h2, joint, true);
+        Ok(JointId(handle.0.into_raw_parts().0))
+    }
+
+    fn body_mass(&self, body: BodyId) -> f64 {
+        self.body(body)
+            .filter(|b| b.is_dynamic())
+            .map_or(0.0, |b| b.mass() as f64)
+    }
+
+    fn apply(&mut self, command: &BodyCommand) {
+        let Some(&handle) = self.handles.get(command.body().index()) else {
+            return;
+        };
+        let rb = &mut self.world.bodies[handle];
+        match *command {
+            BodyCommand::Force { force, .. } => rb.add_force(v(&force), true),
+            BodyCommand::ForceAtPoint { force, point, .. } => {
+                rb.add_force_at_point(v(&force), v(&point.coords), true)
+            }
+            BodyCommand::Torque { torque, .. } => rb.add_torque(v(&torque), true),
+            BodyCommand::Velocity {
+                linear, angular, ..
+            } => {
+                rb.set_linvel(v(&linear), true);
+                rb.set_angvel(v(&angular), true);
+                return;
+            }
+        }
+        self.forced.push(handle);
+    }
+
+    fn step(&mut self, dt: f64) {
+        self.world.integration_parameters.dt = dt as f32;
+        self.world.step();
+        for h in self.forced.drain(..) {
+            if let Some(rb) = self.world.bodies.get_mut(h) {
+                rb.reset_forces(false);
+                rb.reset_torques(false);
+            }
+        }
+    }
+
+    fn read_state(&self, out: &mut [BodyState]) {
+        for (slot, h) in out.iter_mut().zip(&self.handles) {
+            let rb = &self.world.bodies[*h];
+            *slot = BodyState {
+                pose: back_pose(rb.position()),
+                linvel: back_v(rb.linvel()),
+                angvel: back_v(rb.angvel()),
+            };
+        }
+    }
+
+    fn cast_ray(
+        &self,
+        origin: Point3,
+        direction: Vec3,
+        max_distance: f64,
+        exclude: &dyn Fn(BodyId) -> bool,
+    ) -> Option<RayHit> {
+        let norm = direction.norm();
+        if !(norm > 0.0 && norm.is_finite()) || !(max_distance > 0.0) {
+            return None;
+        }
+        let ray = Ray::new(v(&origin.coords), v(&(direction / norm)));
+        let keep = |_: ColliderHandle, c: &Collider| !exclude(BodyId(c.user_data as u32));
+        let filter = QueryFilter::default().predicate(&keep);
+        let (collider, hit) =
+            self.world
+                .cast_ray_and_get_normal(&ray, max_distance as f32, true, filter)?;
+        Some(RayHit {
+            body: BodyId(self.world.colliders[collider].user_data as u32),
+            distance: hit.time_of_impact as f64,
+            normal: back_v(hit.normal),
+        })
+    }
+
+    fn bodies_within(&self, center: Point3, radius: f64, out: &mut Vec<BodyId>) {
+        let start = out.len();
+        let ball = Ball::new(radius as f32);
+        let at = RPose::from_translation(v(&center.coords));
+        for (_, c) in self
+            .world
+            .intersect_shape(at, &ball, QueryFilter::default())
+        {
+            out.push(BodyId(c.user_data as u32));
+        }
+        out[start..].sort_unstable();
+        let mut tail = out.split_off(start);
+        tail.dedup();
+        out.extend(tail);
+    }
+}
+
+/// Registers this engine as `"rapier"`.
+pub fn register(registry: &mut ssx_core::PluginRegistry) {
+    registry.add_engine("rapier", || Box::new(RapierEngine::new()));
+}

@@ -1,0 +1,346 @@
+//! ssxd: the ssx daemon. A thin command line over ssx-core; see README.md.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use ssx_artifacts::Scene;
+use ssx_core::{
+    Environment, LatePolicy, Mode, MonotonicClock, NullRenderEngine, PluginRegistry, SsxError,
+};
+
+/// Exit status for bad input (scene, flags, files).
+const EXIT_BAD_INPUT: u8 = 2;
+/// Exit status when the run itself failed (a plugin failed in strict mode).
+const EXIT_RUN_FAILED: u8 = 1;
+/// Exit status after a second Ctrl-C / SIGTERM (immediate exit, nothing written).
+const EXIT_SECOND_SIGNAL: i32 = 130;
+
+#[derive(Parser)]
+#[command(
+    name = "ssxd",
+    version,
+    about = "ssx: a real-time, hardware-in-the-loop multi-robot simulator daemon"
+)]
+struct Cli {
+    /// Log level: error, warn, info, debug, trace (or a tracing filter such as `ssx=debug`).
+    #[arg(long, global = true, default_value = "info")]
+    log_level: String,
+    /// Log format.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum ModeArg {
+    Realtime,
+    Fast,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LatePolicyArg {
+    /// Keep the schedule; faster steps win the offset back (SSX).
+    CatchUp,
+    /// Forgive the offset: the next deadline counts from the late step's end.
+    Reanchor,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scene.
+    Run {
+        /// The scene file.
+        scene: PathBuf,
+        /// realtime holds the wall clock (scaled by --rt-factor); fast never waits.
+        #[arg(long, value_enum, default_value_t = ModeArg::Realtime)]
+        mode: ModeArg,
+        /// Simulated seconds per wall second in realtime mode (0.5 = half speed).
+        #[arg(long, conflicts_with = "mode")]
+        rt_factor: Option<f64>,
+        /// Stop after this many steps.
+        #[arg(long, conflicts_with = "duration")]
+        steps: Option<u64>,
+        /// Stop after this many simulated seconds.
+        #[arg(long)]
+        duration: Option<f64>,
+        /// Write the statistics as JSON here at exit (atomically).
+        #[arg(long)]
+        stats_json: Option<PathBuf>,
+        /// Worker threads, the stepping thread included (default: available cores).
+        #[arg(long)]
+        workers: Option<usize>,
+        /// No status line.
+        #[arg(long)]
+        quiet: bool,
+        /// Stop the run (exit status 1) when a plugin fails instead of disabling it.
+        #[arg(long)]
+        strict: bool,
+        /// What a late step does to the schedule.
+        #[arg(long, value_enum, default_value_t = LatePolicyArg::CatchUp)]
+        late_policy: LatePolicyArg,
+        /// The pacer sleeps natively until this many microseconds before a deadline, then spins.
+        #[arg(long, default_value_t = 500)]
+        spin_margin_us: u64,
+    },
+    /// Check a scene and everything it loads, without running it.
+    Check {
+        /// The scene file.
+        scene: PathBuf,
+    },
+}
+
+fn registry() -> PluginRegistry {
+    let mut r = PluginRegistry::with_builtins();
+    ssx_engine_rapier::register(&mut r);
+    r
+}
+
+fn init_logging(level: &str, format: LogFormat) -> Result<(), SsxError> {
+    let filter = tracing_subscriber::EnvFilter::try_new(level)
+        .map_err(|e| SsxError::Config(format!("--log-level '{level}': {e}")))?;
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Err(e) = init_logging(&cli.log_level, cli.log_format) {
+        eprintln!("error: {e}");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let result = match cli.command {
+        Command::Check { scene } => check(&scene),
+        Command::Run {
+            scene,
+            mode,
+            rt_factor,
+            steps,
+            duration,
+            stats_json,
+            workers,
+            quiet,
+            strict,
+            late_policy,
+            spin_margin_us,
+        } => {
+            let opts = RunOptions {
+                mode,
+                rt_factor,
+                steps,
+                duration,
+                stats_json,
+                workers,
+                quiet,
+                strict,
+                late_policy: match late_policy {
+                    LatePolicyArg::CatchUp => LatePolicy::CatchUp,
+                    LatePolicyArg::Reanchor => LatePolicy::Reanchor,
+                },
+                spin_margin: Duration::from_micros(spin_margin_us),
+            };
+            run(&scene, &opts)
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(match e {
+                SsxError::PluginFailed(_) => EXIT_RUN_FAILED,
+                _ => EXIT_BAD_INPUT,
+            })
+        }
+    }
+}
+
+fn check(path: &Path) -> Result<(), SsxError> {
+    let registry = registry();
+    let scene = Scene::load(path, &registry)?;
+    let config = scene.config(1, Mode::Fast, LatePolicy::CatchUp, true);
+    // Building creates every plugin from its descriptor, so descriptors are checked too.
+    let env = Environment::build(
+        config,
+        &registry,
+        &scene.extensions,
+        &scene.artifacts,
+        Box::new(NullRenderEngine::default()),
+        Arc::new(MonotonicClock::new(Duration::ZERO)),
+    )?;
+    let drivers = scene
+        .artifacts
+        .iter()
+        .filter(|a| a.driver.is_some())
+        .count();
+    let sensors: usize = scene.artifacts.iter().map(|a| a.sensors.len()).sum();
+    println!(
+        "ok: scene '{}' ({}): {} artifacts, {} bodies, {} drivers, {} sensors, {} extensions; timestep {} s, engine {}",
+        scene.name,
+        path.display(),
+        scene.artifacts.len(),
+        scene.body_count(),
+        drivers,
+        sensors,
+        scene.extensions.len(),
+        scene.timestep,
+        env.engine().name(),
+    );
+    Ok(())
+}
+
+struct RunOptions {
+    mode: ModeArg,
+    rt_factor: Option<f64>,
+    steps: Option<u64>,
+    duration: Option<f64>,
+    stats_json: Option<PathBuf>,
+    workers: Option<usize>,
+    quiet: bool,
+    strict: bool,
+    late_policy: LatePolicy,
+    spin_margin: Duration,
+}
+
+/// Checks that the stats file can be written before running, so a long run is not lost at the
+/// end for a typo in a directory name.
+fn check_output_path(path: &Path) -> Result<(), SsxError> {
+    if path.is_dir() {
+        return Err(SsxError::Config(format!(
+            "--stats-json '{}' is a directory",
+            path.display()
+        )));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(SsxError::Config(format!(
+            "--stats-json '{}': directory '{}' does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+fn run(path: &Path, o: &RunOptions) -> Result<(), SsxError> {
+    let mode = match (o.mode, o.rt_factor) {
+        (ModeArg::Fast, _) => Mode::Fast,
+        (ModeArg::Realtime, None) => Mode::Realtime { factor: 1.0 },
+        (ModeArg::Realtime, Some(f)) if f.is_finite() && f > 0.0 => Mode::Realtime { factor: f },
+        (ModeArg::Realtime, Some(f)) => {
+            return Err(SsxError::Config(format!(
+                "--rt-factor must be a positive number, got {f}"
+            )));
+        }
+    };
+    if let Some(p) = &o.stats_json {
+        check_output_path(p)?;
+    }
+    let workers = match o.workers {
+        Some(0) => return Err(SsxError::Config("--workers must be at least 1".into())),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let registry = registry();
+    let scene = Scene::load(path, &registry)?;
+    let max_steps = match (o.steps, o.duration) {
+        (Some(n), _) => Some(n),
+        (None, Some(d)) if d.is_finite() && d >= 0.0 => {
+            Some((d / scene.timestep - 1e-9).ceil().max(0.0) as u64)
+        }
+        (None, Some(d)) => {
+            return Err(SsxError::Config(format!(
+                "--duration must be a number of seconds >= 0, got {d}"
+            )));
+        }
+        (None, None) => None,
+    };
+
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // The first signal asks for a clean stop at the next step boundary; a second one, while
+        // the flag is already set, exits at once.
+        signal_hook::flag::register_conditional_shutdown(
+            sig,
+            EXIT_SECOND_SIGNAL,
+            Arc::clone(&stop),
+        )
+        .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop)))
+        .map_err(|e| SsxError::Config(format!("cannot install signal handlers: {e}")))?;
+    }
+
+    let config = scene.config(workers, mode, o.late_policy, o.strict);
+    let mut env = Environment::build(
+        config,
+        &registry,
+        &scene.extensions,
+        &scene.artifacts,
+        Box::new(NullRenderEngine::default()),
+        Arc::new(MonotonicClock::new(o.spin_margin)),
+    )?;
+    tracing::info!(
+        "running scene '{}': {} artifacts, {} bodies, timestep {} s, {} mode{}, {} workers{}",
+        scene.name,
+        scene.artifacts.len(),
+        scene.body_count(),
+        scene.timestep,
+        mode.name(),
+        match mode {
+            Mode::Realtime { factor } if factor != 1.0 => format!(" x{factor}"),
+            _ => String::new(),
+        },
+        env.workers(),
+        max_steps
+            .map(|n| format!(", {n} steps"))
+            .unwrap_or_default(),
+    );
+    let watch: Vec<(String, u32)> = scene
+        .watch
+        .iter()
+        .filter_map(|name| env.artifact(name).map(|a| (name.clone(), a.bodies.start)))
+        .collect();
+    let quiet = o.quiet;
+    let outcome = env.run(max_steps, &stop, |s, env| {
+        if quiet {
+            return;
+        }
+        let mut line = format!(
+            "t={:.2} s  steps={}  rtf={:.2}  misses={}",
+            s.sim_time, s.steps, s.rt_factor, s.misses
+        );
+        for (name, body) in &watch {
+            let p = env.states()[*body as usize].pose.translation.vector;
+            line.push_str(&format!("  {name}=({:.2}, {:.2}, {:.2})", p.x, p.y, p.z));
+        }
+        tracing::info!(target: "ssx::status", "{line}");
+    });
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        tracing::info!("stopped by signal at step {}", env.steps());
+    }
+    let summary = env.summary();
+    // Shut down in order: drivers and sensors, then the engines, then the extensions.
+    drop(env);
+    println!("{}", summary.render_text());
+    if let Some(p) = &o.stats_json {
+        summary.write_json_atomic(p)?;
+    }
+    outcome
+}
