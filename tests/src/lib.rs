@@ -1,1 +1,117 @@
+//! Helpers for ssx's end-to-end tests and benchmarks: write scenes to a temporary directory,
+//! load them with the real loader and build real Environments on the real Rapier engine.
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ssx_artifacts::Scene;
+use ssx_core::{
+    Clock, Environment, LatePolicy, Mode, MonotonicClock, NullRenderEngine, PluginRegistry,
+    SsxError,
+};
+
+/// The registry ssxd uses: built-in plugins and the Rapier engine.
+pub fn registry() -> PluginRegistry {
+    let mut r = PluginRegistry::with_builtins();
+    ssx_engine_rapier::register(&mut r);
+    r
+}
+
+/// The repository root (for the shipped library and scenes).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+/// A directory of scene and artifact files for one test.
+pub struct Workspace {
+    dir: tempfile::TempDir,
+}
+
+impl Default for Workspace {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Workspace {
+    /// A new empty directory.
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("temporary directory"),
+        }
+    }
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    /// Writes a file (creating directories) and returns its path.
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).expect("create directory");
+        }
+        std::fs::write(&p, text).expect("write file");
+        p
+    }
+}
+
+/// Loads a scene with [`registry`] and builds it in `mode` with `workers` on `clock`.
+pub fn build_with(
+    scene: &Path,
+    registry: &PluginRegistry,
+    workers: usize,
+    mode: Mode,
+    strict: bool,
+    clock: Arc<dyn Clock>,
+) -> Result<Environment, SsxError> {
+    let s = Scene::load(scene, registry)?;
+    Environment::build(
+        s.config(workers, mode, LatePolicy::CatchUp, strict),
+        registry,
+        &s.extensions,
+        &s.artifacts,
+        Box::new(NullRenderEngine::default()),
+        clock,
+    )
+}
+
+/// Loads and builds a scene in fast mode with `workers`.
+pub fn build_fast(scene: &Path, workers: usize) -> Result<Environment, SsxError> {
+    build_with(
+        scene,
+        &registry(),
+        workers,
+        Mode::Fast,
+        false,
+        Arc::new(MonotonicClock::new(std::time::Duration::ZERO)),
+    )
+}
+
+/// Steps `n` times, failing the test on error.
+pub fn step_n(env: &mut Environment, n: u64) {
+    for _ in 0..n {
+        env.step().expect("step");
+    }
+}
+
+/// The `ssxd` binary built for these tests.
+pub fn ssxd() -> PathBuf {
+    // The tests crate does not build the root binary itself; build it once, on demand.
+    static ONCE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ONCE.get_or_init(|| {
+        let root = repo_root();
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "--bin", "ssxd"])
+            .current_dir(&root)
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building ssxd failed");
+        let target =
+            std::env::var_os("CARGO_TARGET_DIR").map_or(root.join("target"), PathBuf::from);
+        target.join("debug").join("ssxd")
+    })
+    .clone()
+}

@@ -1,0 +1,539 @@
+//! The Environment end to end with in-process plugins: determinism across worker counts,
+//! readings shared between artifacts, misbehaving plugins, the extension lifecycle, and the
+//! pacing of the whole loop on a virtual clock.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ssx_core::math::Vec3;
+use ssx_core::plugin::{
+    CommandBuffer, DriverContext, ExtensionInit, PluginInit, Reading, SensorContext,
+};
+use ssx_core::{
+    Clock, Driver, Mode, MonotonicClock, Sensor, SimulationExtension, SsxError, VirtualClock, World,
+};
+use ssx_tests::{Workspace, build_fast, build_with, registry, repo_root, step_n};
+
+fn bits(env: &ssx_core::Environment) -> Vec<u64> {
+    env.states()
+        .iter()
+        .flat_map(|s| {
+            let q = s.pose.rotation.quaternion();
+            [
+                s.pose.translation.x,
+                s.pose.translation.y,
+                s.pose.translation.z,
+                q.w,
+                q.i,
+                q.j,
+                q.k,
+                s.linvel.x,
+                s.linvel.y,
+                s.linvel.z,
+                s.angvel.x,
+                s.angvel.y,
+                s.angvel.z,
+            ]
+        })
+        .map(f64::to_bits)
+        .collect()
+}
+
+fn swarm_scene(ws: &Workspace) -> std::path::PathBuf {
+    let lib = repo_root().join("artifacts/library");
+    ws.write(
+        "swarm.json",
+        &format!(
+            r#"{{ "timestep": 0.01, "seed": 3, "artifacts": [
+                {{ "name": "ground", "artifact": "{lib}/ground.json" }},
+                {{ "name": "drone", "artifact": "{lib}/hover-box.json", "replicate": {{ "random": {{ "count": 60, "min": [-3, -3, 0.1], "max": [3, 3, 2], "random_yaw": true }} }},
+                   "overrides": {{ "driver": {{ "height": 1.5 }} }} }},
+                {{ "name": "rubble", "artifact": "{lib}/crate.json", "replicate": {{ "grid": {{ "count": 30, "spacing": [0.5, 0.5] }} }}, "pose": {{ "position": [-1, -1, 3] }} }},
+                {{ "name": "sweeper", "artifact": "{lib}/sweeper.json" }}
+            ] }}"#,
+            lib = lib.display()
+        ),
+    )
+}
+
+#[test]
+fn fast_runs_are_bit_identical_whatever_the_number_of_workers() {
+    let ws = Workspace::new();
+    let scenes = [
+        swarm_scene(&ws),
+        repo_root().join("artifacts/scenes/quickstart.json"),
+    ];
+    for scene in &scenes {
+        let run = |workers| {
+            let mut env = build_fast(scene, workers).unwrap();
+            step_n(&mut env, 600);
+            bits(&env)
+        };
+        let reference = run(1);
+        assert_eq!(
+            reference,
+            run(1),
+            "{}: two runs with 1 worker differ",
+            scene.display()
+        );
+        assert_eq!(
+            reference,
+            run(2),
+            "{}: 1 and 2 workers differ",
+            scene.display()
+        );
+        assert_eq!(
+            reference,
+            run(3),
+            "{}: 1 and 3 workers differ",
+            scene.display()
+        );
+    }
+}
+
+/// Drives towards another artifact, reading that artifact's pose sensor (no copy, read-only).
+struct Follower {
+    leader: String,
+    seen: Arc<Mutex<Vec<(u64, u64)>>>,
+}
+
+impl Driver for Follower {
+    fn drive(&mut self, ctx: &DriverContext<'_>, out: &mut CommandBuffer) -> Result<(), String> {
+        let leader = ctx
+            .world
+            .artifact_by_name(&self.leader)
+            .ok_or("no leader")?;
+        let idx = ctx
+            .world
+            .artifact(leader)
+            .sensor_index("mocap")
+            .ok_or("leader has no mocap")?;
+        let reading = ctx.reading(leader, idx).ok_or("no reading")?;
+        self.seen
+            .lock()
+            .unwrap()
+            .push((ctx.world.step, reading.step()));
+        let target = Vec3::new(
+            reading.values()[0],
+            reading.values()[1],
+            reading.values()[2],
+        );
+        let me = ctx.world.body(ctx.info().body(0).unwrap());
+        let accel = (target + Vec3::new(1.0, 0.0, 0.0) - me.pose.translation.vector) * 9.0
+            - me.linvel * 6.0;
+        out.force(
+            0,
+            (accel - ctx.world.gravity) * ctx.world.mass(ctx.info().body(0).unwrap()),
+        )
+    }
+}
+
+#[test]
+fn a_driver_reads_another_artifacts_sensor_from_the_same_step() {
+    let ws = Workspace::new();
+    let lib = repo_root().join("artifacts/library");
+    ws.write(
+        "follower.json",
+        r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
+             "driver": { "plugin": "follow", "descriptor": { "leader": "leader_0" } } }"#,
+    );
+    let scene = ws.write(
+        "s.json",
+        &format!(
+            r#"{{ "timestep": 0.01, "artifacts": [
+                {{ "name": "leader", "artifact": "{}/hover-box.json", "replicate": {{ "circle": {{ "count": 1, "radius": 0.01 }} }} }},
+                {{ "name": "f", "artifact": "follower.json", "pose": {{ "position": [-2, 0, 0] }} }} ] }}"#,
+            lib.display()
+        ),
+    );
+    let seen = Arc::new(Mutex::new(vec![]));
+    let mut reg = registry();
+    let s = Arc::clone(&seen);
+    reg.add_driver("follow", move |d, _| {
+        Ok(Box::new(Follower {
+            leader: d["leader"].as_str().ok_or("leader missing")?.into(),
+            seen: Arc::clone(&s),
+        }))
+    });
+    for workers in [1, 2] {
+        seen.lock().unwrap().clear();
+        let mut env = build_with(
+            &scene,
+            &reg,
+            workers,
+            Mode::Fast,
+            true,
+            Arc::new(MonotonicClock::new(Duration::ZERO)),
+        )
+        .unwrap();
+        step_n(&mut env, 400);
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 400);
+        assert!(
+            seen.iter().all(|(now, stamp)| now == stamp),
+            "every reading is this step's"
+        );
+        let leader = env.states()[0].pose.translation.vector;
+        let follower = env.states()[1].pose.translation.vector;
+        assert!(
+            (follower - leader - Vec3::new(1.0, 0.0, 0.0)).norm() < 0.02,
+            "follower at {follower:?}, leader at {leader:?}"
+        );
+    }
+}
+
+struct Panicky {
+    at: u64,
+}
+
+impl Driver for Panicky {
+    fn drive(&mut self, ctx: &DriverContext<'_>, out: &mut CommandBuffer) -> Result<(), String> {
+        if ctx.world.step == self.at {
+            panic!("rotor controller lost its mind");
+        }
+        out.force(0, Vec3::new(0.0, 0.0, 0.0))
+    }
+}
+
+struct Failing;
+
+impl Sensor for Failing {
+    fn sense(&mut self, ctx: &SensorContext<'_>, _out: &mut Reading) -> Result<(), String> {
+        if ctx.world.step >= 3 {
+            Err("lidar disconnected".into())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+fn faulty_scene(ws: &Workspace) -> std::path::PathBuf {
+    let lib = repo_root().join("artifacts/library");
+    ws.write(
+        "bad.json",
+        r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
+             "driver": { "plugin": "panicky" }, "sensors": [ { "name": "lidar", "plugin": "failing" } ] }"#,
+    );
+    ws.write(
+        "s.json",
+        &format!(
+            r#"{{ "timestep": 0.01, "artifacts": [
+                {{ "name": "ground", "artifact": "{lib}/ground.json" }},
+                {{ "name": "good", "artifact": "{lib}/hover-box.json" }},
+                {{ "name": "bad", "artifact": "bad.json", "pose": {{ "position": [3, 0, 1] }} }} ] }}"#,
+            lib = lib.display()
+        ),
+    )
+}
+
+fn faulty_registry() -> ssx_core::PluginRegistry {
+    let mut reg = registry();
+    reg.add_driver("panicky", |_, _| Ok(Box::new(Panicky { at: 5 })));
+    reg.add_sensor("failing", |_, _| Ok(Box::new(Failing)));
+    reg
+}
+
+#[test]
+fn a_panicking_driver_and_a_failing_sensor_are_disabled_and_the_simulation_goes_on() {
+    let ws = Workspace::new();
+    let scene = faulty_scene(&ws);
+    let mut env = build_with(
+        &scene,
+        &faulty_registry(),
+        2,
+        Mode::Fast,
+        false,
+        Arc::new(MonotonicClock::new(Duration::ZERO)),
+    )
+    .unwrap();
+    step_n(&mut env, 300);
+    assert_eq!(env.driver_enabled("bad"), Some(false));
+    assert_eq!(env.driver_enabled("good"), Some(true));
+    assert_eq!(env.summary().plugin_faults, 2);
+    // The healthy artifact still hovers; the broken one fell to the ground.
+    let good = env.states()[1].pose.translation.z;
+    let bad = env.states()[2].pose.translation.z;
+    assert!((good - 1.0).abs() < 0.02, "good drone at z = {good}");
+    assert!(bad < 0.2, "bad artifact at z = {bad}");
+}
+
+#[test]
+fn strict_mode_stops_at_the_first_failure_naming_the_artifact() {
+    let ws = Workspace::new();
+    let scene = faulty_scene(&ws);
+    let mut env = build_with(
+        &scene,
+        &faulty_registry(),
+        2,
+        Mode::Fast,
+        true,
+        Arc::new(MonotonicClock::new(Duration::ZERO)),
+    )
+    .unwrap();
+    let mut err = None;
+    for _ in 0..10 {
+        if let Err(e) = env.step() {
+            err = Some(e);
+            break;
+        }
+    }
+    let err = err.expect("strict mode stops");
+    assert!(matches!(err, SsxError::PluginFailed(_)));
+    assert_eq!(
+        err.to_string(),
+        "artifact 'bad': sensor 'lidar' (failing) failed at step 3: lidar disconnected (strict mode: stopping)"
+    );
+}
+
+#[test]
+fn a_bad_descriptor_names_the_artifact_the_plugin_and_where_it_is() {
+    let ws = Workspace::new();
+    ws.write(
+        "a.json",
+        "{ \"bodies\": [ { \"name\": \"b\", \"mass\": 1.0, \"colliders\": [ { \"shape\": { \"sphere\": { \"radius\": 0.1 } } } ] } ],\n  \"driver\": { \"plugin\": \"hover\", \"descriptor\": { \"hieght\": 2 } } }",
+    );
+    let scene = ws.write(
+        "s.json",
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "drone", "artifact": "a.json" } ] }"#,
+    );
+    let err = match build_fast(&scene, 1) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a bad descriptor must not build"),
+    };
+    let file = ws.path().join("a.json");
+    assert!(err.starts_with("artifact 'drone': cannot create driver 'hover': invalid descriptor at hieght: unknown field `hieght`"), "{err}");
+    assert!(
+        err.ends_with(&format!(
+            "(descriptor at {}:2:48 (at driver.descriptor))",
+            file.display()
+        )),
+        "{err}"
+    );
+}
+
+/// Logs its life into a shared journal; drivers call its one service.
+struct Journal {
+    log: Arc<Mutex<Vec<String>>>,
+    calls: std::sync::atomic::AtomicU64,
+}
+
+impl Journal {
+    fn note(&self) {
+        self.calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl SimulationExtension for Journal {
+    fn init(&mut self, init: &ExtensionInit) -> Result<(), String> {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("extension init ({})", init.scene));
+        Ok(())
+    }
+    fn after_step(&mut self, world: &World<'_>) {
+        if world.step == 1 {
+            self.log.lock().unwrap().push("after first step".into());
+        }
+    }
+    fn shutdown(&mut self) {
+        let calls = self.calls.load(std::sync::atomic::Ordering::Relaxed);
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("extension shutdown after {calls} service calls"));
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+struct Client {
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Driver for Client {
+    fn drive(&mut self, ctx: &DriverContext<'_>, _out: &mut CommandBuffer) -> Result<(), String> {
+        let ext = ctx.world.extension("journal").ok_or("no journal")?;
+        ext.as_any()
+            .downcast_ref::<Journal>()
+            .ok_or("not a journal")?
+            .note();
+        Ok(())
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.log.lock().unwrap().push("driver destroyed".into());
+    }
+}
+
+#[test]
+fn extensions_start_first_and_stop_last_and_serve_drivers_by_name() {
+    let ws = Workspace::new();
+    ws.write(
+        "c.json",
+        r#"{ "bodies": [ { "name": "b", "kind": "static", "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
+             "driver": { "plugin": "client" } }"#,
+    );
+    let scene = ws.write(
+        "s.json",
+        r#"{ "name": "lifecycle", "timestep": 0.01, "extensions": [ { "name": "journal", "plugin": "journal" } ],
+             "artifacts": [ { "name": "c", "artifact": "c.json", "replicate": { "grid": { "count": 3, "spacing": [1, 1] } } } ] }"#,
+    );
+    let log = Arc::new(Mutex::new(vec![]));
+    let mut reg = registry();
+    let (l1, l2) = (Arc::clone(&log), Arc::clone(&log));
+    reg.add_extension("journal", move |_| {
+        Ok(Box::new(Journal {
+            log: Arc::clone(&l1),
+            calls: Default::default(),
+        }))
+    });
+    reg.add_driver("client", move |_, init: &PluginInit| {
+        l2.lock()
+            .unwrap()
+            .push(format!("driver created for {}", init.artifact));
+        Ok(Box::new(Client {
+            log: Arc::clone(&l2),
+        }))
+    });
+    let mut env = build_with(
+        &scene,
+        &reg,
+        2,
+        Mode::Fast,
+        true,
+        Arc::new(MonotonicClock::new(Duration::ZERO)),
+    )
+    .unwrap();
+    step_n(&mut env, 10);
+    drop(env);
+    let log = log.lock().unwrap().clone();
+    assert_eq!(
+        log,
+        vec![
+            "extension init (lifecycle)",
+            "driver created for c_0",
+            "driver created for c_1",
+            "driver created for c_2",
+            "after first step",
+            "driver destroyed",
+            "driver destroyed",
+            "driver destroyed",
+            "extension shutdown after 30 service calls",
+        ]
+    );
+}
+
+#[test]
+fn a_failed_build_still_shuts_the_extensions_down() {
+    let ws = Workspace::new();
+    ws.write(
+        "c.json",
+        r#"{ "bodies": [ { "name": "b", "kind": "static", "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
+             "driver": { "plugin": "hover", "descriptor": { "height": -1, "kp": 0 } } }"#,
+    );
+    let scene = ws.write(
+        "s.json",
+        r#"{ "timestep": 0.01, "extensions": [ { "name": "journal", "plugin": "journal" } ], "artifacts": [ { "name": "c", "artifact": "c.json" } ] }"#,
+    );
+    let log = Arc::new(Mutex::new(vec![]));
+    let mut reg = registry();
+    let l1 = Arc::clone(&log);
+    reg.add_extension("journal", move |_| {
+        Ok(Box::new(Journal {
+            log: Arc::clone(&l1),
+            calls: Default::default(),
+        }))
+    });
+    let err = build_with(
+        &scene,
+        &reg,
+        1,
+        Mode::Fast,
+        true,
+        Arc::new(MonotonicClock::new(Duration::ZERO)),
+    )
+    .err()
+    .unwrap();
+    assert!(
+        err.to_string()
+            .contains("'kp' must be a positive number, got 0"),
+        "{err}"
+    );
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec![
+            "extension init (s)".to_string(),
+            "extension shutdown after 0 service calls".into()
+        ]
+    );
+}
+
+/// Burns a scripted amount of virtual time per step, to test the pacing of the whole loop.
+struct Burner {
+    clock: VirtualClock,
+    script: Vec<u64>,
+}
+
+impl Driver for Burner {
+    fn drive(&mut self, ctx: &DriverContext<'_>, _out: &mut CommandBuffer) -> Result<(), String> {
+        let us = self
+            .script
+            .get(ctx.world.step as usize - 1)
+            .copied()
+            .unwrap_or(400);
+        self.clock.advance(Duration::from_micros(us));
+        Ok(())
+    }
+}
+
+#[test]
+fn the_loop_on_a_virtual_clock_counts_misses_and_catches_up() {
+    let ws = Workspace::new();
+    ws.write(
+        "b.json",
+        r#"{ "bodies": [ { "name": "b", "kind": "static", "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
+             "driver": { "plugin": "burner" } }"#,
+    );
+    let scene = ws.write(
+        "s.json",
+        r#"{ "timestep": 0.001, "artifacts": [ { "name": "b", "artifact": "b.json" } ] }"#,
+    );
+    let clock = VirtualClock::new();
+    let mut reg = registry();
+    let c = clock.clone();
+    // Step 3 takes 2.5 ms of a 1 ms period; the rest take 0.4 ms and win 0.6 ms back each.
+    reg.add_driver("burner", move |_, _| {
+        Ok(Box::new(Burner {
+            clock: c.clone(),
+            script: vec![400, 400, 2500],
+        }))
+    });
+    let mut env = build_with(
+        &scene,
+        &reg,
+        1,
+        Mode::Realtime { factor: 1.0 },
+        true,
+        Arc::new(clock.clone()),
+    )
+    .unwrap();
+    step_n(&mut env, 20);
+    let s = env.summary();
+    // Step 3 ends at 4.5 ms (deadline 3), step 4 at 4.9 (dl 4), step 5 at 5.3 (dl 5), then on time.
+    assert_eq!(s.deadline_misses, 3);
+    assert_eq!(s.miss_bursts, 1);
+    assert_eq!(s.max_lateness_us, 1500.0);
+    assert_eq!(clock.now(), Duration::from_millis(20), "back on schedule");
+    assert!((s.wall_time_s - 0.020).abs() < 1e-12);
+    assert!(
+        (s.step_time_us.max - 2500.0).abs() < 3.0,
+        "{:?}",
+        s.step_time_us
+    );
+    assert!((s.phase_time_us.drivers.p50 - 400.0).abs() < 1.0);
+}
