@@ -66,13 +66,13 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ModeArg::Realtime)]
         mode: ModeArg,
         /// Simulated seconds per wall second in realtime mode (0.5 = half speed).
-        #[arg(long, conflicts_with = "mode")]
+        #[arg(long, conflicts_with = "mode", allow_negative_numbers = true)]
         rt_factor: Option<f64>,
         /// Stop after this many steps.
         #[arg(long, conflicts_with = "duration")]
         steps: Option<u64>,
         /// Stop after this many simulated seconds.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         duration: Option<f64>,
         /// Write the statistics as JSON here at exit (atomically).
         #[arg(long)]

@@ -187,6 +187,15 @@ impl Source {
             let json_path = e.path().to_string();
             let inner = e.into_inner();
             let full = inner.to_string();
+            // serde_json places a data error just after the value; the index knows where the
+            // value starts. Syntax errors keep serde's position: the index stops before them.
+            let (line, column) = match inner.classify() {
+                serde_json::error::Category::Data => self
+                    .index
+                    .get(&json_path)
+                    .unwrap_or((inner.line(), inner.column())),
+                _ => (inner.line(), inner.column()),
+            };
             let message = match full.rfind(" at line ") {
                 Some(i) => full[..i].to_string(),
                 None => full,
@@ -199,8 +208,8 @@ impl Source {
                     } else {
                         json_path
                     },
-                    line: inner.line(),
-                    column: inner.column(),
+                    line,
+                    column,
                 },
                 message,
             }

@@ -23,6 +23,13 @@ impl PositionIndex {
         Self { map: s.map }
     }
 
+    /// 1-based (line, column) of the value at exactly `path`, if it was indexed.
+    pub fn get(&self, path: &str) -> Option<(usize, usize)> {
+        self.map
+            .get(if path.is_empty() { "." } else { path })
+            .copied()
+    }
+
     /// 1-based (line, column) of the value at `path`, or of its nearest indexed ancestor.
     pub fn locate(&self, path: &str) -> (usize, usize) {
         let mut p = path;

@@ -590,7 +590,6 @@ impl Environment {
         };
         let slow_sensor = slowest(&mut self.sensor_shards.iter().map(|s| s.slowest));
         let slow_driver = slowest(&mut self.driver_shards.iter().map(|s| s.slowest));
-        self.collect_faults()?;
 
         // 4. Pace.
         let outcome = self.pacer.pace(clock);
@@ -624,6 +623,8 @@ impl Environment {
         if let Some(r) = report {
             self.log_misses(&r);
         }
+        // After the step is fully accounted for: a strict stop leaves consistent statistics.
+        self.collect_faults()?;
         Ok(StepReport { times, outcome })
     }
 

@@ -1,0 +1,372 @@
+//! Every malformed scene or artifact file gives one message naming the file, the JSON path and
+//! line:column; nothing panics.
+
+use ssx_artifacts::Scene;
+use ssx_tests::{Workspace, registry};
+
+const BALL: &str = r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ] }"#;
+
+/// Loads `scene` (with `ball.json` beside it) and returns the error text, with the temporary
+/// directory replaced by `$DIR`.
+fn error_of(scene: &str, extra: &[(&str, &str)]) -> String {
+    let ws = Workspace::new();
+    ws.write("ball.json", BALL);
+    for (name, text) in extra {
+        ws.write(name, text);
+    }
+    let path = ws.write("scene.json", scene);
+    let err = Scene::load(&path, &registry()).expect_err("the scene must be refused");
+    err.to_string()
+        .replace(&ws.path().display().to_string(), "$DIR")
+}
+
+#[test]
+fn unknown_field() {
+    assert_eq!(
+        error_of(
+            "{\n  \"timestep\": 0.01,\n  \"gravty\": [0, 0, -9.81]\n}",
+            &[]
+        ),
+        "$DIR/scene.json:3:13 (at gravty): unknown field `gravty`, expected one of `name`, `timestep`, `gravity`, `engine`, `seed`, `include`, `extensions`, `artifacts`, `watch`"
+    );
+}
+
+#[test]
+fn unknown_field_in_an_artifact_file() {
+    let err = error_of(
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "x", "artifact": "x.json" } ] }"#,
+        &[(
+            "x.json",
+            "{ \"bodies\": [ { \"name\": \"b\", \"mas\": 1 } ] }",
+        )],
+    );
+    assert!(
+        err.starts_with("$DIR/x.json:1:37 (at bodies[0].mas): unknown field `mas`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn wrong_type() {
+    assert_eq!(
+        error_of(r#"{ "timestep": "fast" }"#, &[]),
+        "$DIR/scene.json:1:15 (at timestep): invalid type: string \"fast\", expected f64"
+    );
+}
+
+#[test]
+fn zero_and_negative_timestep() {
+    assert_eq!(
+        error_of(r#"{ "timestep": 0 }"#, &[]),
+        "$DIR/scene.json:1:15 (at timestep): expected a positive number, got 0"
+    );
+    assert_eq!(
+        error_of(r#"{ "timestep": -0.01 }"#, &[]),
+        "$DIR/scene.json:1:15 (at timestep): expected a positive number, got -0.01"
+    );
+}
+
+#[test]
+fn missing_timestep() {
+    assert_eq!(
+        error_of(r#"{ "artifacts": [] }"#, &[]),
+        "$DIR/scene.json:1:1: missing field `timestep` (seconds per step, e.g. 0.01)"
+    );
+}
+
+#[test]
+fn nan_and_infinite_numbers() {
+    // JSON has no NaN; a bare NaN is a syntax error, and an overflowing literal is out of range
+    // (serde_json reports that one at its last digit).
+    assert_eq!(
+        error_of(r#"{ "timestep": 0.01, "gravity": [0, 0, NaN] }"#, &[]),
+        "$DIR/scene.json:1:39 (at gravity[2]): expected value"
+    );
+    assert_eq!(
+        error_of(r#"{ "timestep": 0.01, "gravity": [0, 0, -1e999] }"#, &[]),
+        "$DIR/scene.json:1:44 (at gravity[2]): number out of range"
+    );
+}
+
+#[test]
+fn mass_zero_or_negative() {
+    let scene = r#"{ "timestep": 0.01, "artifacts": [ { "name": "x", "artifact": "x.json" } ] }"#;
+    let err = error_of(
+        scene,
+        &[("x.json", r#"{ "bodies": [ { "name": "b", "mass": 0 } ] }"#)],
+    );
+    assert_eq!(
+        err,
+        "$DIR/x.json:1:38 (at bodies[0].mass): expected a positive number, got 0"
+    );
+    let err = error_of(
+        scene,
+        &[(
+            "x.json",
+            r#"{ "bodies": [ { "name": "b", "mass": -2.5 } ] }"#,
+        )],
+    );
+    assert_eq!(
+        err,
+        "$DIR/x.json:1:38 (at bodies[0].mass): expected a positive number, got -2.5"
+    );
+}
+
+#[test]
+fn a_dynamic_body_without_mass() {
+    let err = error_of(
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "x", "artifact": "x.json" } ] }"#,
+        &[("x.json", r#"{ "bodies": [ { "name": "ghost" } ] }"#)],
+    );
+    assert_eq!(
+        err,
+        "$DIR/x.json:1:15 (at bodies[0]): dynamic body 'ghost' has no mass: give it a collider with a volume, or 'mass' and 'inertia'"
+    );
+}
+
+#[test]
+fn missing_include() {
+    assert_eq!(
+        error_of(r#"{ "timestep": 0.01, "include": ["nowhere.json"] }"#, &[]),
+        "$DIR/scene.json:1:33 (at include[0]): cannot read '$DIR/nowhere.json': No such file or directory (os error 2)"
+    );
+}
+
+#[test]
+fn missing_artifact_file() {
+    assert_eq!(
+        error_of(
+            r#"{ "timestep": 0.01, "artifacts": [ { "name": "x", "artifact": "lib/x.json" } ] }"#,
+            &[]
+        ),
+        "$DIR/scene.json:1:63 (at artifacts[0].artifact): cannot read '$DIR/lib/x.json': No such file or directory (os error 2)"
+    );
+}
+
+#[test]
+fn cyclic_include() {
+    let err = error_of(
+        r#"{ "timestep": 0.01, "include": ["a.json"] }"#,
+        &[
+            ("a.json", r#"{ "include": ["b.json"] }"#),
+            ("b.json", r#"{ "include": ["a.json"] }"#),
+        ],
+    );
+    assert_eq!(
+        err,
+        "$DIR/b.json:1:15 (at include[0]): include cycle: $DIR/a.json -> $DIR/b.json -> $DIR/a.json"
+    );
+}
+
+#[test]
+fn a_scene_including_itself() {
+    let err = error_of(r#"{ "timestep": 0.01, "include": ["scene.json"] }"#, &[]);
+    assert_eq!(
+        err,
+        "$DIR/scene.json:1:33 (at include[0]): include cycle: $DIR/scene.json -> $DIR/scene.json"
+    );
+}
+
+#[test]
+fn included_files_bring_their_artifacts() {
+    let ws = Workspace::new();
+    ws.write("ball.json", BALL);
+    ws.write(
+        "more.json",
+        r#"{ "artifacts": [ { "name": "b2", "artifact": "ball.json" } ] }"#,
+    );
+    let path = ws.write(
+        "scene.json",
+        r#"{ "timestep": 0.01, "include": ["more.json"], "artifacts": [ { "name": "b1", "artifact": "ball.json" } ] }"#,
+    );
+    let scene = Scene::load(&path, &registry()).unwrap();
+    let names: Vec<&str> = scene.artifacts.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["b2", "b1"]);
+}
+
+#[test]
+fn unknown_engine() {
+    assert_eq!(
+        error_of(r#"{ "timestep": 0.01, "engine": "physx" }"#, &[]),
+        "$DIR/scene.json:1:31 (at engine): unknown physics engine 'physx' (known: rapier)"
+    );
+}
+
+#[test]
+fn unknown_plugin() {
+    let err = error_of(
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "x", "artifact": "x.json" } ] }"#,
+        &[(
+            "x.json",
+            r#"{ "bodies": [], "driver": { "plugin": "hoover" } }"#,
+        )],
+    );
+    assert_eq!(
+        err,
+        "$DIR/x.json:1:39 (at driver.plugin): unknown driver 'hoover' (known: hover, velocity)"
+    );
+}
+
+#[test]
+fn duplicate_artifact_names() {
+    let err = error_of(
+        "{ \"timestep\": 0.01, \"artifacts\": [\n  { \"name\": \"a\", \"artifact\": \"ball.json\" },\n  { \"name\": \"a\", \"artifact\": \"ball.json\" } ] }",
+        &[],
+    );
+    assert_eq!(
+        err,
+        "$DIR/scene.json:3:13 (at artifacts[1].name): duplicate artifact name 'a' (first at $DIR/scene.json:2:13 (at artifacts[0].name))"
+    );
+}
+
+#[test]
+fn duplicate_names_from_replication() {
+    let err = error_of(
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "s_1", "artifact": "ball.json" }, { "name": "s", "artifact": "ball.json", "replicate": { "grid": { "count": 4, "spacing": [1, 1] } } } ] }"#,
+        &[],
+    );
+    assert!(err.contains("duplicate artifact name 's_1'"), "{err}");
+}
+
+#[test]
+fn a_child_naming_a_missing_parent() {
+    let err = error_of(
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "x", "artifact": "x.json" } ] }"#,
+        &[(
+            "x.json",
+            r#"{ "bodies": [ { "name": "base", "mass": 1, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] }, { "name": "arm", "parent": "bsae" } ] }"#,
+        )],
+    );
+    assert_eq!(
+        err,
+        "$DIR/x.json:1:136 (at bodies[1].parent): no body named 'bsae' in this artifact (bodies: base, arm)"
+    );
+}
+
+#[test]
+fn a_parent_cycle() {
+    let err = error_of(
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "x", "artifact": "x.json" } ] }"#,
+        &[(
+            "x.json",
+            r#"{ "bodies": [ { "name": "a", "parent": "b", "kind": "static" }, { "name": "b", "parent": "a", "kind": "static" } ] }"#,
+        )],
+    );
+    assert_eq!(
+        err,
+        "$DIR/x.json:1:40 (at bodies[0].parent): the parent chain of body 'a' loops back on itself"
+    );
+}
+
+#[test]
+fn a_joint_naming_a_missing_body() {
+    let err = error_of(
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "x", "artifact": "x.json" } ] }"#,
+        &[(
+            "x.json",
+            r#"{ "bodies": [ { "name": "a", "kind": "static" } ], "joints": [ { "name": "j", "kind": "revolute", "parent": "a", "child": "b", "axis": [0, 1, 0] } ] }"#,
+        )],
+    );
+    assert_eq!(
+        err,
+        "$DIR/x.json:1:123 (at joints[0].child): no body named 'b' in this artifact (bodies: a)"
+    );
+}
+
+#[test]
+fn an_empty_file() {
+    assert_eq!(
+        error_of("", &[]).replace("$DIR/scene.json: ", ""),
+        "'$DIR/scene.json' is empty, expected a JSON object"
+    );
+    let err = error_of(
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "x", "artifact": "x.json" } ] }"#,
+        &[("x.json", "  \n")],
+    );
+    assert_eq!(
+        err,
+        "$DIR/scene.json:1:63 (at artifacts[0].artifact): '$DIR/x.json' is empty, expected a JSON object"
+    );
+}
+
+#[test]
+fn a_directory_instead_of_a_file() {
+    let ws = Workspace::new();
+    std::fs::create_dir(ws.path().join("dir.json")).unwrap();
+    let err = Scene::load(&ws.path().join("dir.json"), &registry())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err.replace(&ws.path().display().to_string(), "$DIR"),
+        "$DIR/dir.json: '$DIR/dir.json' is a directory, expected a JSON file"
+    );
+    let err = error_of(
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "x", "artifact": "." } ] }"#,
+        &[],
+    );
+    assert_eq!(
+        err,
+        "$DIR/scene.json:1:63 (at artifacts[0].artifact): '$DIR/.' is a directory, expected a JSON file"
+    );
+}
+
+#[test]
+fn trailing_garbage() {
+    assert_eq!(
+        error_of(r#"{ "timestep": 0.01 } }"#, &[]),
+        "$DIR/scene.json:1:1: trailing characters after the JSON value (trailing characters at line 1 column 22)"
+    );
+}
+
+#[test]
+fn a_plane_on_a_dynamic_body() {
+    let err = error_of(
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "x", "artifact": "x.json" } ] }"#,
+        &[(
+            "x.json",
+            r#"{ "bodies": [ { "name": "a", "mass": 1, "colliders": [ { "shape": { "plane": {} } } ] } ] }"#,
+        )],
+    );
+    assert_eq!(
+        err,
+        "$DIR/x.json:1:67 (at bodies[0].colliders[0].shape): a plane is infinite: only static bodies may have one"
+    );
+}
+
+#[test]
+fn replicate_with_zero_count() {
+    let err = error_of(
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "s", "artifact": "ball.json", "replicate": { "circle": { "count": 0, "radius": 1 } } } ] }"#,
+        &[],
+    );
+    assert_eq!(
+        err,
+        "$DIR/scene.json:1:112 (at artifacts[0].replicate.circle.count): expected a count from 1 to 10000000, got 0"
+    );
+}
+
+#[test]
+fn a_swarm_of_a_thousand_is_one_line() {
+    let ws = Workspace::new();
+    ws.write("ball.json", BALL);
+    let path = ws.write(
+        "scene.json",
+        r#"{ "timestep": 0.01, "seed": 9, "artifacts": [ { "name": "s", "artifact": "ball.json", "replicate": { "random": { "count": 1000, "min": [-50, -50, 1], "max": [50, 50, 20] } } } ] }"#,
+    );
+    let a = Scene::load(&path, &registry()).unwrap();
+    let b = Scene::load(&path, &registry()).unwrap();
+    assert_eq!(a.artifacts.len(), 1000);
+    assert_eq!(a.artifacts[999].name, "s_999");
+    let poses = |s: &Scene| {
+        s.artifacts
+            .iter()
+            .map(|x| x.bodies[0].1.pose.translation.vector)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(poses(&a), poses(&b), "seeded: the same poses every time");
+    assert!(
+        poses(&a)
+            .iter()
+            .all(|p| p.x.abs() <= 50.0 && p.y.abs() <= 50.0 && (1.0..=20.0).contains(&p.z))
+    );
+}

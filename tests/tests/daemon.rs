@@ -1,0 +1,240 @@
+//! The `ssxd` binary as a user runs it: exit statuses, messages, the stats file, signals.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ssx_tests::{Workspace, repo_root, ssxd};
+
+fn quickstart() -> std::path::PathBuf {
+    repo_root().join("artifacts/scenes/quickstart.json")
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(ssxd()).args(args).output().expect("run ssxd");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn read_json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).expect("stats file")).expect("stats JSON")
+}
+
+#[test]
+fn run_fast_writes_the_stats_of_the_design() {
+    let ws = Workspace::new();
+    let stats = ws.path().join("s.json");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        quickstart().to_str().unwrap(),
+        "--steps",
+        "500",
+        "--mode",
+        "fast",
+        "--stats-json",
+        stats.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("ssx run summary"), "{stdout}");
+    let v = read_json(&stats);
+    assert_eq!(v["steps"], 500);
+    assert_eq!(v["timestep_s"], 0.01);
+    assert_eq!(v["sim_time_s"], 5.0);
+    assert_eq!(v["mode"], "fast");
+    assert_eq!(v["deadline_misses"], 0);
+    assert!(v["wall_time_s"].as_f64().unwrap() > 0.0);
+    for key in ["p50", "p90", "p99", "p999", "max"] {
+        assert!(v["step_time_us"][key].as_f64().unwrap() > 0.0);
+        for phase in ["physics", "sensors", "drivers"] {
+            assert!(v["phase_time_us"][phase][key].is_number(), "{phase}.{key}");
+        }
+    }
+}
+
+#[test]
+fn check_validates_without_running() {
+    let (code, stdout, stderr) = run(&["check", quickstart().to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("ok: scene 'quickstart'"), "{stdout}");
+    assert!(
+        stdout.contains("45 artifacts, 46 bodies, 2 drivers, 2 sensors, 0 extensions"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_bad_scene_is_one_message_and_exit_status_2_with_nothing_written() {
+    let ws = Workspace::new();
+    let scene = ws.write("bad.json", "{\n  \"timestep\": -1\n}\n");
+    let stats = ws.path().join("s.json");
+    for cmd in [
+        vec!["check", scene.to_str().unwrap()],
+        vec![
+            "run",
+            scene.to_str().unwrap(),
+            "--stats-json",
+            stats.to_str().unwrap(),
+        ],
+    ] {
+        let (code, stdout, stderr) = run(&cmd);
+        assert_eq!(code, 2);
+        assert_eq!(
+            stderr,
+            format!(
+                "error: {}:2:15 (at timestep): expected a positive number, got -1\n",
+                scene.display()
+            )
+        );
+        assert!(stdout.is_empty());
+    }
+    assert!(
+        !stats.exists(),
+        "no stats file for a run that never started"
+    );
+}
+
+#[test]
+fn bad_flags_are_refused_before_running() {
+    let q = quickstart();
+    let q = q.to_str().unwrap();
+    let (code, _, stderr) = run(&["run", q, "--rt-factor", "-2", "--steps", "1"]);
+    assert_eq!(
+        (code, stderr.as_str()),
+        (2, "error: --rt-factor must be a positive number, got -2\n")
+    );
+    let (code, _, stderr) = run(&[
+        "run",
+        q,
+        "--steps",
+        "1",
+        "--stats-json",
+        "/nonexistent-dir/s.json",
+    ]);
+    assert_eq!(
+        (code, stderr.as_str()),
+        (
+            2,
+            "error: --stats-json '/nonexistent-dir/s.json': directory '/nonexistent-dir' does not exist\n"
+        )
+    );
+    let (code, _, stderr) = run(&["run", q, "--steps", "1", "--workers", "0"]);
+    assert_eq!(
+        (code, stderr.as_str()),
+        (2, "error: --workers must be at least 1\n")
+    );
+    let (code, _, stderr) = run(&["run", q, "--mode", "fast", "--rt-factor", "2"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.starts_with(
+            "error: the argument '--mode <MODE>' cannot be used with '--rt-factor <RT_FACTOR>'"
+        ),
+        "{stderr}"
+    );
+}
+
+fn bodiless_hover_scene(ws: &Workspace) -> std::path::PathBuf {
+    ws.write(
+        "nobody.json",
+        r#"{ "driver": { "plugin": "hover", "descriptor": { "height": 1 } } }"#,
+    );
+    ws.write(
+        "s.json",
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "ghost", "artifact": "nobody.json" } ] }"#,
+    )
+}
+
+#[test]
+fn a_failing_driver_is_disabled_or_in_strict_mode_stops_the_run() {
+    let ws = Workspace::new();
+    let scene = bodiless_hover_scene(&ws);
+    let stats = ws.path().join("stats.json");
+    let args = [
+        "run",
+        scene.to_str().unwrap(),
+        "--mode",
+        "fast",
+        "--steps",
+        "50",
+        "--stats-json",
+        stats.to_str().unwrap(),
+    ];
+    let (code, _, stderr) = run(&args);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("artifact 'ghost': driver 'hover' failed at step 1: the artifact has no body to hover; it is disabled, the simulation goes on"), "{stderr}");
+    let v = read_json(&stats);
+    assert_eq!(
+        (v["steps"].as_u64(), v["plugin_faults"].as_u64()),
+        (Some(50), Some(1))
+    );
+
+    std::fs::remove_file(&stats).unwrap();
+    let mut strict = args.to_vec();
+    strict.push("--strict");
+    let (code, _, stderr) = run(&strict);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.ends_with("error: artifact 'ghost': driver 'hover' failed at step 1: the artifact has no body to hover (strict mode: stopping)\n"), "{stderr}");
+    assert_eq!(
+        read_json(&stats)["plugin_faults"],
+        1,
+        "stats are written on a strict stop too"
+    );
+}
+
+#[test]
+fn sigint_stops_cleanly_at_a_step_boundary_and_writes_the_stats() {
+    let ws = Workspace::new();
+    let stats = ws.path().join("s.json");
+    let mut child = Command::new(ssxd())
+        .args([
+            "run",
+            quickstart().to_str().unwrap(),
+            "--stats-json",
+            stats.to_str().unwrap(),
+            "--log-format",
+            "json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ssxd");
+    // Wait (bounded) for the daemon to say it is running, then interrupt it.
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !line.contains("running scene") {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "ssxd exited early"
+        );
+        assert!(Instant::now() < deadline, "ssxd did not start");
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let started = Instant::now();
+    let code = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "ssxd did not stop after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(code, Some(0));
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    assert!(rest.contains("stopped by signal at step"), "{rest}");
+    let v = read_json(&stats);
+    let steps = v["steps"].as_u64().unwrap();
+    assert!(steps > 0);
+    assert!((v["sim_time_s"].as_f64().unwrap() - steps as f64 * 0.01).abs() < 1e-9);
+}
