@@ -201,7 +201,7 @@ impl Source {
                 None => full,
             };
             SsxError::Input {
-                origin: Origin {
+                origin: Box::new(Origin {
                     file: self.path.clone(),
                     json_path: if json_path == "." {
                         String::new()
@@ -210,7 +210,7 @@ impl Source {
                     },
                     line,
                     column,
-                },
+                }),
                 message,
             }
         })?;
@@ -239,7 +239,7 @@ impl Source {
 
     fn err(&self, json_path: &str, message: impl Into<String>) -> SsxError {
         SsxError::Input {
-            origin: self.origin(json_path),
+            origin: Box::new(self.origin(json_path)),
             message: message.into(),
         }
     }

@@ -65,7 +65,7 @@ pub struct Count(pub usize);
 impl<'de> Deserialize<'de> for Count {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = u64::deserialize(d)?;
-        if v >= 1 && v <= 10_000_000 {
+        if (1..=10_000_000).contains(&v) {
             Ok(Count(v as usize))
         } else {
             Err(serde::de::Error::custom(format!(

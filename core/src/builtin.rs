@@ -82,7 +82,7 @@ pub struct Hover {
 impl Hover {
     /// A hover driver from its descriptor.
     pub fn new(d: HoverDescriptor) -> Result<Self, String> {
-        if d.height.is_some() == !d.waypoints.is_empty() {
+        if d.height.is_some() != d.waypoints.is_empty() {
             return Err("give either 'height' or 'waypoints'".into());
         }
         for (name, v) in [

@@ -305,7 +305,7 @@ impl Environment {
                 artifact: spec.name.clone(),
                 plugin: format!("extension '{}'", spec.plugin.plugin),
                 message: m,
-                origin: spec.plugin.origin.clone(),
+                origin: spec.plugin.origin.clone().map(Box::new),
             })?;
             e.init(&ExtensionInit {
                 scene: config.scene.clone(),
@@ -316,7 +316,7 @@ impl Environment {
                 artifact: spec.name.clone(),
                 plugin: format!("extension '{}' (init)", spec.plugin.plugin),
                 message: m,
-                origin: spec.plugin.origin.clone(),
+                origin: spec.plugin.origin.clone().map(Box::new),
             })?;
             ext.0.push((spec.name.clone(), e));
         }
@@ -432,7 +432,7 @@ impl Environment {
                 artifact: art.name.clone(),
                 plugin: what,
                 message: m,
-                origin: spec.origin.clone(),
+                origin: spec.origin.clone().map(Box::new),
             }
         };
         let with_sensors: Vec<usize> = (0..artifacts.len())
@@ -638,7 +638,7 @@ impl Environment {
         for fault in self.faults.drain(..) {
             self.stats.record_plugin_fault();
             if self.config.strict {
-                return Err(SsxError::PluginFailed(fault));
+                return Err(SsxError::PluginFailed(Box::new(fault)));
             }
             tracing::error!("{fault}; it is disabled, the simulation goes on");
         }
@@ -799,7 +799,7 @@ fn unknown(kind: PluginKind, spec: &PluginSpec, registry: &PluginRegistry) -> Ss
     );
     match &spec.origin {
         Some(origin) => SsxError::Input {
-            origin: origin.clone(),
+            origin: Box::new(origin.clone()),
             message,
         },
         None => SsxError::Config(message),

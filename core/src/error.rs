@@ -59,7 +59,7 @@ pub enum SsxError {
     #[error("{origin}: {message}")]
     Input {
         /// Where.
-        origin: Origin,
+        origin: Box<Origin>,
         /// What.
         message: String,
     },
@@ -81,11 +81,11 @@ pub enum SsxError {
         /// The plugin's own message.
         message: String,
         /// Where its descriptor is.
-        origin: Option<Origin>,
+        origin: Option<Box<Origin>>,
     },
     /// A plugin failed while running and strict mode asked the run to stop.
     #[error("{0} (strict mode: stopping)")]
-    PluginFailed(PluginFault),
+    PluginFailed(Box<PluginFault>),
     /// The physics engine refused something.
     #[error("physics engine '{engine}': {message}")]
     Engine {

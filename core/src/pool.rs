@@ -221,7 +221,7 @@ mod tests {
                 assert!(k < 3);
             });
         }
-        assert!(parts[0].iter().all(|n| n == parts[0][0]));
+        assert!(parts[0].iter().all(|n| *n == parts[0][0]));
         assert!(parts[1].iter().all(|n| n == "ssx-worker-1"));
         assert!(parts[2].iter().all(|n| n == "ssx-worker-2"));
         assert_eq!(parts[1].len(), 200);

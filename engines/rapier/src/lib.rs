@@ -253,7 +253,8 @@ impl PhysicEngine for RapierEngine {
         exclude: &dyn Fn(BodyId) -> bool,
     ) -> Option<RayHit> {
         let norm = direction.norm();
-        if !(norm > 0.0 && norm.is_finite()) || !(max_distance > 0.0) {
+        let usable = norm > 0.0 && norm.is_finite() && max_distance > 0.0;
+        if !usable {
             return None;
         }
         let ray = Ray::new(v(&origin.coords), v(&(direction / norm)));
