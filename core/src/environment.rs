@@ -242,9 +242,17 @@ impl ReadingSource for Readings<'_> {
     }
 }
 
-/// Splits `n` items into `parts` contiguous runs of near-equal length; returns run lengths.
-fn split_evenly(n: usize, parts: usize) -> impl Iterator<Item = usize> {
-    (0..parts).map(move |k| n / parts + usize::from(k < n % parts))
+/// Waking a parked worker costs tens of microseconds on a VM, more than running a few light
+/// plugins; a worker is only given a share of a phase when it gets at least this many artifacts.
+const MIN_ARTIFACTS_PER_WORKER: usize = 8;
+
+/// Splits `n` artifacts into contiguous runs of near-equal length, one per worker used;
+/// returns the run lengths.
+fn split_evenly(n: usize, workers: usize) -> Vec<usize> {
+    let parts = workers.min(n.div_ceil(MIN_ARTIFACTS_PER_WORKER)).max(1);
+    (0..parts)
+        .map(|k| n / parts + usize::from(k < n % parts))
+        .collect()
 }
 
 /// Extensions, shut down in reverse order of initialisation when dropped.
@@ -332,11 +340,10 @@ impl Environment {
         engine.set_gravity(config.gravity);
         let pool = WorkerPool::new(config.workers)
             .map_err(|e| SsxError::Config(format!("cannot start worker threads: {e}")))?;
-        let workers = pool.workers();
         let pacer = Pacer::new(config.mode, config.timestep, config.late_policy);
         let mut env = Environment {
-            sensor_shards: (0..workers).map(|_| Shard::default()).collect(),
-            driver_shards: (0..workers).map(|_| Shard::default()).collect(),
+            sensor_shards: Vec::new(),
+            driver_shards: Vec::new(),
             reading_index: vec![None; artifacts.len()],
             engine,
             render,
@@ -439,7 +446,9 @@ impl Environment {
             .filter(|&i| !artifacts[i].sensors.is_empty())
             .collect();
         let mut it = with_sensors.into_iter();
-        for (k, len) in split_evenly(it.len(), workers).enumerate() {
+        let runs = split_evenly(it.len(), workers);
+        self.sensor_shards = runs.iter().map(|_| Shard::default()).collect();
+        for (k, &len) in runs.iter().enumerate() {
             for ai in it.by_ref().take(len) {
                 let art = &artifacts[ai];
                 let mut sensors = Vec::with_capacity(art.sensors.len());
@@ -470,7 +479,9 @@ impl Environment {
             .filter(|&i| artifacts[i].driver.is_some())
             .collect();
         let mut it = with_driver.into_iter();
-        for (k, len) in split_evenly(it.len(), workers).enumerate() {
+        let runs = split_evenly(it.len(), workers);
+        self.driver_shards = runs.iter().map(|_| Shard::default()).collect();
+        for (k, &len) in runs.iter().enumerate() {
             for ai in it.by_ref().take(len) {
                 let art = &artifacts[ai];
                 let d = art.driver.as_ref().expect("filtered on driver");

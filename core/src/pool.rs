@@ -16,9 +16,14 @@ use crossbeam::utils::CachePadded;
 
 type Job<'a> = dyn Fn(usize) + Sync + 'a;
 
+/// Participants are packed into 16 bits of the state word.
+const MAX_WORKERS: usize = 1 << 12;
+const PARTICIPANT_BITS: u32 = 16;
+
 struct Shared {
-    /// Bumped once per phase; workers run the job when they see it change.
-    epoch: CachePadded<AtomicU64>,
+    /// `epoch << 16 | participants`, in one atomic so a worker always reads a consistent pair:
+    /// the epoch is bumped once per job; workers `0..participants` take part in it.
+    state: CachePadded<AtomicU64>,
     /// Points at a `&Job` on the caller's stack, valid while `remaining > 0`.
     job: AtomicPtr<()>,
     /// Spawned workers still running the current job.
@@ -58,10 +63,10 @@ impl WorkerPool {
 
     /// As [`WorkerPool::new`], spinning up to `spin` before parking when idle.
     pub fn with_spin(workers: usize, spin: Duration) -> std::io::Result<Self> {
-        let workers = workers.max(1);
+        let workers = workers.clamp(1, MAX_WORKERS);
         let caller = Parker::new();
         let shared = Arc::new(Shared {
-            epoch: CachePadded::new(AtomicU64::new(0)),
+            state: CachePadded::new(AtomicU64::new(0)),
             job: AtomicPtr::new(std::ptr::null_mut()),
             remaining: CachePadded::new(AtomicUsize::new(0)),
             shutdown: AtomicBool::new(false),
@@ -94,10 +99,11 @@ impl WorkerPool {
     /// The worker threads' OS ids are not exposed; this runs `f(k)` once on every worker `k`
     /// (e.g. to set thread priority or affinity) and returns when all are done.
     pub fn broadcast(&self, f: &(dyn Fn(usize) + Sync)) {
-        self.run(f);
+        self.run(f, self.workers());
     }
 
     /// Runs `f(k, &mut parts[k])` on worker `k` for every part, and returns when all are done.
+    /// Only the workers that get a part are woken.
     ///
     /// # Panics
     /// If `parts` has more elements than the pool has workers, or if `f` panicked on any
@@ -116,27 +122,31 @@ impl WorkerPool {
                 f(k, part);
             }
         };
-        self.run(&job);
+        self.run(&job, len);
     }
 
-    fn run(&self, job: &Job<'_>) {
-        if self.workers.is_empty() {
+    fn run(&self, job: &Job<'_>, participants: usize) {
+        let helpers = participants.saturating_sub(1).min(self.workers.len());
+        if helpers == 0 {
             job(0);
             return;
         }
         let shared = &*self.shared;
-        // Publish a pointer to the (fat) job reference, which lives on this stack frame. Workers
-        // only dereference it between the epoch bump below and their decrement of `remaining`,
-        // and this function does not return before `remaining` is back to zero.
+        // Publish a pointer to the (fat) job reference, which lives on this stack frame.
+        // Participating workers only dereference it between the state store below and their
+        // decrement of `remaining`, and this function does not return before `remaining` is
+        // back to zero; so no new job can be published while one of them still reads it.
         let job_ref: &Job<'_> = job;
         shared
             .job
             .store(&job_ref as *const &Job<'_> as *mut (), Ordering::Relaxed);
-        shared
-            .remaining
-            .store(self.workers.len(), Ordering::Relaxed);
-        shared.epoch.fetch_add(1, Ordering::Release);
-        for (unparker, _) in &self.workers {
+        shared.remaining.store(helpers, Ordering::Relaxed);
+        let epoch = (shared.state.load(Ordering::Relaxed) >> PARTICIPANT_BITS) + 1;
+        shared.state.store(
+            epoch << PARTICIPANT_BITS | (helpers as u64 + 1),
+            Ordering::Release,
+        );
+        for (unparker, _) in &self.workers[..helpers] {
             unparker.unpark();
         }
         let mine = catch_unwind(AssertUnwindSafe(|| job(0)));
@@ -162,24 +172,31 @@ fn worker_loop(k: usize, shared: &Shared, parker: &Parker) {
     let mut seen = 0u64;
     loop {
         let spin_until = Instant::now() + shared.spin;
-        loop {
+        let participants = loop {
             if shared.shutdown.load(Ordering::Acquire) {
                 return;
             }
-            let epoch = shared.epoch.load(Ordering::Acquire);
+            let state = shared.state.load(Ordering::Acquire);
+            let epoch = state >> PARTICIPANT_BITS;
             if epoch != seen {
                 seen = epoch;
-                break;
+                break (state & ((1 << PARTICIPANT_BITS) - 1)) as usize;
             }
             if Instant::now() < spin_until {
                 std::hint::spin_loop();
             } else {
                 parker.park();
             }
+        };
+        if k >= participants {
+            // Not part of this job (it saw the epoch while spinning): the caller does not wait
+            // for it, and the job pointer may already be gone.
+            continue;
         }
         let ptr = shared.job.load(Ordering::Relaxed) as *const &Job<'_>;
-        // SAFETY: the caller stored a pointer to a live `&Job` before bumping the epoch
-        // (Release/Acquire above), and keeps it alive until we decrement `remaining`.
+        // SAFETY: we participate in this epoch, so the caller stored a pointer to a live `&Job`
+        // before publishing it (Release/Acquire on `state`) and keeps it alive, and publishes
+        // no other, until we decrement `remaining`.
         let job: &Job<'_> = unsafe { *ptr };
         if catch_unwind(AssertUnwindSafe(|| job(k))).is_err() {
             shared.panicked.store(true, Ordering::Release);
@@ -240,9 +257,13 @@ mod tests {
     #[test]
     fn fewer_parts_than_workers_is_fine() {
         let pool = WorkerPool::new(4).unwrap();
-        let mut parts = vec![1u32];
-        pool.for_each_mut(&mut parts, &|_, p| *p *= 7);
-        assert_eq!(parts, vec![7]);
+        for n in [1usize, 2, 3, 4, 1, 4, 2] {
+            let mut parts = vec![1u32; n];
+            for _ in 0..50 {
+                pool.for_each_mut(&mut parts, &|_, p| *p += 1);
+            }
+            assert_eq!(parts, vec![51; n]);
+        }
     }
 
     #[test]
