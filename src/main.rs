@@ -1,5 +1,11 @@
 //! ssxd: the ssx daemon. A thin command line over ssx-core; see README.md.
 
+// Rapier allocates small per-body data; after a scene is loaded the system allocator hands it
+// out scattered over a fragmented heap, which made stepping 10,000 bodies up to 2x slower.
+// mimalloc's size-segregated pages keep it together.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;

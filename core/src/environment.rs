@@ -286,6 +286,9 @@ pub struct Environment {
     pacer: Pacer,
     stats: Stats,
     misses: MissReporter,
+    late_wakeups: MissReporter,
+    /// A wait that returns later than this after its deadline is reported as a late wake-up.
+    wake_tolerance: Duration,
     steps: u64,
     started_at: Option<Duration>,
     last_step_end: Duration,
@@ -341,6 +344,7 @@ impl Environment {
         let pool = WorkerPool::new(config.workers)
             .map_err(|e| SsxError::Config(format!("cannot start worker threads: {e}")))?;
         let pacer = Pacer::new(config.mode, config.timestep, config.late_policy);
+        let wake_tolerance = pacer.period() / 10;
         let mut env = Environment {
             sensor_shards: Vec::new(),
             driver_shards: Vec::new(),
@@ -355,6 +359,8 @@ impl Environment {
             pacer,
             stats: Stats::new(),
             misses: MissReporter::new(Duration::from_secs(1)),
+            late_wakeups: MissReporter::new(Duration::from_secs(1)),
+            wake_tolerance,
             steps: 0,
             started_at: None,
             last_step_end: Duration::ZERO,
@@ -609,8 +615,27 @@ impl Environment {
             PaceOutcome::Missed { lateness } => (Some(lateness), true),
             PaceOutcome::Unpaced => (None, false),
         };
-        self.stats.record(&times, lateness, missed);
+        // Compute was on time but the wait itself returned late: the machine or the scheduler
+        // stalled. Not a deadline miss by definition, but the next step starts late all the
+        // same, so it is counted and reported too.
+        let late_wakeup = !missed && lateness.is_some_and(|l| l > self.wake_tolerance);
+        self.stats.record(&times, lateness, missed, late_wakeup);
         self.last_step_end = clock.now();
+        let woke = match (late_wakeup, lateness) {
+            (true, Some(late)) => {
+                let stall = Miss {
+                    step: self.steps,
+                    lateness: late,
+                    times,
+                    slowest_artifact: None,
+                };
+                self.late_wakeups.on_miss(self.last_step_end, stall)
+            }
+            _ => self.late_wakeups.poll(self.last_step_end),
+        };
+        if let Some(r) = woke {
+            self.log_late_wakeups(&r);
+        }
         let report = if let (true, Some(late)) = (missed, lateness) {
             let slowest_artifact = match times.slowest().0 {
                 "sensors" => slow_sensor,
@@ -654,6 +679,27 @@ impl Environment {
             tracing::error!("{fault}; it is disabled, the simulation goes on");
         }
         Ok(())
+    }
+
+    fn log_late_wakeups(&self, r: &MissReport) {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let more = if r.count > 1 {
+            format!(
+                "; {} late wake-ups since the last report, worst {:.3} ms",
+                r.count,
+                ms(r.worst)
+            )
+        } else {
+            String::new()
+        };
+        tracing::warn!(
+            target: "ssx::deadline",
+            "late wake-up after step {}: the wait returned {:.3} ms after the deadline (compute was {:.3} ms, on time): the machine or the scheduler stalled{}",
+            r.first.step,
+            ms(r.first.lateness),
+            ms(r.first.times.total),
+            more
+        );
     }
 
     fn log_misses(&self, r: &MissReport) {
@@ -722,6 +768,9 @@ impl Environment {
         }
         if let Some(r) = self.misses.flush() {
             self.log_misses(&r);
+        }
+        if let Some(r) = self.late_wakeups.flush() {
+            self.log_late_wakeups(&r);
         }
         Ok(())
     }

@@ -118,6 +118,9 @@ pub struct StatsSummary {
     pub lateness_us: Percentiles,
     /// Compute time of each phase (µs).
     pub phase_time_us: PhasePercentiles,
+    /// Steps whose compute was on time but whose wait returned more than a tenth of a period
+    /// after the deadline (the machine or the scheduler stalled).
+    pub late_wakeups: u64,
     /// Plugins disabled after a failure.
     pub plugin_faults: u64,
 }
@@ -156,7 +159,7 @@ impl StatsSummary {
         let factor = self.rt_factor.map(|f| format!(" x{f}")).unwrap_or_default();
         format!(
             "ssx run summary\n  steps {} of {} s = {:.3} s simulated in {:.3} s wall ({}{}, achieved x{:.2}, {} workers)\n  \
-             deadline misses {} ({:.3}% of steps, {} bursts), max lateness {:.1} us\n  \
+             deadline misses {} ({:.3}% of steps, {} bursts), late wake-ups {}, max lateness {:.1} us\n  \
              step time (us)   {}\n  lateness (us)    {}\n  physics (us)     {}\n  sensors (us)     {}\n  drivers (us)     {}\n  plugin faults {}",
             self.steps,
             self.timestep_s,
@@ -173,6 +176,7 @@ impl StatsSummary {
                 0.0
             },
             self.miss_bursts,
+            self.late_wakeups,
             self.max_lateness_us,
             p(&self.step_time_us),
             p(&self.lateness_us),
@@ -196,6 +200,7 @@ pub struct Stats {
     bursts: u64,
     in_burst: bool,
     max_lateness: Duration,
+    late_wakeups: u64,
     plugin_faults: u64,
 }
 
@@ -219,12 +224,21 @@ impl Stats {
             bursts: 0,
             in_burst: false,
             max_lateness: Duration::ZERO,
+            late_wakeups: 0,
             plugin_faults: 0,
         }
     }
 
-    /// Records one step: its phase times, its lateness (None in fast mode), whether it missed.
-    pub fn record(&mut self, times: &PhaseTimes, lateness: Option<Duration>, missed: bool) {
+    /// Records one step: its phase times, its lateness (None in fast mode), whether it missed
+    /// its deadline, and whether its wait returned late.
+    pub fn record(
+        &mut self,
+        times: &PhaseTimes,
+        lateness: Option<Duration>,
+        missed: bool,
+        late_wakeup: bool,
+    ) {
+        self.late_wakeups += u64::from(late_wakeup);
         let ns = |d: Duration| (d.as_nanos() as u64).max(1);
         self.step.saturating_record(ns(times.total));
         self.physics.saturating_record(ns(times.physics));
@@ -295,6 +309,7 @@ impl Stats {
                 sensors: Percentiles::of(&self.sensors),
                 drivers: Percentiles::of(&self.drivers),
             },
+            late_wakeups: self.late_wakeups,
             plugin_faults: self.plugin_faults,
         }
     }
@@ -419,6 +434,7 @@ mod tests {
                 &t,
                 Some(Duration::from_micros(if missed { 50 } else { 2 })),
                 missed,
+                false,
             );
         }
         let sum = s.summary(

@@ -537,3 +537,47 @@ fn the_loop_on_a_virtual_clock_counts_misses_and_catches_up() {
     );
     assert!((s.phase_time_us.drivers.p50 - 400.0).abs() < 1.0);
 }
+
+#[test]
+fn waits_that_return_late_are_counted_as_late_wakeups_not_misses() {
+    let ws = Workspace::new();
+    ws.write(
+        "b.json",
+        r#"{ "bodies": [ { "name": "b", "kind": "static", "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
+             "driver": { "plugin": "burner" } }"#,
+    );
+    let scene = ws.write(
+        "s.json",
+        r#"{ "timestep": 0.001, "artifacts": [ { "name": "b", "artifact": "b.json" } ] }"#,
+    );
+    for (oversleep_us, expected) in [(50u64, 0u64), (300, 20)] {
+        let clock = VirtualClock::new();
+        clock.set_oversleep(Duration::from_micros(oversleep_us));
+        let mut reg = registry();
+        let c = clock.clone();
+        reg.add_driver("burner", move |_, _| {
+            Ok(Box::new(Burner {
+                clock: c.clone(),
+                script: vec![],
+            }))
+        });
+        let mut env = build_with(
+            &scene,
+            &reg,
+            1,
+            Mode::Realtime { factor: 1.0 },
+            true,
+            Arc::new(clock),
+        )
+        .unwrap();
+        step_n(&mut env, 20);
+        let s = env.summary();
+        // The tolerance is a tenth of the 1 ms period.
+        assert_eq!(
+            (s.late_wakeups, s.deadline_misses),
+            (expected, 0),
+            "oversleep {oversleep_us} us"
+        );
+        assert_eq!(s.max_lateness_us, oversleep_us as f64);
+    }
+}

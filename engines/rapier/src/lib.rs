@@ -4,6 +4,8 @@
 //! nowhere else. The world is z-up.
 #![warn(missing_docs)]
 
+use std::collections::HashMap;
+
 use rapier3d::math::{Pose as RPose, Rot3, Vec3 as RVec};
 use rapier3d::prelude::*;
 use ssx_core::engine::{
@@ -45,6 +47,10 @@ pub struct RapierEngine {
     /// Bodies that received forces or torques this step; cleared after it so that a command
     /// acts for exactly one step.
     forced: Vec<RigidBodyHandle>,
+    /// One shared shape per distinct shape: a swarm of identical robots points at one
+    /// allocation instead of thousands scattered over the heap (which made stepping 10,000
+    /// bodies built from a scene 1.7x slower than the same bodies built in a tight loop).
+    shapes: HashMap<[u64; 4], SharedShape>,
 }
 
 impl Default for RapierEngine {
@@ -62,10 +68,30 @@ impl RapierEngine {
             world,
             handles: Vec::new(),
             forced: Vec::new(),
+            shapes: HashMap::new(),
         }
     }
 
-    fn shape(shape: &Shape) -> (SharedShape, RPose) {
+    fn shape(&mut self, shape: &Shape) -> (SharedShape, RPose) {
+        let key = match *shape {
+            Shape::Box { half_extents: h } => [0, h.x.to_bits(), h.y.to_bits(), h.z.to_bits()],
+            Shape::Sphere { radius } => [1, radius.to_bits(), 0, 0],
+            Shape::Capsule {
+                radius,
+                half_length,
+            } => [2, radius.to_bits(), half_length.to_bits(), 0],
+            Shape::Cylinder {
+                radius,
+                half_length,
+            } => [3, radius.to_bits(), half_length.to_bits(), 0],
+            Shape::Plane => [4, 0, 0, 0],
+        };
+        let (new, local) = Self::make_shape(shape);
+        let shared = self.shapes.entry(key).or_insert(new).clone();
+        (shared, local)
+    }
+
+    fn make_shape(shape: &Shape) -> (SharedShape, RPose) {
         let f = |x: f64| x as f32;
         match *shape {
             Shape::Box { half_extents: h } => {
@@ -152,7 +178,7 @@ impl PhysicEngine for RapierEngine {
         let handle = self.world.bodies.insert(builder);
         let id = BodyId(self.handles.len() as u32);
         for c in &spec.colliders {
-            let (shape, shape_pose) = Self::shape(&c.shape);
+            let (shape, shape_pose) = self.shape(&c.shape);
             let is_plane = matches!(c.shape, Shape::Plane);
             let collider = ColliderBuilder::new(shape)
                 .position(pose(&c.local_pose) * shape_pose)
@@ -235,13 +261,16 @@ impl PhysicEngine for RapierEngine {
     }
 
     fn read_state(&self, out: &mut [BodyState]) {
-        for (slot, h) in out.iter_mut().zip(&self.handles) {
-            let rb = &self.world.bodies[*h];
-            *slot = BodyState {
-                pose: back_pose(rb.position()),
-                linvel: back_v(rb.linvel()),
-                angvel: back_v(rb.angvel()),
-            };
+        // Walk the body arena in memory order (handle lookups are scattered at 10k bodies); the
+        // user data is the dense body index.
+        for (_, rb) in self.world.bodies.iter() {
+            if let Some(slot) = out.get_mut(rb.user_data as usize) {
+                *slot = BodyState {
+                    pose: back_pose(rb.position()),
+                    linvel: back_v(rb.linvel()),
+                    angvel: back_v(rb.angvel()),
+                };
+            }
         }
     }
 
