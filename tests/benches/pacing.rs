@@ -33,7 +33,7 @@ fn main() {
     );
     println!("spin margin {margin} us, {seconds} s per row");
     println!(
-        "| rate | world | steps | lateness p50 (us) | p99 (us) | p99.9 (us) | max (us) | misses | missed % | step p50 (us) | wall/sim |"
+        "| rate | world | steps | lateness p50 (us) | p99 (us) | p99.9 (us) | max (us) | misses | missed % | late wake-ups | step p50 (us) | wall/sim |"
     );
     println!(
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
