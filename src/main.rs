@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use ssx_artifacts::Scene;
 use ssx_core::{
     Environment, LatePolicy, Mode, MonotonicClock, NullRenderEngine, PluginRegistry, SsxError,
@@ -65,45 +65,48 @@ enum LatePolicyArg {
 #[derive(Subcommand)]
 enum Command {
     /// Run a scene.
-    Run {
-        /// The scene file.
-        scene: PathBuf,
-        /// realtime holds the wall clock (scaled by --rt-factor); fast never waits.
-        #[arg(long, value_enum, default_value_t = ModeArg::Realtime)]
-        mode: ModeArg,
-        /// Simulated seconds per wall second in realtime mode (0.5 = half speed).
-        #[arg(long, conflicts_with = "mode", allow_negative_numbers = true)]
-        rt_factor: Option<f64>,
-        /// Stop after this many steps.
-        #[arg(long, conflicts_with = "duration")]
-        steps: Option<u64>,
-        /// Stop after this many simulated seconds.
-        #[arg(long, allow_negative_numbers = true)]
-        duration: Option<f64>,
-        /// Write the statistics as JSON here at exit (atomically).
-        #[arg(long)]
-        stats_json: Option<PathBuf>,
-        /// Worker threads, the stepping thread included (default: available cores).
-        #[arg(long)]
-        workers: Option<usize>,
-        /// No status line.
-        #[arg(long)]
-        quiet: bool,
-        /// Stop the run (exit status 1) when a plugin fails instead of disabling it.
-        #[arg(long)]
-        strict: bool,
-        /// What a late step does to the schedule.
-        #[arg(long, value_enum, default_value_t = LatePolicyArg::CatchUp)]
-        late_policy: LatePolicyArg,
-        /// The pacer sleeps natively until this many microseconds before a deadline, then spins.
-        #[arg(long, default_value_t = 500)]
-        spin_margin_us: u64,
-    },
+    Run(RunArgs),
     /// Check a scene and everything it loads, without running it.
     Check {
         /// The scene file.
         scene: PathBuf,
     },
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// The scene file.
+    scene: PathBuf,
+    /// realtime holds the wall clock (scaled by --rt-factor); fast never waits.
+    #[arg(long, value_enum, default_value_t = ModeArg::Realtime)]
+    mode: ModeArg,
+    /// Simulated seconds per wall second in realtime mode (0.5 = half speed).
+    #[arg(long, conflicts_with = "mode", allow_negative_numbers = true)]
+    rt_factor: Option<f64>,
+    /// Stop after this many steps.
+    #[arg(long, conflicts_with = "duration")]
+    steps: Option<u64>,
+    /// Stop after this many simulated seconds.
+    #[arg(long, allow_negative_numbers = true)]
+    duration: Option<f64>,
+    /// Write the statistics as JSON here at exit (atomically).
+    #[arg(long)]
+    stats_json: Option<PathBuf>,
+    /// Worker threads, the stepping thread included (default: available cores).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// No status line.
+    #[arg(long)]
+    quiet: bool,
+    /// Stop the run (exit status 1) when a plugin fails instead of disabling it.
+    #[arg(long)]
+    strict: bool,
+    /// What a late step does to the schedule.
+    #[arg(long, value_enum, default_value_t = LatePolicyArg::CatchUp)]
+    late_policy: LatePolicyArg,
+    /// The pacer sleeps natively until this many microseconds before a deadline, then spins.
+    #[arg(long, default_value_t = 500)]
+    spin_margin_us: u64,
 }
 
 fn registry() -> PluginRegistry {
@@ -131,38 +134,9 @@ fn main() -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(EXIT_BAD_INPUT);
     }
-    let result = match cli.command {
-        Command::Check { scene } => check(&scene),
-        Command::Run {
-            scene,
-            mode,
-            rt_factor,
-            steps,
-            duration,
-            stats_json,
-            workers,
-            quiet,
-            strict,
-            late_policy,
-            spin_margin_us,
-        } => {
-            let opts = RunOptions {
-                mode,
-                rt_factor,
-                steps,
-                duration,
-                stats_json,
-                workers,
-                quiet,
-                strict,
-                late_policy: match late_policy {
-                    LatePolicyArg::CatchUp => LatePolicy::CatchUp,
-                    LatePolicyArg::Reanchor => LatePolicy::Reanchor,
-                },
-                spin_margin: Duration::from_micros(spin_margin_us),
-            };
-            run(&scene, &opts)
-        }
+    let result = match &cli.command {
+        Command::Check { scene } => check(scene),
+        Command::Run(args) => run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -210,19 +184,6 @@ fn check(path: &Path) -> Result<(), SsxError> {
     Ok(())
 }
 
-struct RunOptions {
-    mode: ModeArg,
-    rt_factor: Option<f64>,
-    steps: Option<u64>,
-    duration: Option<f64>,
-    stats_json: Option<PathBuf>,
-    workers: Option<usize>,
-    quiet: bool,
-    strict: bool,
-    late_policy: LatePolicy,
-    spin_margin: Duration,
-}
-
 /// Checks that the stats file can be written before running, so a long run is not lost at the
 /// end for a typo in a directory name.
 fn check_output_path(path: &Path) -> Result<(), SsxError> {
@@ -246,7 +207,8 @@ fn check_output_path(path: &Path) -> Result<(), SsxError> {
     Ok(())
 }
 
-fn run(path: &Path, o: &RunOptions) -> Result<(), SsxError> {
+fn run(o: &RunArgs) -> Result<(), SsxError> {
+    let path = o.scene.as_path();
     let mode = match (o.mode, o.rt_factor) {
         (ModeArg::Fast, _) => Mode::Fast,
         (ModeArg::Realtime, None) => Mode::Realtime { factor: 1.0 },
@@ -293,14 +255,18 @@ fn run(path: &Path, o: &RunOptions) -> Result<(), SsxError> {
         .map_err(|e| SsxError::Config(format!("cannot install signal handlers: {e}")))?;
     }
 
-    let config = scene.config(workers, mode, o.late_policy, o.strict);
+    let late_policy = match o.late_policy {
+        LatePolicyArg::CatchUp => LatePolicy::CatchUp,
+        LatePolicyArg::Reanchor => LatePolicy::Reanchor,
+    };
+    let config = scene.config(workers, mode, late_policy, o.strict);
     let mut env = Environment::build(
         config,
         &registry,
         &scene.extensions,
         &scene.artifacts,
         Box::new(NullRenderEngine::default()),
-        Arc::new(MonotonicClock::new(o.spin_margin)),
+        Arc::new(MonotonicClock::new(Duration::from_micros(o.spin_margin_us))),
     )?;
     tracing::info!(
         "running scene '{}': {} artifacts, {} bodies, timestep {} s, {} mode{}, {} workers{}",

@@ -683,15 +683,7 @@ impl Environment {
 
     fn log_late_wakeups(&self, r: &MissReport) {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        let more = if r.count > 1 {
-            format!(
-                "; {} late wake-ups since the last report, worst {:.3} ms",
-                r.count,
-                ms(r.worst)
-            )
-        } else {
-            String::new()
-        };
+        let more = r.since_last("late wake-ups", "");
         tracing::warn!(
             target: "ssx::deadline",
             "late wake-up after step {}: the wait returned {:.3} ms after the deadline (compute was {:.3} ms, on time): the machine or the scheduler stalled{}",
@@ -717,15 +709,7 @@ impl Environment {
                 )
             })
             .unwrap_or_default();
-        let more = if r.count > 1 {
-            format!(
-                "; {} misses since the last report, worst {:.3} ms late",
-                r.count,
-                ms(r.worst)
-            )
-        } else {
-            String::new()
-        };
+        let more = r.since_last("misses", " late");
         tracing::warn!(
             target: "ssx::deadline",
             "deadline missed at step {}: {:.3} ms late, compute {:.3} ms (physics {:.3}, sensors {:.3}, drivers {:.3}); slowest phase {} {:.3} ms{}{}",

@@ -339,6 +339,22 @@ pub struct MissReport {
     pub worst: Duration,
 }
 
+impl MissReport {
+    /// `"; N <what> since the last report, worst X ms<suffix>"` when the report stands for more
+    /// than one event, else empty.
+    pub fn since_last(&self, what: &str, suffix: &str) -> String {
+        if self.count > 1 {
+            format!(
+                "; {} {what} since the last report, worst {:.3} ms{suffix}",
+                self.count,
+                self.worst.as_secs_f64() * 1e3
+            )
+        } else {
+            String::new()
+        }
+    }
+}
+
 /// Rate limiter for deadline warnings: at most one report per `interval`, each carrying the
 /// count and the worst lateness of the misses it stands for. Never one line per step.
 #[derive(Debug)]

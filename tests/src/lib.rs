@@ -78,16 +78,20 @@ pub fn build_with(
     )
 }
 
-/// Loads and builds a scene in fast mode with `workers`.
+/// Loads and builds a scene in fast mode with `workers` and the plugins of `registry`.
+pub fn build_fast_with(
+    scene: &Path,
+    registry: &PluginRegistry,
+    workers: usize,
+    strict: bool,
+) -> Result<Environment, SsxError> {
+    let clock = Arc::new(MonotonicClock::new(std::time::Duration::ZERO));
+    build_with(scene, registry, workers, Mode::Fast, strict, clock)
+}
+
+/// Loads and builds a scene in fast mode with `workers` and the standard plugins.
 pub fn build_fast(scene: &Path, workers: usize) -> Result<Environment, SsxError> {
-    build_with(
-        scene,
-        &registry(),
-        workers,
-        Mode::Fast,
-        false,
-        Arc::new(MonotonicClock::new(std::time::Duration::ZERO)),
-    )
+    build_fast_with(scene, &registry(), workers, false)
 }
 
 /// Steps `n` times, failing the test on error.

@@ -9,10 +9,8 @@ use ssx_core::math::Vec3;
 use ssx_core::plugin::{
     CommandBuffer, DriverContext, ExtensionInit, PluginInit, Reading, SensorContext,
 };
-use ssx_core::{
-    Clock, Driver, Mode, MonotonicClock, Sensor, SimulationExtension, SsxError, VirtualClock, World,
-};
-use ssx_tests::{Workspace, build_fast, build_with, registry, repo_root, step_n};
+use ssx_core::{Clock, Driver, Mode, Sensor, SimulationExtension, SsxError, VirtualClock, World};
+use ssx_tests::{Workspace, build_fast, build_fast_with, build_with, registry, repo_root, step_n};
 
 fn bits(env: &ssx_core::Environment) -> Vec<u64> {
     env.states()
@@ -157,15 +155,7 @@ fn a_driver_reads_another_artifacts_sensor_from_the_same_step() {
     });
     for workers in [1, 2] {
         seen.lock().unwrap().clear();
-        let mut env = build_with(
-            &scene,
-            &reg,
-            workers,
-            Mode::Fast,
-            true,
-            Arc::new(MonotonicClock::new(Duration::ZERO)),
-        )
-        .unwrap();
+        let mut env = build_fast_with(&scene, &reg, workers, true).unwrap();
         step_n(&mut env, 400);
         let seen = seen.lock().unwrap();
         assert_eq!(seen.len(), 400);
@@ -237,15 +227,7 @@ fn faulty_registry() -> ssx_core::PluginRegistry {
 fn a_panicking_driver_and_a_failing_sensor_are_disabled_and_the_simulation_goes_on() {
     let ws = Workspace::new();
     let scene = faulty_scene(&ws);
-    let mut env = build_with(
-        &scene,
-        &faulty_registry(),
-        2,
-        Mode::Fast,
-        false,
-        Arc::new(MonotonicClock::new(Duration::ZERO)),
-    )
-    .unwrap();
+    let mut env = build_fast_with(&scene, &faulty_registry(), 2, false).unwrap();
     step_n(&mut env, 300);
     assert_eq!(env.driver_enabled("bad"), Some(false));
     assert_eq!(env.driver_enabled("good"), Some(true));
@@ -261,15 +243,7 @@ fn a_panicking_driver_and_a_failing_sensor_are_disabled_and_the_simulation_goes_
 fn strict_mode_stops_at_the_first_failure_naming_the_artifact() {
     let ws = Workspace::new();
     let scene = faulty_scene(&ws);
-    let mut env = build_with(
-        &scene,
-        &faulty_registry(),
-        2,
-        Mode::Fast,
-        true,
-        Arc::new(MonotonicClock::new(Duration::ZERO)),
-    )
-    .unwrap();
+    let mut env = build_fast_with(&scene, &faulty_registry(), 2, true).unwrap();
     let mut err = None;
     for _ in 0..10 {
         if let Err(e) = env.step() {
@@ -400,15 +374,7 @@ fn extensions_start_first_and_stop_last_and_serve_drivers_by_name() {
             log: Arc::clone(&l2),
         }))
     });
-    let mut env = build_with(
-        &scene,
-        &reg,
-        2,
-        Mode::Fast,
-        true,
-        Arc::new(MonotonicClock::new(Duration::ZERO)),
-    )
-    .unwrap();
+    let mut env = build_fast_with(&scene, &reg, 2, true).unwrap();
     step_n(&mut env, 10);
     drop(env);
     let log = log.lock().unwrap().clone();
@@ -449,16 +415,7 @@ fn a_failed_build_still_shuts_the_extensions_down() {
             calls: Default::default(),
         }))
     });
-    let err = build_with(
-        &scene,
-        &reg,
-        1,
-        Mode::Fast,
-        true,
-        Arc::new(MonotonicClock::new(Duration::ZERO)),
-    )
-    .err()
-    .unwrap();
+    let err = build_fast_with(&scene, &reg, 1, true).err().unwrap();
     assert!(
         err.to_string()
             .contains("'kp' must be a positive number, got 0"),
