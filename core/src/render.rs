@@ -24,6 +24,8 @@ pub trait RenderEngine: Send {
     fn add_node(&mut self, node: RenderNode) -> usize;
     /// Shows the world as it is after a step.
     fn sync(&mut self, step: u64, bodies: &[BodyState]);
+    /// The backend as `Any`, to reach its concrete type (e.g. in tests and tools).
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// A backend that draws nothing: headless runs and benchmarks.
@@ -54,5 +56,8 @@ impl RenderEngine for NullRenderEngine {
     }
     fn sync(&mut self, step: u64, _bodies: &[BodyState]) {
         self.last_synced_step = Some(step);
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }

@@ -184,7 +184,13 @@ fn a_failing_driver_is_disabled_or_in_strict_mode_stops_the_run() {
 }
 
 #[test]
-fn sigint_stops_cleanly_at_a_step_boundary_and_writes_the_stats() {
+fn sigint_and_sigterm_stop_cleanly_at_a_step_boundary_and_write_the_stats() {
+    for signal in ["-INT", "-TERM"] {
+        stops_cleanly_on(signal);
+    }
+}
+
+fn stops_cleanly_on(signal: &str) {
     let ws = Workspace::new();
     let stats = ws.path().join("s.json");
     let mut child = Command::new(ssxd())

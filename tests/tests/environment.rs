@@ -538,3 +538,97 @@ fn waits_that_return_late_are_counted_as_late_wakeups_not_misses() {
         assert_eq!(s.max_lateness_us, oversleep_us as f64);
     }
 }
+
+/// Measures its own height above whatever is below it, by a ray cast from the worker thread.
+struct Altimeter;
+
+impl Sensor for Altimeter {
+    fn sense(&mut self, ctx: &SensorContext<'_>, out: &mut Reading) -> Result<(), String> {
+        let me = ctx.world.body(ctx.info().body(0).ok_or("no body")?);
+        let origin = ssx_core::math::Point3::from(me.pose.translation.vector);
+        let hit = ctx
+            .world
+            .cast_ray(origin, Vec3::new(0.0, 0.0, -1.0), 100.0, Some(ctx.artifact))
+            .ok_or("nothing below")?;
+        let mut near = Vec::new();
+        ctx.world.bodies_within(origin, 0.3, &mut near);
+        out.set(&[hit.distance, near.len() as f64]);
+        Ok(())
+    }
+}
+
+#[test]
+fn sensors_on_several_workers_query_the_world_concurrently() {
+    let ws = Workspace::new();
+    let lib = repo_root().join("artifacts/library");
+    ws.write(
+        "probe.json",
+        r#"{ "bodies": [ { "name": "b", "kind": "kinematic", "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
+             "sensors": [ { "name": "alt", "plugin": "altimeter" } ] }"#,
+    );
+    let scene = ws.write(
+        "s.json",
+        &format!(
+            r#"{{ "timestep": 0.01, "artifacts": [ {{ "name": "ground", "artifact": "{}/ground.json" }},
+                {{ "name": "p", "artifact": "probe.json", "pose": {{ "position": [0, 0, 0.5] }},
+                   "replicate": {{ "random": {{ "count": 64, "min": [-20, -20, 0.5], "max": [20, 20, 9] }} }} }} ] }}"#,
+            lib.display()
+        ),
+    );
+    let mut reg = registry();
+    reg.add_sensor("altimeter", |_, _| Ok(Box::new(Altimeter)));
+    let mut env = build_fast_with(&scene, &reg, 2, true).unwrap();
+    step_n(&mut env, 3);
+    for i in 0..64 {
+        let name = format!("p_{i}");
+        let z = env.states()[env.artifact(&name).unwrap().bodies.start as usize]
+            .pose
+            .translation
+            .z;
+        let r = env.reading(&name, "alt").unwrap();
+        assert!(
+            (r.values()[0] - z).abs() < 1e-4,
+            "{name}: ray says {} m, body at z = {z}",
+            r.values()[0]
+        );
+        // Within 0.3 m: only itself, and the ground for the probes lower than 0.3 m (none).
+        assert_eq!(r.values()[1], 1.0, "{name}");
+    }
+}
+
+#[test]
+fn render_nodes_mirror_the_colliders_of_every_body() {
+    let scene = repo_root().join("artifacts/scenes/quickstart.json");
+    let s = ssx_artifacts::Scene::load(&scene, &registry()).unwrap();
+    let colliders: usize = s
+        .artifacts
+        .iter()
+        .flat_map(|a| &a.bodies)
+        .map(|(_, b)| b.colliders.len())
+        .sum();
+    let mut env = build_fast(&scene, 1).unwrap();
+    step_n(&mut env, 3);
+    let render = env
+        .render()
+        .as_any()
+        .downcast_ref::<ssx_core::NullRenderEngine>()
+        .unwrap();
+    assert_eq!(render.nodes().len(), colliders);
+    assert_eq!(render.last_synced_step(), Some(3));
+    // The drone's frame: a 0.5 x 0.5 x 0.1 box in the drone's colour, on the drone's body.
+    let drone = env.artifact("drone").unwrap().bodies.start;
+    let nodes: Vec<_> = render
+        .nodes()
+        .iter()
+        .filter(|n| n.body.0 == drone)
+        .collect();
+    assert_eq!(nodes.len(), 1);
+    assert_eq!(nodes[0].color, [0.2, 0.4, 0.9, 1.0]);
+    assert!(
+        matches!(nodes[0].shape, ssx_core::Shape::Box { half_extents } if (half_extents - Vec3::new(0.25, 0.25, 0.05)).norm() < 1e-12)
+    );
+    // The pendulum's bob is on the pendulum's second body.
+    let bob = env.artifact("pendulum").unwrap().bodies.start + 1;
+    assert!(render.nodes().iter().any(|n| n.body.0 == bob
+        && matches!(n.shape, ssx_core::Shape::Sphere { radius } if radius == 0.05)));
+}
