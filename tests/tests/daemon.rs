@@ -220,7 +220,7 @@ fn stops_cleanly_on(signal: &str) {
     }
     std::thread::sleep(Duration::from_millis(300));
     let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
