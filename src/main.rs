@@ -71,6 +71,12 @@ enum Command {
         /// The scene file.
         scene: PathBuf,
     },
+    /// List the plugins a library exports, with its ABI version.
+    Plugins {
+        /// The plugin library (a path, or a file name searched in SSX_PLUGIN_PATH and next to
+        /// ssxd).
+        library: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -110,7 +116,7 @@ struct RunArgs {
 }
 
 fn registry() -> PluginRegistry {
-    let mut r = PluginRegistry::with_builtins();
+    let mut r = PluginRegistry::new();
     ssx_engine_rapier::register(&mut r);
     r
 }
@@ -137,6 +143,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Check { scene } => check(scene),
         Command::Run(args) => run(args),
+        Command::Plugins { library } => plugins(library),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -181,6 +188,29 @@ fn check(path: &Path) -> Result<(), SsxError> {
         scene.timestep,
         env.engine().name(),
     );
+    Ok(())
+}
+
+fn plugins(named: &Path) -> Result<(), SsxError> {
+    let bad = |message: String| SsxError::Config(message);
+    let path = if named.is_file() {
+        named.to_path_buf()
+    } else {
+        ssx_core::abi::find_library(named, Path::new(".")).map_err(bad)?
+    };
+    let lib = ssx_core::abi::PluginLibrary::open(&path).map_err(bad)?;
+    println!("library      {}", lib.path().display());
+    println!(
+        "ABI version  {} (this ssxd speaks {})",
+        lib.abi_version(),
+        ssx_sdk::abi::SSX_ABI_VERSION
+    );
+    let list: Vec<_> = lib.plugins().collect();
+    println!("plugins      {}", list.len());
+    let width = list.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    for p in list {
+        println!("  {:<6}  {:<width$}  {}", p.kind, p.name, p.description);
+    }
     Ok(())
 }
 

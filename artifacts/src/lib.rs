@@ -91,6 +91,7 @@ impl Scene {
             names: HashMap::new(),
             extensions: Vec::new(),
             extension_names: HashMap::new(),
+            libraries: Default::default(),
         };
         let top = Rc::new(top);
         loader.scene(&top, &scene)?;
@@ -273,6 +274,25 @@ struct Loader<'r> {
     names: HashMap<String, Origin>,
     extensions: Vec<ExtensionSpec>,
     extension_names: HashMap<String, Origin>,
+    /// Libraries opened to check plugin names (each once).
+    libraries: std::cell::RefCell<ssx_core::abi::PluginLoader>,
+}
+
+/// "unknown driver 'x'", with what would fix it.
+fn unknown_plugin(registry: &PluginRegistry, kind: PluginKind, name: &str) -> String {
+    let known = registry.names(kind);
+    if known.is_empty() {
+        format!(
+            "unknown {k} '{name}': {k}s come from plugin libraries; name one with \"library\"",
+            k = kind.name()
+        )
+    } else {
+        format!(
+            "unknown {} '{name}' (registered in-process: {}; or name a plugin library with \"library\")",
+            kind.name(),
+            known.join(", ")
+        )
+    }
 }
 
 fn canonical(p: &Path) -> PathBuf {
@@ -310,12 +330,7 @@ impl Loader<'_> {
         }
         for (i, e) in scene.extensions.iter().enumerate() {
             let at = format!("extensions[{i}]");
-            self.check_plugin(
-                src,
-                &format!("{at}.plugin"),
-                PluginKind::Extension,
-                &e.plugin,
-            )?;
+            let library = self.check_plugin(src, &at, PluginKind::Extension, &e.plugin, None)?;
             if let Some(first) = self.extension_names.insert(e.name.clone(), src.origin(&at)) {
                 return Err(src.err(
                     &format!("{at}.name"),
@@ -326,6 +341,7 @@ impl Loader<'_> {
                 name: e.name.clone(),
                 plugin: PluginSpec {
                     plugin: e.plugin.clone(),
+                    library,
                     descriptor: e.descriptor.clone(),
                     origin: Some(src.origin(&format!("{at}.descriptor"))),
                 },
@@ -338,24 +354,64 @@ impl Loader<'_> {
         Ok(())
     }
 
+    /// Checks a plugin reference: a built-in name, or a library that can be found and opened
+    /// and that has a plugin of that name and kind. Returns the located library, if any.
     fn check_plugin(
         &self,
         src: &Source,
         at: &str,
         kind: PluginKind,
         name: &str,
-    ) -> Result<(), SsxError> {
-        if self.registry.has(kind, name) {
-            Ok(())
-        } else {
-            Err(src.err(
-                at,
+        library: Option<&Path>,
+    ) -> Result<Option<PathBuf>, SsxError> {
+        let Some(named) = library else {
+            return if self.registry.has(kind, name) {
+                Ok(None)
+            } else {
+                Err(src.err(
+                    &format!("{at}.plugin"),
+                    unknown_plugin(self.registry, kind, name),
+                ))
+            };
+        };
+        let lib_at = format!("{at}.library");
+        if kind == PluginKind::Extension {
+            return Err(src.err(&lib_at, "extensions cannot be loaded from libraries yet"));
+        }
+        let dir = src.path.parent().unwrap_or(Path::new("."));
+        let path = ssx_core::abi::find_library(named, dir).map_err(|m| src.err(&lib_at, m))?;
+        let lib = self
+            .libraries
+            .borrow_mut()
+            .library(&path)
+            .map_err(|m| src.err(&lib_at, m))?;
+        let found = lib.plugins().find(|p| p.name == name);
+        match found {
+            Some(p) if p.kind == kind.name() => Ok(Some(path)),
+            Some(p) => Err(src.err(
+                &format!("{at}.plugin"),
                 format!(
-                    "unknown {} '{name}' (known: {})",
-                    kind.name(),
-                    self.registry.names(kind).join(", ")
+                    "'{name}' in '{}' is a {}, not a {}",
+                    path.display(),
+                    p.kind,
+                    kind.name()
                 ),
-            ))
+            )),
+            None => {
+                let names: Vec<String> = lib
+                    .plugins()
+                    .map(|p| format!("{} {}", p.kind, p.name))
+                    .collect();
+                Err(src.err(
+                    &format!("{at}.plugin"),
+                    format!(
+                        "no {} named '{name}' in '{}' (it has: {})",
+                        kind.name(),
+                        path.display(),
+                        names.join(", ")
+                    ),
+                ))
+            }
         }
     }
 
@@ -833,9 +889,16 @@ impl Loader<'_> {
         let driver = match &a.driver {
             None => None,
             Some(d) => {
-                self.check_plugin(&src, "driver.plugin", PluginKind::Driver, &d.plugin)?;
+                let library = self.check_plugin(
+                    &src,
+                    "driver",
+                    PluginKind::Driver,
+                    &d.plugin,
+                    d.library.as_deref(),
+                )?;
                 Some(PluginSpec {
                     plugin: d.plugin.clone(),
+                    library,
                     descriptor: d.descriptor.clone(),
                     origin: Some(src.origin("driver.descriptor")),
                 })
@@ -853,11 +916,18 @@ impl Loader<'_> {
                     ),
                 ));
             }
-            self.check_plugin(&src, &format!("{at}.plugin"), PluginKind::Sensor, &s.plugin)?;
+            let library = self.check_plugin(
+                &src,
+                &at,
+                PluginKind::Sensor,
+                &s.plugin,
+                s.library.as_deref(),
+            )?;
             sensors.push(SensorSpec {
                 name: s.name.clone(),
                 plugin: PluginSpec {
                     plugin: s.plugin.clone(),
+                    library,
                     descriptor: s.descriptor.clone(),
                     origin: Some(src.origin(&format!("{at}.descriptor"))),
                 },

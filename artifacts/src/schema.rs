@@ -95,8 +95,12 @@ fn zero3() -> [Finite; 3] {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PluginFile {
-    /// Registered plugin name.
+    /// Plugin name (built in, or inside `library`).
     pub plugin: String,
+    /// A plugin library to load it from, found relative to this file, then in
+    /// `SSX_PLUGIN_PATH`, then next to ssxd.
+    #[serde(default)]
+    pub library: Option<PathBuf>,
     /// The descriptor handed to it (any JSON; the plugin checks it).
     #[serde(default = "empty_object")]
     pub descriptor: serde_json::Value,
@@ -112,8 +116,11 @@ fn empty_object() -> serde_json::Value {
 pub struct SensorFile {
     /// Name within the artifact.
     pub name: String,
-    /// Registered plugin name.
+    /// Plugin name (built in, or inside `library`).
     pub plugin: String,
+    /// A plugin library to load it from (see [`PluginFile::library`]).
+    #[serde(default)]
+    pub library: Option<PathBuf>,
     /// The descriptor.
     #[serde(default = "empty_object")]
     pub descriptor: serde_json::Value,

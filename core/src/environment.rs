@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use sync_wrapper::SyncWrapper;
 
+use crate::abi::PluginLoader;
 use crate::clock::Clock;
 use crate::engine::{BodyId, BodySpec, BodyState, JointKind, JointSpec, PhysicEngine, Shape};
 use crate::error::{Origin, PluginFault, SsxError};
@@ -25,8 +26,10 @@ use crate::world::{ArtifactId, ArtifactInfo, Catalog, World};
 /// A plugin to create: its registered name, its JSON descriptor and where that came from.
 #[derive(Clone, Debug)]
 pub struct PluginSpec {
-    /// Registered name (`"hover"`).
+    /// Registered name (`"hover"`), or the name inside `library`.
     pub plugin: String,
+    /// The plugin library (already located) to load it from; `None`: built in.
+    pub library: Option<std::path::PathBuf>,
     /// JSON descriptor handed to the factory.
     pub descriptor: serde_json::Value,
     /// Where the spec is written, for messages.
@@ -275,6 +278,8 @@ pub struct Environment {
     sensor_shards: Vec<Shard<ArtifactSensors>>,
     driver_shards: Vec<Shard<DriverSlot>>,
     reading_index: Vec<Option<(u32, u32)>>,
+    /// Libraries stay loaded while an instance holds them; the loader's own handles go with it.
+    loader: PluginLoader,
     engine: Box<dyn PhysicEngine>,
     render: Box<dyn RenderEngine>,
     pool: WorkerPool,
@@ -349,6 +354,7 @@ impl Environment {
             sensor_shards: Vec::new(),
             driver_shards: Vec::new(),
             reading_index: vec![None; artifacts.len()],
+            loader: PluginLoader::default(),
             engine,
             render,
             pool,
@@ -460,12 +466,20 @@ impl Environment {
                 let mut sensors = Vec::with_capacity(art.sensors.len());
                 for (si, s) in art.sensors.iter().enumerate() {
                     let label = format!("sensor '{}' ({})", s.name, s.plugin.plugin);
-                    let factory = registry
-                        .sensor(&s.plugin.plugin)
-                        .ok_or_else(|| unknown(PluginKind::Sensor, &s.plugin, registry))?;
                     let init = self.plugin_init(art, ai, si as u32 + 1);
-                    let plugin = factory(&s.plugin.descriptor, &init)
-                        .map_err(|m| create_err(art, label.clone(), &s.plugin, m))?;
+                    let plugin = match &s.plugin.library {
+                        Some(lib) => {
+                            self.loader
+                                .sensor(lib, &s.plugin.plugin, &s.plugin.descriptor, &init)
+                        }
+                        None => {
+                            let factory = registry
+                                .sensor(&s.plugin.plugin)
+                                .ok_or_else(|| unknown(PluginKind::Sensor, &s.plugin, registry))?;
+                            factory(&s.plugin.descriptor, &init)
+                        }
+                    }
+                    .map_err(|m| create_err(art, label.clone(), &s.plugin, m))?;
                     sensors.push(SensorSlot {
                         label,
                         plugin: SyncWrapper::new(plugin),
@@ -492,12 +506,17 @@ impl Environment {
                 let art = &artifacts[ai];
                 let d = art.driver.as_ref().expect("filtered on driver");
                 let label = format!("driver '{}'", d.plugin);
-                let factory = registry
-                    .driver(&d.plugin)
-                    .ok_or_else(|| unknown(PluginKind::Driver, d, registry))?;
                 let init = self.plugin_init(art, ai, 0);
-                let plugin = factory(&d.descriptor, &init)
-                    .map_err(|m| create_err(art, label.clone(), d, m))?;
+                let plugin = match &d.library {
+                    Some(lib) => self.loader.driver(lib, &d.plugin, &d.descriptor, &init),
+                    None => {
+                        let factory = registry
+                            .driver(&d.plugin)
+                            .ok_or_else(|| unknown(PluginKind::Driver, d, registry))?;
+                        factory(&d.descriptor, &init)
+                    }
+                }
+                .map_err(|m| create_err(art, label.clone(), d, m))?;
                 let bodies = self.catalog.artifacts[ai].bodies.clone();
                 self.driver_shards[k].items.push(DriverSlot {
                     id: ArtifactId(ai as u32),
@@ -514,6 +533,7 @@ impl Environment {
     fn plugin_init(&self, art: &ArtifactSpec, index: usize, slot: u32) -> PluginInit {
         PluginInit {
             artifact: art.name.clone(),
+            artifact_index: index as u32,
             seed: instance_seed(self.config.seed, index as u32, slot),
             timestep: self.config.timestep,
         }

@@ -9,7 +9,7 @@
 //! Nothing here names a physics library: engines live behind [`PhysicEngine`].
 #![warn(missing_docs)]
 
-pub mod builtin;
+pub mod abi;
 pub mod clock;
 pub mod engine;
 pub mod environment;

@@ -221,6 +221,8 @@ pub trait SimulationExtension: Send + Sync {
 pub struct PluginInit {
     /// Its artifact's name.
     pub artifact: String,
+    /// Its artifact's index in the scene.
+    pub artifact_index: u32,
     /// A seed for repeatable noise, distinct per instance, derived from the scene seed.
     pub seed: u64,
     /// The timestep (s).
@@ -288,12 +290,6 @@ impl PluginRegistry {
     /// An empty registry.
     pub fn new() -> Self {
         Self::default()
-    }
-    /// The registry with ssx's built-in drivers and sensors (see [`crate::builtin`]).
-    pub fn with_builtins() -> Self {
-        let mut r = Self::new();
-        crate::builtin::register(&mut r);
-        r
     }
     /// Registers an engine.
     pub fn add_engine(

@@ -10,9 +10,11 @@ use ssx_core::{
     SsxError,
 };
 
-/// The registry ssxd uses: built-in plugins and the Rapier engine.
+/// The registry ssxd uses (the Rapier engine; plugins come from libraries), after making sure
+/// the workspace's plugin libraries are built.
 pub fn registry() -> PluginRegistry {
-    let mut r = PluginRegistry::with_builtins();
+    rust_plugin_dir();
+    let mut r = PluginRegistry::new();
     ssx_engine_rapier::register(&mut r);
     r
 }
@@ -106,6 +108,7 @@ pub fn ssxd() -> PathBuf {
     // The tests crate does not build the root binary itself; build it once, on demand.
     static ONCE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     ONCE.get_or_init(|| {
+        rust_plugin_dir();
         let root = repo_root();
         let status = std::process::Command::new(env!("CARGO"))
             .args(["build", "--quiet", "--bin", "ssxd"])
@@ -116,6 +119,41 @@ pub fn ssxd() -> PathBuf {
         let target =
             std::env::var_os("CARGO_TARGET_DIR").map_or(root.join("target"), PathBuf::from);
         target.join("debug").join("ssxd")
+    })
+    .clone()
+}
+
+/// A C plugin library built by this crate's build script (`name` without `lib` and `.so`).
+pub fn c_library(name: &str) -> PathBuf {
+    Path::new(env!("OUT_DIR")).join(format!("lib{name}.so"))
+}
+
+/// The directory holding the workspace's Rust plugin libraries (hover, pose, the test
+/// fixtures), built once on demand.
+pub fn rust_plugin_dir() -> PathBuf {
+    static ONCE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ONCE.get_or_init(|| {
+        let root = repo_root();
+        let status = std::process::Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "ssx-driver-hover",
+                "-p",
+                "ssx-driver-velocity",
+                "-p",
+                "ssx-sensor-pose",
+                "-p",
+                "ssx-test-plugins",
+            ])
+            .current_dir(&root)
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building the plugin libraries failed");
+        std::env::var_os("CARGO_TARGET_DIR")
+            .map_or(root.join("target"), PathBuf::from)
+            .join("debug")
     })
     .clone()
 }

@@ -203,7 +203,7 @@ fn unknown_plugin() {
     );
     assert_eq!(
         err,
-        "$DIR/x.json:1:39 (at driver.plugin): unknown driver 'hoover' (known: hover, velocity)"
+        "$DIR/x.json:1:39 (at driver.plugin): unknown driver 'hoover': drivers come from plugin libraries; name one with \"library\""
     );
 }
 

@@ -138,7 +138,7 @@ fn bad_flags_are_refused_before_running() {
 fn bodiless_hover_scene(ws: &Workspace) -> std::path::PathBuf {
     ws.write(
         "nobody.json",
-        r#"{ "driver": { "plugin": "hover", "descriptor": { "height": 1 } } }"#,
+        r#"{ "driver": { "library": "libssx_driver_hover.so", "plugin": "hover", "descriptor": { "height": 1 } } }"#,
     );
     ws.write(
         "s.json",

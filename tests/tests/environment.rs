@@ -264,7 +264,7 @@ fn a_bad_descriptor_names_the_artifact_the_plugin_and_where_it_is() {
     let ws = Workspace::new();
     ws.write(
         "a.json",
-        "{ \"bodies\": [ { \"name\": \"b\", \"mass\": 1.0, \"colliders\": [ { \"shape\": { \"sphere\": { \"radius\": 0.1 } } } ] } ],\n  \"driver\": { \"plugin\": \"hover\", \"descriptor\": { \"hieght\": 2 } } }",
+        "{ \"bodies\": [ { \"name\": \"b\", \"mass\": 1.0, \"colliders\": [ { \"shape\": { \"sphere\": { \"radius\": 0.1 } } } ] } ],\n  \"driver\": { \"library\": \"libssx_driver_hover.so\", \"plugin\": \"hover\", \"descriptor\": { \"hieght\": 2 } } }",
     );
     let scene = ws.write(
         "s.json",
@@ -275,10 +275,10 @@ fn a_bad_descriptor_names_the_artifact_the_plugin_and_where_it_is() {
         Ok(_) => panic!("a bad descriptor must not build"),
     };
     let file = ws.path().join("a.json");
-    assert!(err.starts_with("artifact 'drone': cannot create driver 'hover': invalid descriptor at hieght: unknown field `hieght`"), "{err}");
+    assert!(err.starts_with("artifact 'drone': cannot create driver 'hover': invalid descriptor: unknown field `hieght`, expected one of `height`, `waypoints`, `dwell`, `kp`, `kd`, `max_accel` (descriptor at "), "{err}");
     assert!(
         err.ends_with(&format!(
-            "(descriptor at {}:2:48 (at driver.descriptor))",
+            "(descriptor at {}:2:85 (at driver.descriptor))",
             file.display()
         )),
         "{err}"
@@ -400,7 +400,7 @@ fn a_failed_build_still_shuts_the_extensions_down() {
     ws.write(
         "c.json",
         r#"{ "bodies": [ { "name": "b", "kind": "static", "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
-             "driver": { "plugin": "hover", "descriptor": { "height": -1, "kp": 0 } } }"#,
+             "driver": { "library": "libssx_driver_hover.so", "plugin": "hover", "descriptor": { "height": -1, "kp": 0 } } }"#,
     );
     let scene = ws.write(
         "s.json",

@@ -276,7 +276,7 @@ fn a_kinematic_body_follows_its_commanded_velocity() {
     ws.write(
         "k.json",
         r#"{ "bodies": [ { "name": "k", "kind": "kinematic", "colliders": [ { "shape": { "box": { "size": [1, 1, 1] } } } ] } ],
-             "driver": { "plugin": "velocity", "descriptor": { "linear": [0.5, 0, 0], "angular": [0, 0, 1] } } }"#,
+             "driver": { "library": "libssx_driver_velocity.so", "plugin": "velocity", "descriptor": { "linear": [0.5, 0, 0], "angular": [0, 0, 1] } } }"#,
     );
     let path = scene(
         &ws,

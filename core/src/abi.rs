@@ -1,0 +1,892 @@
+//! The host side of the plugin C ABI (`ssx-sdk`): loading libraries (SSX's ClassLoader), the
+//! table of host functions plugins call, and adapters that make a library's drivers and sensors
+//! ordinary [`Driver`]s and [`Sensor`]s.
+//!
+//! This module and the worker pool are the only places with `unsafe` in the host. Here it is
+//! needed to call into libraries and to let host functions reach the frame of the current call.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::ffi::{CStr, CString, c_char, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ssx_sdk::abi::*;
+
+use crate::engine::BodyId;
+use crate::math::{Point3, Vec3};
+use crate::plugin::{
+    CommandBuffer, Driver, DriverContext, PluginInit, Reading, ReadingSource, Sensor, SensorContext,
+};
+use crate::world::{ArtifactId, World};
+
+/// One plugin a library exports.
+#[derive(Clone, Debug)]
+pub struct PluginInfo {
+    /// `driver` or `sensor`.
+    pub kind: &'static str,
+    /// Name scenes use.
+    pub name: String,
+    /// One line.
+    pub description: String,
+}
+
+/// A loaded plugin library. Instances hold an `Arc` of it, so it is unloaded only after the last
+/// instance has been destroyed.
+pub struct PluginLibrary {
+    path: PathBuf,
+    abi_version: u32,
+    plugins: Vec<(PluginInfo, SsxPluginDesc)>,
+    // Last: dropped (dlclose) after everything above.
+    _lib: libloading::Library,
+}
+
+// SAFETY: the table is immutable static data of the library, and the function pointers in it are
+// callable from any thread per the ABI rules.
+unsafe impl Send for PluginLibrary {}
+unsafe impl Sync for PluginLibrary {}
+
+impl std::fmt::Debug for PluginLibrary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginLibrary")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+fn c_text(p: *const c_char, what: &str) -> Result<String, String> {
+    if p.is_null() {
+        return Err(format!("{what} is null"));
+    }
+    // SAFETY: non-null, NUL-terminated per the ABI; the library stays loaded while we read.
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map(str::to_owned)
+        .map_err(|_| format!("{what} is not UTF-8"))
+}
+
+impl PluginLibrary {
+    /// Opens a library (RTLD_NOW | RTLD_LOCAL) and checks its table: the ABI version and struct
+    /// size first, then each plugin's entry. Messages say what was found against what the host
+    /// expects.
+    pub fn open(path: &Path) -> Result<Arc<Self>, String> {
+        if !path.is_file() {
+            return Err(format!("'{}': no such file", path.display()));
+        }
+        use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
+        // SAFETY: loading runs the library's initialisers; that is the contract of a plugin.
+        let lib: libloading::Library = unsafe { Library::open(Some(path), RTLD_NOW | RTLD_LOCAL) }
+            .map_err(|e| {
+                let why =
+                    std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
+                format!(
+                    "'{}' is not a loadable shared library: {why}",
+                    path.display()
+                )
+            })?
+            .into();
+        // SAFETY: the symbol's type is fixed by the ABI.
+        let entry: SsxEntryFn = match unsafe { lib.get::<SsxEntryFn>(SSX_ENTRY_SYMBOL) } {
+            Ok(sym) => *sym,
+            Err(_) => {
+                return Err(format!(
+                    "'{}' has no entry symbol 'ssx_plugin_entry': not an ssx plugin library",
+                    path.display()
+                ));
+            }
+        };
+        // SAFETY: calling the entry point is what loading a plugin means.
+        let table = unsafe { entry() };
+        if table.is_null() {
+            return Err(format!(
+                "'{}': ssx_plugin_entry returned null",
+                path.display()
+            ));
+        }
+        // Read the version and the size before anything else: a table of another version may
+        // have another layout.
+        // SAFETY: every table version starts with these two u32 fields.
+        let (version, size) = unsafe { (*(table as *const u32), *(table as *const u32).add(1)) };
+        if version != SSX_ABI_VERSION {
+            return Err(format!(
+                "'{}': plugin ABI version mismatch: host = {SSX_ABI_VERSION}, plugin = {version} (rebuild the plugin against this ssx-sdk)",
+                path.display()
+            ));
+        }
+        let expected = std::mem::size_of::<SsxPluginTable>();
+        if (size as usize) < expected {
+            return Err(format!(
+                "'{}': plugin table too small: host = {expected} bytes, plugin = {size} bytes",
+                path.display()
+            ));
+        }
+        // SAFETY: version and size checked: the table has the layout we know.
+        let t = unsafe { *table };
+        if t.plugin_count > 0 && t.plugins.is_null() {
+            return Err(format!("'{}': the plugin list is null", path.display()));
+        }
+        let mut plugins = Vec::with_capacity(t.plugin_count as usize);
+        for i in 0..t.plugin_count as usize {
+            // SAFETY: `plugins` points at `plugin_count` entries; check each size first.
+            let entry = unsafe { t.plugins.add(i) };
+            let size = unsafe { *(entry as *const u32) } as usize;
+            let expected = std::mem::size_of::<SsxPluginDesc>();
+            if size < expected {
+                return Err(format!(
+                    "'{}': plugin #{i} entry too small: host = {expected} bytes, plugin = {size} bytes",
+                    path.display()
+                ));
+            }
+            let d = unsafe { *entry };
+            let name = c_text(d.name, &format!("plugin #{i}'s name"))
+                .map_err(|m| format!("'{}': {m}", path.display()))?;
+            let kind = match d.kind {
+                SSX_KIND_DRIVER => "driver",
+                SSX_KIND_SENSOR => "sensor",
+                k => {
+                    return Err(format!(
+                        "'{}': plugin '{name}' has unknown kind {k}",
+                        path.display()
+                    ));
+                }
+            };
+            if d.create.is_none() || d.destroy.is_none() || d.step.is_none() {
+                return Err(format!(
+                    "'{}': plugin '{name}' lacks create, destroy or step",
+                    path.display()
+                ));
+            }
+            if plugins
+                .iter()
+                .any(|(p, _): &(PluginInfo, _)| p.name == name)
+            {
+                return Err(format!(
+                    "'{}': two plugins are named '{name}'",
+                    path.display()
+                ));
+            }
+            let description = c_text(d.description, "description").unwrap_or_default();
+            plugins.push((
+                PluginInfo {
+                    kind,
+                    name,
+                    description,
+                },
+                d,
+            ));
+        }
+        Ok(Arc::new(Self {
+            path: path.to_path_buf(),
+            abi_version: version,
+            plugins,
+            _lib: lib,
+        }))
+    }
+
+    /// The library's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    /// The ABI version it speaks.
+    pub fn abi_version(&self) -> u32 {
+        self.abi_version
+    }
+    /// Its plugins.
+    pub fn plugins(&self) -> impl Iterator<Item = &PluginInfo> {
+        self.plugins.iter().map(|(i, _)| i)
+    }
+
+    fn find(&self, kind: &'static str, name: &str) -> Result<SsxPluginDesc, String> {
+        match self.plugins.iter().find(|(i, _)| i.name == name) {
+            Some((i, d)) if i.kind == kind => Ok(*d),
+            Some((i, _)) => Err(format!(
+                "'{name}' in '{}' is a {}, not a {kind}",
+                self.path.display(),
+                i.kind
+            )),
+            None => {
+                let names: Vec<String> = self
+                    .plugins
+                    .iter()
+                    .map(|(i, _)| format!("{} {}", i.kind, i.name))
+                    .collect();
+                Err(format!(
+                    "no {kind} named '{name}' in '{}' (it has: {})",
+                    self.path.display(),
+                    if names.is_empty() {
+                        "nothing".into()
+                    } else {
+                        names.join(", ")
+                    }
+                ))
+            }
+        }
+    }
+
+    fn create(
+        self: &Arc<Self>,
+        kind: &'static str,
+        name: &str,
+        descriptor: &serde_json::Value,
+        init: &PluginInit,
+    ) -> Result<Instance, String> {
+        let desc = self.find(kind, name)?;
+        let json = CString::new(descriptor.to_string())
+            .map_err(|_| "descriptor contains a NUL byte".to_string())?;
+        let artifact = CString::new(init.artifact.as_str())
+            .map_err(|_| "artifact name contains a NUL byte".to_string())?;
+        let sinit = SsxInit {
+            struct_size: std::mem::size_of::<SsxInit>() as u32,
+            artifact_name: artifact.as_ptr(),
+            artifact: init.artifact_index,
+            seed: init.seed,
+            timestep: init.timestep,
+        };
+        let mut err = ErrorBuf::new();
+        let mut instance: *mut c_void = std::ptr::null_mut();
+        let create = desc.create.expect("checked at open");
+        // SAFETY: arguments are valid for the call; the host table is a static.
+        let status = unsafe { create(&HOST_API, json.as_ptr(), &sinit, &mut instance, err.raw()) };
+        if status != SSX_OK {
+            return Err(err.message(status));
+        }
+        if instance.is_null() {
+            return Err("create returned success but no instance".into());
+        }
+        Ok(Instance {
+            instance,
+            desc,
+            err: ErrorBuf::new(),
+            _lib: Arc::clone(self),
+        })
+    }
+}
+
+/// Finds a library named in a scene: as given if absolute; otherwise relative to `dir` (the
+/// directory of the file that names it), then in each directory of `SSX_PLUGIN_PATH`, then next
+/// to the running executable.
+pub fn find_library(named: &Path, dir: &Path) -> Result<PathBuf, String> {
+    let mut search: Vec<PathBuf> = std::env::var_os("SSX_PLUGIN_PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .filter(|d| !d.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(exe_dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        search.push(exe_dir);
+    }
+    find_library_in(named, dir, &search)
+}
+
+/// As [`find_library`], with the directories after `dir` given explicitly.
+pub fn find_library_in(named: &Path, dir: &Path, search: &[PathBuf]) -> Result<PathBuf, String> {
+    if named.is_absolute() {
+        return if named.is_file() {
+            Ok(named.to_path_buf())
+        } else {
+            Err(format!("library '{}' not found", named.display()))
+        };
+    }
+    let tried: Vec<&Path> = std::iter::once(dir)
+        .chain(search.iter().map(PathBuf::as_path))
+        .collect();
+    for d in &tried {
+        let p = d.join(named);
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    let list: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+    Err(format!(
+        "library '{}' not found (looked in: {})",
+        named.display(),
+        list.join(", ")
+    ))
+}
+
+/// Opens each library once and keeps it for the instances created from it.
+#[derive(Default)]
+pub struct PluginLoader {
+    libraries: HashMap<PathBuf, Arc<PluginLibrary>>,
+}
+
+impl PluginLoader {
+    /// A library, opened on first use.
+    pub fn library(&mut self, path: &Path) -> Result<Arc<PluginLibrary>, String> {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if let Some(l) = self.libraries.get(&key) {
+            return Ok(Arc::clone(l));
+        }
+        let lib = PluginLibrary::open(path)?;
+        self.libraries.insert(key, Arc::clone(&lib));
+        Ok(lib)
+    }
+
+    /// Creates a driver from a library.
+    pub fn driver(
+        &mut self,
+        path: &Path,
+        name: &str,
+        descriptor: &serde_json::Value,
+        init: &PluginInit,
+    ) -> Result<Box<dyn Driver>, String> {
+        let lib = self.library(path)?;
+        Ok(Box::new(AbiDriver(
+            lib.create("driver", name, descriptor, init)?,
+        )))
+    }
+
+    /// Creates a sensor from a library.
+    pub fn sensor(
+        &mut self,
+        path: &Path,
+        name: &str,
+        descriptor: &serde_json::Value,
+        init: &PluginInit,
+    ) -> Result<Box<dyn Sensor>, String> {
+        let lib = self.library(path)?;
+        Ok(Box::new(AbiSensor(
+            lib.create("sensor", name, descriptor, init)?,
+        )))
+    }
+}
+
+const ERROR_CAPACITY: usize = 512;
+
+/// A host-owned error buffer, allocated once per instance.
+struct ErrorBuf {
+    data: Box<[u8; ERROR_CAPACITY]>,
+    raw: SsxErrorBuf,
+}
+
+impl ErrorBuf {
+    fn new() -> Self {
+        Self {
+            data: Box::new([0; ERROR_CAPACITY]),
+            raw: SsxErrorBuf {
+                data: std::ptr::null_mut(),
+                capacity: 0,
+            },
+        }
+    }
+    fn raw(&mut self) -> *mut SsxErrorBuf {
+        self.data[0] = 0;
+        self.raw = SsxErrorBuf {
+            data: self.data.as_mut_ptr().cast(),
+            capacity: ERROR_CAPACITY,
+        };
+        &mut self.raw
+    }
+    fn message(&self, status: SsxStatus) -> String {
+        let end = self
+            .data
+            .iter()
+            .position(|&b| b == 0)
+            .unwrap_or(ERROR_CAPACITY);
+        let text = String::from_utf8_lossy(&self.data[..end]);
+        if text.is_empty() {
+            format!("{} (status {status})", status_message(status))
+        } else {
+            text.into_owned()
+        }
+    }
+}
+
+/// One live plugin instance. Destroyed exactly once, in `Drop`, before its library can unload.
+struct Instance {
+    instance: *mut c_void,
+    desc: SsxPluginDesc,
+    err: ErrorBuf,
+    // Last: the library outlives the instance.
+    _lib: Arc<PluginLibrary>,
+}
+
+// SAFETY: the ABI lets an instance be called from any one thread at a time; the Environment
+// never calls one instance from two threads at once.
+unsafe impl Send for Instance {}
+
+impl Instance {
+    fn step(&mut self, frame: &mut Frame<'_>) -> Result<(), String> {
+        let step = self.desc.step.expect("checked at open");
+        let (instance, err) = (self.instance, self.err.raw());
+        // SAFETY: the instance is live; the frame outlives the call.
+        let status = with_frame(frame, |ctx| unsafe { step(instance, ctx, err) });
+        if status == SSX_OK {
+            Ok(())
+        } else {
+            Err(self.err.message(status))
+        }
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let destroy = self.desc.destroy.expect("checked at open");
+        // SAFETY: created by this library's `create`, destroyed once, never used after.
+        unsafe { destroy(self.instance) };
+    }
+}
+
+struct AbiDriver(Instance);
+struct AbiSensor(Instance);
+
+impl Driver for AbiDriver {
+    fn drive(&mut self, ctx: &DriverContext<'_>, out: &mut CommandBuffer) -> Result<(), String> {
+        let mut frame = Frame {
+            world: ctx.world,
+            artifact: ctx.artifact,
+            kind: FrameKind::Driver {
+                commands: out,
+                readings: ctx.readings,
+            },
+        };
+        self.0.step(&mut frame)
+    }
+}
+
+impl Sensor for AbiSensor {
+    fn sense(&mut self, ctx: &SensorContext<'_>, out: &mut Reading) -> Result<(), String> {
+        let mut frame = Frame {
+            world: ctx.world,
+            artifact: ctx.artifact,
+            kind: FrameKind::Sensor { out },
+        };
+        self.0.step(&mut frame)
+    }
+}
+
+/// What the current call may touch.
+enum FrameKind<'a> {
+    Sensor {
+        out: &'a mut Reading,
+    },
+    Driver {
+        commands: &'a mut CommandBuffer,
+        readings: &'a dyn ReadingSource,
+    },
+}
+
+struct Frame<'a> {
+    world: &'a World<'a>,
+    artifact: ArtifactId,
+    kind: FrameKind<'a>,
+}
+
+thread_local! {
+    /// The handle and frame of the plugin call running on this thread (0 / null: none).
+    static CURRENT: Cell<(SsxCtx, *mut ())> = const { Cell::new((0, std::ptr::null_mut())) };
+    /// Handles are unique across threads: a per-thread tag in the high bits, a counter below.
+    static NEXT: Cell<u64> = Cell::new(THREAD_TAG.fetch_add(1, Ordering::Relaxed) << 40);
+}
+static THREAD_TAG: AtomicU64 = AtomicU64::new(1);
+
+/// Makes `frame` current for the duration of `call`, which gets a fresh handle.
+fn with_frame(frame: &mut Frame<'_>, call: impl FnOnce(SsxCtx) -> SsxStatus) -> SsxStatus {
+    let ctx = NEXT.with(|n| {
+        let v = n.get() + 1;
+        n.set(v);
+        v
+    });
+    let previous = CURRENT.with(|c| c.replace((ctx, frame as *mut Frame<'_> as *mut ())));
+    let status = call(ctx);
+    CURRENT.with(|c| c.set(previous));
+    status
+}
+
+/// Runs a host function's body against the current frame, checking the handle. Panics are
+/// caught: a host function never unwinds into a plugin.
+fn host<F>(ctx: SsxCtx, body: F) -> SsxStatus
+where
+    F: FnOnce(&mut Frame<'_>) -> Result<(), SsxStatus>,
+{
+    let (current, ptr) = CURRENT.with(Cell::get);
+    if ctx == 0 || ctx != current || ptr.is_null() {
+        return SSX_ERR_INVALID_HANDLE;
+    }
+    // SAFETY: `ptr` is the frame `with_frame` installed for this very handle on this thread; it
+    // lives until that call returns, and host functions do not nest.
+    let frame = unsafe { &mut *(ptr as *mut Frame<'_>) };
+    match catch_unwind(AssertUnwindSafe(|| body(frame))) {
+        Ok(Ok(())) => SSX_OK,
+        Ok(Err(s)) => s,
+        Err(_) => SSX_ERR_INVALID_ARGUMENT,
+    }
+}
+
+/// `*mut T` to `&mut T`, null refused.
+fn out<'p, T>(p: *mut T) -> Result<&'p mut T, SsxStatus> {
+    // SAFETY: the caller promises a valid pointer or null.
+    unsafe { p.as_mut() }.ok_or(SSX_ERR_INVALID_ARGUMENT)
+}
+
+/// A `double[3]`, null and non-finite refused.
+fn vec3(p: *const f64) -> Result<Vec3, SsxStatus> {
+    if p.is_null() {
+        return Err(SSX_ERR_INVALID_ARGUMENT);
+    }
+    // SAFETY: a non-null `double[3]` per the ABI.
+    let v = unsafe { std::slice::from_raw_parts(p, 3) };
+    let v = Vec3::new(v[0], v[1], v[2]);
+    if v.iter().all(|x| x.is_finite()) {
+        Ok(v)
+    } else {
+        Err(SSX_ERR_INVALID_ARGUMENT)
+    }
+}
+
+fn name<'p>(p: *const c_char) -> Result<&'p str, SsxStatus> {
+    if p.is_null() {
+        return Err(SSX_ERR_INVALID_ARGUMENT);
+    }
+    // SAFETY: NUL-terminated per the ABI.
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|_| SSX_ERR_INVALID_ARGUMENT)
+}
+
+fn body_of(world: &World<'_>, artifact: u32, body: u32) -> Result<BodyId, SsxStatus> {
+    if artifact as usize >= world.artifact_count() {
+        return Err(SSX_ERR_NOT_FOUND);
+    }
+    world
+        .artifact(ArtifactId(artifact))
+        .body(body as usize)
+        .ok_or(SSX_ERR_OUT_OF_RANGE)
+}
+
+fn commands<'f>(frame: &'f mut Frame<'_>) -> Result<&'f mut CommandBuffer, SsxStatus> {
+    match &mut frame.kind {
+        FrameKind::Driver { commands, .. } => Ok(commands),
+        FrameKind::Sensor { .. } => Err(SSX_ERR_WRONG_PHASE),
+    }
+}
+
+fn command(r: Result<(), String>) -> Result<(), SsxStatus> {
+    r.map_err(|m| {
+        if m.starts_with("body index") {
+            SSX_ERR_OUT_OF_RANGE
+        } else {
+            SSX_ERR_INVALID_ARGUMENT
+        }
+    })
+}
+
+unsafe extern "C" fn host_time(ctx: SsxCtx, time: *mut f64, step: *mut u64) -> SsxStatus {
+    host(ctx, |f| {
+        *out(time)? = f.world.time;
+        *out(step)? = f.world.step;
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_gravity(ctx: SsxCtx, gravity: *mut f64) -> SsxStatus {
+    host(ctx, |f| {
+        if gravity.is_null() {
+            return Err(SSX_ERR_INVALID_ARGUMENT);
+        }
+        // SAFETY: a `double[3]` per the ABI.
+        unsafe { std::slice::from_raw_parts_mut(gravity, 3) }
+            .copy_from_slice(f.world.gravity.as_slice());
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_artifact_count(ctx: SsxCtx, count: *mut u32) -> SsxStatus {
+    host(ctx, |f| {
+        *out(count)? = f.world.artifact_count() as u32;
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_artifact_by_name(
+    ctx: SsxCtx,
+    n: *const c_char,
+    artifact: *mut u32,
+) -> SsxStatus {
+    host(ctx, |f| {
+        *out(artifact)? = f
+            .world
+            .artifact_by_name(name(n)?)
+            .ok_or(SSX_ERR_NOT_FOUND)?
+            .0;
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_body_count(ctx: SsxCtx, artifact: u32, count: *mut u32) -> SsxStatus {
+    host(ctx, |f| {
+        if artifact as usize >= f.world.artifact_count() {
+            return Err(SSX_ERR_NOT_FOUND);
+        }
+        *out(count)? = f.world.artifact(ArtifactId(artifact)).bodies.len() as u32;
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_body_state(
+    ctx: SsxCtx,
+    artifact: u32,
+    body: u32,
+    state: *mut SsxBodyState,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let s = f.world.body(body_of(f.world, artifact, body)?);
+        let p = s.pose.translation.vector;
+        let q = s.pose.rotation.quaternion();
+        *out(state)? = SsxBodyState {
+            position: [p.x, p.y, p.z],
+            orientation: [q.w, q.i, q.j, q.k],
+            linear_velocity: [s.linvel.x, s.linvel.y, s.linvel.z],
+            angular_velocity: [s.angvel.x, s.angvel.y, s.angvel.z],
+        };
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_body_mass(
+    ctx: SsxCtx,
+    artifact: u32,
+    body: u32,
+    mass: *mut f64,
+) -> SsxStatus {
+    host(ctx, |f| {
+        *out(mass)? = f.world.mass(body_of(f.world, artifact, body)?);
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_add_force(ctx: SsxCtx, body: u32, force: *const f64) -> SsxStatus {
+    host(ctx, |f| {
+        let force = vec3(force)?;
+        command(commands(f)?.force(body as usize, force))
+    })
+}
+
+unsafe extern "C" fn host_add_force_at_point(
+    ctx: SsxCtx,
+    body: u32,
+    force: *const f64,
+    point: *const f64,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let (force, point) = (vec3(force)?, Point3::from(vec3(point)?));
+        command(commands(f)?.force_at_point(body as usize, force, point))
+    })
+}
+
+unsafe extern "C" fn host_add_torque(ctx: SsxCtx, body: u32, torque: *const f64) -> SsxStatus {
+    host(ctx, |f| {
+        let torque = vec3(torque)?;
+        command(commands(f)?.torque(body as usize, torque))
+    })
+}
+
+unsafe extern "C" fn host_set_velocity(
+    ctx: SsxCtx,
+    body: u32,
+    linear: *const f64,
+    angular: *const f64,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let (l, a) = (vec3(linear)?, vec3(angular)?);
+        command(commands(f)?.velocity(body as usize, l, a))
+    })
+}
+
+unsafe extern "C" fn host_ray_cast(
+    ctx: SsxCtx,
+    origin: *const f64,
+    direction: *const f64,
+    max_distance: f64,
+    ignore_own: u32,
+    hit: *mut SsxRayHit,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let (o, d) = (vec3(origin)?, vec3(direction)?);
+        if !(max_distance.is_finite() && max_distance > 0.0) || d.norm() == 0.0 {
+            return Err(SSX_ERR_INVALID_ARGUMENT);
+        }
+        let ignore = (ignore_own != 0).then_some(f.artifact);
+        let result = f.world.cast_ray(Point3::from(o), d, max_distance, ignore);
+        *out(hit)? = match result {
+            None => SsxRayHit::default(),
+            Some(h) => {
+                let owner = f.world.owner(h.body);
+                let first = f.world.artifact(owner).bodies.start;
+                SsxRayHit {
+                    hit: 1,
+                    artifact: owner.0,
+                    body: h.body.0 - first,
+                    distance: h.distance,
+                    normal: [h.normal.x, h.normal.y, h.normal.z],
+                }
+            }
+        };
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_neighbours(
+    ctx: SsxCtx,
+    center: *const f64,
+    radius: f64,
+    artifacts: *mut u32,
+    capacity: usize,
+    count: *mut usize,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let c = vec3(center)?;
+        if !(radius.is_finite() && radius >= 0.0) || (artifacts.is_null() && capacity > 0) {
+            return Err(SSX_ERR_INVALID_ARGUMENT);
+        }
+        // Few neighbours: a small stack-free scan without allocation for the common case would
+        // need engine support; the query itself allocates its result list.
+        let mut bodies = Vec::new();
+        f.world.bodies_within(Point3::from(c), radius, &mut bodies);
+        let mut n = 0usize;
+        let mut last: Option<u32> = None;
+        for b in bodies {
+            let a = f.world.owner(b).0;
+            if a == f.artifact.0 || last == Some(a) {
+                continue;
+            }
+            last = Some(a);
+            if n < capacity {
+                // SAFETY: `artifacts` holds `capacity` slots per the ABI.
+                unsafe { *artifacts.add(n) = a };
+            }
+            n += 1;
+        }
+        *out(count)? = n;
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_sensor_index(
+    ctx: SsxCtx,
+    artifact: u32,
+    n: *const c_char,
+    sensor: *mut u32,
+) -> SsxStatus {
+    host(ctx, |f| {
+        if artifact as usize >= f.world.artifact_count() {
+            return Err(SSX_ERR_NOT_FOUND);
+        }
+        let idx = f
+            .world
+            .artifact(ArtifactId(artifact))
+            .sensor_index(name(n)?)
+            .ok_or(SSX_ERR_NOT_FOUND)?;
+        *out(sensor)? = idx as u32;
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_publish(ctx: SsxCtx, values: *const f64, len: usize) -> SsxStatus {
+    host(ctx, |f| {
+        let FrameKind::Sensor { out } = &mut f.kind else {
+            return Err(SSX_ERR_WRONG_PHASE);
+        };
+        if values.is_null() && len > 0 {
+            return Err(SSX_ERR_INVALID_ARGUMENT);
+        }
+        // SAFETY: `len` doubles at `values` per the ABI (or none).
+        let v = if len == 0 {
+            &[][..]
+        } else {
+            unsafe { std::slice::from_raw_parts(values, len) }
+        };
+        out.set(v);
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_reading(
+    ctx: SsxCtx,
+    artifact: u32,
+    sensor: u32,
+    values: *mut *const f64,
+    len: *mut usize,
+    step: *mut u64,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let FrameKind::Driver { readings, .. } = &f.kind else {
+            return Err(SSX_ERR_WRONG_PHASE);
+        };
+        if artifact as usize >= f.world.artifact_count() {
+            return Err(SSX_ERR_NOT_FOUND);
+        }
+        let r = readings
+            .reading(ArtifactId(artifact), sensor as usize)
+            .ok_or(SSX_ERR_NOT_FOUND)?;
+        *out(values)? = r.values().as_ptr();
+        *out(len)? = r.values().len();
+        *out(step)? = r.step();
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_log(
+    ctx: SsxCtx,
+    level: SsxLogLevel,
+    message: *const c_char,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let m = name(message)?;
+        let a = &f.world.artifact(f.artifact).name;
+        match level {
+            SSX_LOG_ERROR => tracing::error!(target: "ssx::plugin", artifact = %a, "{m}"),
+            SSX_LOG_WARN => tracing::warn!(target: "ssx::plugin", artifact = %a, "{m}"),
+            SSX_LOG_INFO => tracing::info!(target: "ssx::plugin", artifact = %a, "{m}"),
+            _ => tracing::debug!(target: "ssx::plugin", artifact = %a, "{m}"),
+        }
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_status_message(status: SsxStatus) -> *const c_char {
+    let m: &'static CStr = match status {
+        SSX_OK => c"ok",
+        SSX_ERR_INVALID_ARGUMENT => c"invalid argument",
+        SSX_ERR_INVALID_HANDLE => {
+            c"invalid context handle (not the current call's, or from another thread)"
+        }
+        SSX_ERR_WRONG_PHASE => c"not allowed in this phase",
+        SSX_ERR_NOT_FOUND => c"not found",
+        SSX_ERR_OUT_OF_RANGE => c"index out of range",
+        SSX_ERR_PLUGIN => c"the plugin reported an error",
+        SSX_ERR_PANIC => c"the plugin panicked",
+        _ => c"unknown status",
+    };
+    m.as_ptr()
+}
+
+/// The host functions, as plugins see them. Static: it outlives every instance.
+pub static HOST_API: SsxHostApi = SsxHostApi {
+    struct_size: std::mem::size_of::<SsxHostApi>() as u32,
+    abi_version: SSX_ABI_VERSION,
+    time: host_time,
+    gravity: host_gravity,
+    artifact_count: host_artifact_count,
+    artifact_by_name: host_artifact_by_name,
+    body_count: host_body_count,
+    body_state: host_body_state,
+    body_mass: host_body_mass,
+    add_force: host_add_force,
+    add_force_at_point: host_add_force_at_point,
+    add_torque: host_add_torque,
+    set_velocity: host_set_velocity,
+    ray_cast: host_ray_cast,
+    neighbours: host_neighbours,
+    sensor_index: host_sensor_index,
+    publish: host_publish,
+    reading: host_reading,
+    log: host_log,
+    status_message: host_status_message,
+};

@@ -1,0 +1,28 @@
+//! The `velocity` driver: sets a kinematic body's velocity every step.
+//! Descriptor: `linear`, `angular` ([x, y, z], world frame, default zero), `body` (default 0).
+
+use serde::Deserialize;
+use ssx_sdk::{Ctx, Driver, Init};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Velocity {
+    #[serde(default)]
+    linear: [f64; 3],
+    #[serde(default)]
+    angular: [f64; 3],
+    #[serde(default)]
+    body: u32,
+}
+
+impl Driver for Velocity {
+    fn create(descriptor: &str, _init: &Init) -> Result<Self, String> {
+        serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)
+    }
+    fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        ctx.set_velocity(self.body, self.linear, self.angular)?;
+        Ok(())
+    }
+}
+
+ssx_sdk::export_plugins!(driver "velocity" "moves a kinematic body at a constant velocity" => Velocity);

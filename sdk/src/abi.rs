@@ -1,0 +1,312 @@
+//! The C ABI between the ssx host and plugin libraries. ABI version 1.
+//!
+//! Rules (they hold for every type and function here):
+//! - A plugin library exports one symbol, `ssx_plugin_entry`, returning a pointer to a static
+//!   [`SsxPluginTable`]. The host reads `abi_version` and `struct_size` first and refuses the
+//!   library when the version differs or the struct is smaller than it expects.
+//! - Whoever allocates frees. The host owns every buffer it hands to a plugin (error buffers,
+//!   reading views); a plugin owns its instance and frees it in `destroy`. No allocator crosses.
+//! - Strings are NUL-terminated UTF-8. Vectors are `double[3]`, quaternions `double[4]` as
+//!   (w, x, y, z), world frame, SI units.
+//! - Threads: `create` and `destroy` run on the host's main thread; `step` runs on a worker
+//!   thread, never on two threads at once for one instance. An instance must not call the host
+//!   from threads of its own.
+//! - Phases: a sensor's `step` runs in the sensor phase (it may read the world and publish its
+//!   reading); a driver's `step` runs in the driver phase (it may read the world and every
+//!   reading, and write commands for its own artifact). Host functions called in the wrong phase
+//!   return `SSX_ERR_WRONG_PHASE`.
+//! - Every host function takes the `SsxCtx` handed to the current `step` call. It is valid only
+//!   during that call and on that thread; any other value returns `SSX_ERR_INVALID_HANDLE`.
+//!   Pointers a host function returns (reading views) are valid until that `step` returns.
+#![allow(non_camel_case_types)]
+
+use std::ffi::{c_char, c_void};
+
+/// The ABI version this SDK speaks. A host refuses plugins of any other version.
+pub const SSX_ABI_VERSION: u32 = 1;
+
+/// A status code. 0 is success; the values never change meaning.
+pub type SsxStatus = i32;
+/// Success.
+pub const SSX_OK: SsxStatus = 0;
+/// An argument was null, not finite, or otherwise malformed.
+pub const SSX_ERR_INVALID_ARGUMENT: SsxStatus = 1;
+/// The context handle is not the one of the current call on this thread.
+pub const SSX_ERR_INVALID_HANDLE: SsxStatus = 2;
+/// The function may not be called in the current phase.
+pub const SSX_ERR_WRONG_PHASE: SsxStatus = 3;
+/// No such artifact, body, sensor, extension or plugin.
+pub const SSX_ERR_NOT_FOUND: SsxStatus = 4;
+/// An index is out of range.
+pub const SSX_ERR_OUT_OF_RANGE: SsxStatus = 5;
+/// The plugin failed; its message is in the error buffer.
+pub const SSX_ERR_PLUGIN: SsxStatus = 6;
+/// A Rust plugin panicked; the panic was caught at the boundary.
+pub const SSX_ERR_PANIC: SsxStatus = 7;
+
+/// The message of a status code (a static string).
+pub fn status_message(status: SsxStatus) -> &'static str {
+    match status {
+        SSX_OK => "ok",
+        SSX_ERR_INVALID_ARGUMENT => "invalid argument",
+        SSX_ERR_INVALID_HANDLE => {
+            "invalid context handle (not the current call's, or from another thread)"
+        }
+        SSX_ERR_WRONG_PHASE => "not allowed in this phase",
+        SSX_ERR_NOT_FOUND => "not found",
+        SSX_ERR_OUT_OF_RANGE => "index out of range",
+        SSX_ERR_PLUGIN => "the plugin reported an error",
+        SSX_ERR_PANIC => "the plugin panicked",
+        _ => "unknown status",
+    }
+}
+
+/// What a plugin is.
+pub type SsxPluginKind = u32;
+/// Drives an artifact (one per artifact).
+pub const SSX_KIND_DRIVER: SsxPluginKind = 1;
+/// Measures for an artifact (any number per artifact).
+pub const SSX_KIND_SENSOR: SsxPluginKind = 2;
+
+/// Log levels for [`SsxHostApi::log`].
+pub type SsxLogLevel = u32;
+/// Error.
+pub const SSX_LOG_ERROR: SsxLogLevel = 1;
+/// Warning.
+pub const SSX_LOG_WARN: SsxLogLevel = 2;
+/// Information.
+pub const SSX_LOG_INFO: SsxLogLevel = 3;
+/// Debugging.
+pub const SSX_LOG_DEBUG: SsxLogLevel = 4;
+
+/// The handle of the current call, passed to every host function.
+pub type SsxCtx = u64;
+
+/// Pose and velocity of a body, world frame.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SsxBodyState {
+    /// Position (m).
+    pub position: [f64; 3],
+    /// Orientation as a unit quaternion (w, x, y, z).
+    pub orientation: [f64; 4],
+    /// Linear velocity (m/s).
+    pub linear_velocity: [f64; 3],
+    /// Angular velocity (rad/s).
+    pub angular_velocity: [f64; 3],
+}
+
+/// The result of a ray cast.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SsxRayHit {
+    /// 1 if something was hit, else 0 and the rest is unspecified.
+    pub hit: u32,
+    /// The artifact hit.
+    pub artifact: u32,
+    /// The body hit, as an index into that artifact's bodies.
+    pub body: u32,
+    /// Distance along the normalised direction (m).
+    pub distance: f64,
+    /// Surface normal at the hit.
+    pub normal: [f64; 3],
+}
+
+/// What a plugin instance is told when it is created.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SsxInit {
+    /// `sizeof(SsxInit)` as the host knows it.
+    pub struct_size: u32,
+    /// The artifact the instance belongs to.
+    pub artifact_name: *const c_char,
+    /// Index of that artifact (for host functions taking an artifact).
+    pub artifact: u32,
+    /// A seed for repeatable noise, distinct per instance.
+    pub seed: u64,
+    /// The simulation timestep (s).
+    pub timestep: f64,
+}
+
+/// A host-owned buffer a plugin writes an error message into (NUL-terminated, truncated to fit).
+#[repr(C)]
+#[derive(Debug)]
+pub struct SsxErrorBuf {
+    /// The buffer.
+    pub data: *mut c_char,
+    /// Its size in bytes, NUL included.
+    pub capacity: usize,
+}
+
+/// Functions the host offers plugins. See the module rules for handles and phases.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct SsxHostApi {
+    /// `sizeof(SsxHostApi)` as the host knows it.
+    pub struct_size: u32,
+    /// The host's ABI version.
+    pub abi_version: u32,
+    /// Simulated time (s) and steps completed. Any phase.
+    pub time: unsafe extern "C" fn(ctx: SsxCtx, time: *mut f64, step: *mut u64) -> SsxStatus,
+    /// Gravity (m/s²). Any phase.
+    pub gravity: unsafe extern "C" fn(ctx: SsxCtx, gravity: *mut f64) -> SsxStatus,
+    /// Number of artifacts in the world. Any phase.
+    pub artifact_count: unsafe extern "C" fn(ctx: SsxCtx, count: *mut u32) -> SsxStatus,
+    /// Looks an artifact up by name. Any phase.
+    pub artifact_by_name:
+        unsafe extern "C" fn(ctx: SsxCtx, name: *const c_char, artifact: *mut u32) -> SsxStatus,
+    /// Number of bodies of an artifact. Any phase.
+    pub body_count: unsafe extern "C" fn(ctx: SsxCtx, artifact: u32, count: *mut u32) -> SsxStatus,
+    /// State of body `body` of `artifact`. Any phase.
+    pub body_state: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        artifact: u32,
+        body: u32,
+        state: *mut SsxBodyState,
+    ) -> SsxStatus,
+    /// Mass (kg) of body `body` of `artifact` (0 for static and kinematic bodies). Any phase.
+    pub body_mass:
+        unsafe extern "C" fn(ctx: SsxCtx, artifact: u32, body: u32, mass: *mut f64) -> SsxStatus,
+    /// A force (N, world frame) at the centre of mass of one of the caller's own bodies, for
+    /// the next step. Driver phase.
+    pub add_force: unsafe extern "C" fn(ctx: SsxCtx, body: u32, force: *const f64) -> SsxStatus,
+    /// A force (N) at a point (m), both world frame, on one of the caller's own bodies. Driver
+    /// phase.
+    pub add_force_at_point: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        body: u32,
+        force: *const f64,
+        point: *const f64,
+    ) -> SsxStatus,
+    /// A torque (N·m, world frame) on one of the caller's own bodies. Driver phase.
+    pub add_torque: unsafe extern "C" fn(ctx: SsxCtx, body: u32, torque: *const f64) -> SsxStatus,
+    /// The velocity of one of the caller's own kinematic bodies. Driver phase.
+    pub set_velocity: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        body: u32,
+        linear: *const f64,
+        angular: *const f64,
+    ) -> SsxStatus,
+    /// Casts a ray; with `ignore_own` set the caller's own artifact is not hit. Any phase.
+    pub ray_cast: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        origin: *const f64,
+        direction: *const f64,
+        max_distance: f64,
+        ignore_own: u32,
+        hit: *mut SsxRayHit,
+    ) -> SsxStatus,
+    /// The artifacts with a body within `radius` of `center`, the caller's own excluded, in
+    /// ascending order. Writes up to `capacity` and sets `count` to the total. Any phase.
+    pub neighbours: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        center: *const f64,
+        radius: f64,
+        artifacts: *mut u32,
+        capacity: usize,
+        count: *mut usize,
+    ) -> SsxStatus,
+    /// Index of `artifact`'s sensor called `name`. Any phase.
+    pub sensor_index: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        artifact: u32,
+        name: *const c_char,
+        sensor: *mut u32,
+    ) -> SsxStatus,
+    /// Publishes the calling sensor's reading for this step (copied). Sensor phase.
+    pub publish: unsafe extern "C" fn(ctx: SsxCtx, values: *const f64, len: usize) -> SsxStatus,
+    /// A read-only view of any artifact's sensor reading of this step: `values` points into the
+    /// host's buffer until the current call returns; `step` is the step it was taken at (0:
+    /// never). Driver phase.
+    pub reading: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        artifact: u32,
+        sensor: u32,
+        values: *mut *const f64,
+        len: *mut usize,
+        step: *mut u64,
+    ) -> SsxStatus,
+    /// Logs a message. Any phase.
+    pub log:
+        unsafe extern "C" fn(ctx: SsxCtx, level: SsxLogLevel, message: *const c_char) -> SsxStatus,
+    /// The message of a status code (a static string). Needs no handle.
+    pub status_message: unsafe extern "C" fn(status: SsxStatus) -> *const c_char,
+}
+
+/// Creates an instance from its JSON descriptor. On success stores it in `instance` and returns
+/// `SSX_OK`; otherwise writes a message into `error` and returns an error status.
+pub type SsxCreateFn = unsafe extern "C" fn(
+    host: *const SsxHostApi,
+    descriptor_json: *const c_char,
+    init: *const SsxInit,
+    instance: *mut *mut c_void,
+    error: *mut SsxErrorBuf,
+) -> SsxStatus;
+/// Destroys an instance. Called exactly once per created instance; nothing is called after.
+pub type SsxDestroyFn = unsafe extern "C" fn(instance: *mut c_void);
+/// Runs one step of an instance (a driver's drive, a sensor's measurement). On failure writes a
+/// message into `error` and returns an error status; the host then disables the instance.
+pub type SsxStepFn =
+    unsafe extern "C" fn(instance: *mut c_void, ctx: SsxCtx, error: *mut SsxErrorBuf) -> SsxStatus;
+
+/// One plugin of a library.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct SsxPluginDesc {
+    /// `sizeof(SsxPluginDesc)` as the plugin knows it.
+    pub struct_size: u32,
+    /// `SSX_KIND_DRIVER` or `SSX_KIND_SENSOR`.
+    pub kind: SsxPluginKind,
+    /// Name scenes use (unique in the library).
+    pub name: *const c_char,
+    /// One line for `ssxd plugins`.
+    pub description: *const c_char,
+    // The function types are spelled out (they are SsxCreateFn, SsxDestroyFn and SsxStepFn):
+    // cbindgen maps `Option<fn>` to a nullable C function pointer only when written inline.
+    /// Creates an instance (an [`SsxCreateFn`]).
+    pub create: Option<
+        unsafe extern "C" fn(
+            host: *const SsxHostApi,
+            descriptor_json: *const c_char,
+            init: *const SsxInit,
+            instance: *mut *mut c_void,
+            error: *mut SsxErrorBuf,
+        ) -> SsxStatus,
+    >,
+    /// Destroys an instance (an [`SsxDestroyFn`]).
+    pub destroy: Option<unsafe extern "C" fn(instance: *mut c_void)>,
+    /// Runs a step (an [`SsxStepFn`]).
+    pub step: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            ctx: SsxCtx,
+            error: *mut SsxErrorBuf,
+        ) -> SsxStatus,
+    >,
+}
+
+/// What `ssx_plugin_entry` returns: every plugin in the library. Static, never freed.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct SsxPluginTable {
+    /// Must equal the host's `SSX_ABI_VERSION`.
+    pub abi_version: u32,
+    /// `sizeof(SsxPluginTable)` as the plugin knows it.
+    pub struct_size: u32,
+    /// Number of entries in `plugins`.
+    pub plugin_count: u32,
+    /// The plugins.
+    pub plugins: *const SsxPluginDesc,
+}
+
+/// The entry symbol's name, NUL-terminated.
+pub const SSX_ENTRY_SYMBOL: &[u8] = b"ssx_plugin_entry\0";
+
+/// The entry symbol's type.
+pub type SsxEntryFn = unsafe extern "C" fn() -> *const SsxPluginTable;
+
+/// Lets a plugin's static table, which holds raw pointers to static strings, be a `static`.
+#[repr(transparent)]
+pub struct SyncStatic<T>(pub T);
+// SAFETY: used only for tables of pointers to immutable statics (strings, functions).
+unsafe impl<T> Sync for SyncStatic<T> {}

@@ -1,0 +1,511 @@
+//! ssx-sdk: write ssx drivers and sensors as shared libraries the daemon loads at run time.
+//!
+//! The C ABI is in [`abi`] (and, generated from it, `sdk/include/ssx.h` for C and C++ authors).
+//! Rust authors implement [`Driver`] or [`Sensor`] and export them with [`export_plugins!`]; every
+//! call from the host goes through a trampoline that catches panics and turns them into an error
+//! status, so a plugin author writes no `unsafe` and a panic never unwinds into the host.
+//!
+//! ```ignore
+//! struct Hold;
+//! impl ssx_sdk::Driver for Hold {
+//!     fn create(_descriptor: &str, _init: &ssx_sdk::Init) -> Result<Self, String> { Ok(Hold) }
+//!     fn step(&mut self, ctx: &ssx_sdk::Ctx<'_>) -> Result<(), String> {
+//!         let mass = ctx.body_mass(ctx.artifact(), 0)?;
+//!         let g = ctx.gravity()?;
+//!         ctx.add_force(0, [-g[0] * mass, -g[1] * mass, -g[2] * mass])?;
+//!         Ok(())
+//!     }
+//! }
+//! ssx_sdk::export_plugins!(driver "hold" "cancels gravity" => Hold);
+//! ```
+#![warn(missing_docs)]
+
+pub mod abi;
+
+use std::ffi::{CStr, CString, c_char, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+pub use abi::SsxBodyState as BodyState;
+pub use abi::SsxRayHit as RayHit;
+use abi::*;
+
+/// A failed host call: the status the host returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Error(pub SsxStatus);
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (status {})", status_message(self.0), self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<Error> for String {
+    fn from(e: Error) -> String {
+        e.to_string()
+    }
+}
+
+fn check(status: SsxStatus) -> Result<(), Error> {
+    if status == SSX_OK {
+        Ok(())
+    } else {
+        Err(Error(status))
+    }
+}
+
+/// `"invalid descriptor: <parser message>"`, without a `" at line L column C"` suffix: the host
+/// hands plugins a re-serialised descriptor, so a position in it means nothing to the user, and
+/// the host's own message already says where the descriptor is written.
+pub fn descriptor_error(e: impl std::fmt::Display) -> String {
+    let text = e.to_string();
+    let text = text
+        .rfind(" at line ")
+        .map_or(text.as_str(), |i| &text[..i]);
+    format!("invalid descriptor: {text}")
+}
+
+/// What an instance is told when it is created.
+#[derive(Clone, Debug)]
+pub struct Init {
+    /// Its artifact's name.
+    pub artifact_name: String,
+    /// Its artifact's index.
+    pub artifact: u32,
+    /// A seed for repeatable noise, distinct per instance.
+    pub seed: u64,
+    /// The timestep (s).
+    pub timestep: f64,
+}
+
+/// The host, as seen during one `step` call. Every method is a host call checked by the host
+/// (handle, phase, indices); failures come back as [`Error`].
+pub struct Ctx<'a> {
+    host: &'a SsxHostApi,
+    ctx: SsxCtx,
+    artifact: u32,
+}
+
+impl Ctx<'_> {
+    /// The calling instance's artifact.
+    pub fn artifact(&self) -> u32 {
+        self.artifact
+    }
+    /// Simulated time (s) and steps completed.
+    pub fn time(&self) -> Result<(f64, u64), Error> {
+        let (mut t, mut n) = (0.0, 0);
+        check(unsafe { (self.host.time)(self.ctx, &mut t, &mut n) })?;
+        Ok((t, n))
+    }
+    /// Gravity (m/s²).
+    pub fn gravity(&self) -> Result<[f64; 3], Error> {
+        let mut g = [0.0; 3];
+        check(unsafe { (self.host.gravity)(self.ctx, g.as_mut_ptr()) })?;
+        Ok(g)
+    }
+    /// Number of artifacts.
+    pub fn artifact_count(&self) -> Result<u32, Error> {
+        let mut n = 0;
+        check(unsafe { (self.host.artifact_count)(self.ctx, &mut n) })?;
+        Ok(n)
+    }
+    /// An artifact by name.
+    pub fn artifact_by_name(&self, name: &str) -> Result<u32, Error> {
+        let name = CString::new(name).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT))?;
+        let mut a = 0;
+        check(unsafe { (self.host.artifact_by_name)(self.ctx, name.as_ptr(), &mut a) })?;
+        Ok(a)
+    }
+    /// Number of bodies of an artifact.
+    pub fn body_count(&self, artifact: u32) -> Result<u32, Error> {
+        let mut n = 0;
+        check(unsafe { (self.host.body_count)(self.ctx, artifact, &mut n) })?;
+        Ok(n)
+    }
+    /// State of a body.
+    pub fn body_state(&self, artifact: u32, body: u32) -> Result<BodyState, Error> {
+        let mut s = BodyState::default();
+        check(unsafe { (self.host.body_state)(self.ctx, artifact, body, &mut s) })?;
+        Ok(s)
+    }
+    /// Mass of a body (kg).
+    pub fn body_mass(&self, artifact: u32, body: u32) -> Result<f64, Error> {
+        let mut m = 0.0;
+        check(unsafe { (self.host.body_mass)(self.ctx, artifact, body, &mut m) })?;
+        Ok(m)
+    }
+    /// A force on one of the artifact's own bodies for the next step (driver phase).
+    pub fn add_force(&self, body: u32, force: [f64; 3]) -> Result<(), Error> {
+        check(unsafe { (self.host.add_force)(self.ctx, body, force.as_ptr()) })
+    }
+    /// A force at a point (driver phase).
+    pub fn add_force_at_point(
+        &self,
+        body: u32,
+        force: [f64; 3],
+        point: [f64; 3],
+    ) -> Result<(), Error> {
+        check(unsafe {
+            (self.host.add_force_at_point)(self.ctx, body, force.as_ptr(), point.as_ptr())
+        })
+    }
+    /// A torque (driver phase).
+    pub fn add_torque(&self, body: u32, torque: [f64; 3]) -> Result<(), Error> {
+        check(unsafe { (self.host.add_torque)(self.ctx, body, torque.as_ptr()) })
+    }
+    /// The velocity of a kinematic body (driver phase).
+    pub fn set_velocity(
+        &self,
+        body: u32,
+        linear: [f64; 3],
+        angular: [f64; 3],
+    ) -> Result<(), Error> {
+        check(unsafe {
+            (self.host.set_velocity)(self.ctx, body, linear.as_ptr(), angular.as_ptr())
+        })
+    }
+    /// Casts a ray.
+    pub fn ray_cast(
+        &self,
+        origin: [f64; 3],
+        direction: [f64; 3],
+        max_distance: f64,
+        ignore_own: bool,
+    ) -> Result<Option<RayHit>, Error> {
+        let mut hit = RayHit::default();
+        check(unsafe {
+            (self.host.ray_cast)(
+                self.ctx,
+                origin.as_ptr(),
+                direction.as_ptr(),
+                max_distance,
+                u32::from(ignore_own),
+                &mut hit,
+            )
+        })?;
+        Ok((hit.hit != 0).then_some(hit))
+    }
+    /// The artifacts with a body within `radius` of `center` (own excluded), into `out`.
+    pub fn neighbours(
+        &self,
+        center: [f64; 3],
+        radius: f64,
+        out: &mut Vec<u32>,
+    ) -> Result<(), Error> {
+        let mut count = 0usize;
+        out.clear();
+        check(unsafe {
+            (self.host.neighbours)(
+                self.ctx,
+                center.as_ptr(),
+                radius,
+                out.as_mut_ptr(),
+                out.capacity(),
+                &mut count,
+            )
+        })?;
+        if count > out.capacity() {
+            out.reserve(count);
+            check(unsafe {
+                (self.host.neighbours)(
+                    self.ctx,
+                    center.as_ptr(),
+                    radius,
+                    out.as_mut_ptr(),
+                    out.capacity(),
+                    &mut count,
+                )
+            })?;
+        }
+        // SAFETY: the host wrote `min(count, capacity)` ids into the buffer.
+        unsafe { out.set_len(count.min(out.capacity())) };
+        Ok(())
+    }
+    /// Index of an artifact's sensor by name.
+    pub fn sensor_index(&self, artifact: u32, name: &str) -> Result<u32, Error> {
+        let name = CString::new(name).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT))?;
+        let mut s = 0;
+        check(unsafe { (self.host.sensor_index)(self.ctx, artifact, name.as_ptr(), &mut s) })?;
+        Ok(s)
+    }
+    /// Publishes this sensor's reading (sensor phase).
+    pub fn publish(&self, values: &[f64]) -> Result<(), Error> {
+        check(unsafe { (self.host.publish)(self.ctx, values.as_ptr(), values.len()) })
+    }
+    /// A sensor reading of any artifact, without copying, and the step it was taken at (driver
+    /// phase).
+    pub fn reading(&self, artifact: u32, sensor: u32) -> Result<(&[f64], u64), Error> {
+        let (mut ptr, mut len, mut step) = (std::ptr::null(), 0usize, 0u64);
+        check(unsafe {
+            (self.host.reading)(self.ctx, artifact, sensor, &mut ptr, &mut len, &mut step)
+        })?;
+        if len == 0 || ptr.is_null() {
+            return Ok((&[], step));
+        }
+        // SAFETY: the host guarantees `len` values at `ptr` until this step call returns, which
+        // outlives `&self`.
+        Ok((unsafe { std::slice::from_raw_parts(ptr, len) }, step))
+    }
+    /// Logs a message.
+    pub fn log(&self, level: SsxLogLevel, message: &str) {
+        if let Ok(m) = CString::new(message.replace('\0', " ")) {
+            unsafe { (self.host.log)(self.ctx, level, m.as_ptr()) };
+        }
+    }
+}
+
+/// A driver: an artifact's behaviour.
+pub trait Driver: Sized + Send + 'static {
+    /// Creates an instance from its JSON descriptor.
+    fn create(descriptor: &str, init: &Init) -> Result<Self, String>;
+    /// One step: read the world and readings, write commands.
+    fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String>;
+}
+
+/// A sensor: measures the world for an artifact and publishes a reading.
+pub trait Sensor: Sized + Send + 'static {
+    /// Creates an instance from its JSON descriptor.
+    fn create(descriptor: &str, init: &Init) -> Result<Self, String>;
+    /// One step: measure and [`Ctx::publish`].
+    fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String>;
+}
+
+#[doc(hidden)]
+pub struct Instance<T> {
+    host: &'static SsxHostApi,
+    artifact: u32,
+    value: T,
+}
+
+fn write_error(error: *mut SsxErrorBuf, message: &str) {
+    // SAFETY: the host passes a valid buffer or null.
+    let Some(buf) = (unsafe { error.as_mut() }) else {
+        return;
+    };
+    if buf.data.is_null() || buf.capacity == 0 {
+        return;
+    }
+    let bytes = message.as_bytes();
+    let mut n = bytes.len().min(buf.capacity - 1);
+    while n > 0 && !message.is_char_boundary(n) {
+        n -= 1;
+    }
+    // SAFETY: `n + 1 <= capacity` bytes into the host's buffer.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.data.cast::<u8>(), n);
+        *buf.data.add(n) = 0;
+    }
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    let m = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned());
+    format!("panicked: {}", m.unwrap_or_else(|| "(no message)".into()))
+}
+
+/// Runs `f` behind the panic boundary and turns its outcome into a status.
+fn guarded(error: *mut SsxErrorBuf, f: impl FnOnce() -> Result<(), String>) -> SsxStatus {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => SSX_OK,
+        Ok(Err(message)) => {
+            write_error(error, &message);
+            SSX_ERR_PLUGIN
+        }
+        Err(p) => {
+            write_error(error, &panic_text(&*p));
+            SSX_ERR_PANIC
+        }
+    }
+}
+
+/// Shared by drivers and sensors.
+trait Make: Sized + Send + 'static {
+    fn make(descriptor: &str, init: &Init) -> Result<Self, String>;
+    fn run(&mut self, ctx: &Ctx<'_>) -> Result<(), String>;
+}
+
+struct AsDriver<T>(T);
+struct AsSensor<T>(T);
+
+impl<T: Driver> Make for AsDriver<T> {
+    fn make(d: &str, i: &Init) -> Result<Self, String> {
+        T::create(d, i).map(AsDriver)
+    }
+    fn run(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        self.0.step(ctx)
+    }
+}
+
+impl<T: Sensor> Make for AsSensor<T> {
+    fn make(d: &str, i: &Init) -> Result<Self, String> {
+        T::create(d, i).map(AsSensor)
+    }
+    fn run(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        self.0.step(ctx)
+    }
+}
+
+unsafe fn create_impl<M: Make>(
+    host: *const SsxHostApi,
+    descriptor: *const c_char,
+    init: *const SsxInit,
+    instance: *mut *mut c_void,
+    error: *mut SsxErrorBuf,
+) -> SsxStatus {
+    guarded(error, || {
+        // SAFETY: the host passes a table that outlives every instance, a NUL-terminated
+        // descriptor, an init record and an out pointer; null is checked.
+        let (host, init, out) = unsafe { (host.as_ref(), init.as_ref(), instance.as_mut()) };
+        let (Some(host), Some(init), Some(out)) = (host, init, out) else {
+            return Err("null argument to create".into());
+        };
+        if descriptor.is_null() || init.artifact_name.is_null() {
+            return Err("null string argument to create".into());
+        }
+        let host: &'static SsxHostApi = unsafe { &*(host as *const SsxHostApi) };
+        let descriptor = unsafe { CStr::from_ptr(descriptor) }
+            .to_str()
+            .map_err(|e| e.to_string())?;
+        let info = Init {
+            artifact_name: unsafe { CStr::from_ptr(init.artifact_name) }
+                .to_string_lossy()
+                .into_owned(),
+            artifact: init.artifact,
+            seed: init.seed,
+            timestep: init.timestep,
+        };
+        let value = M::make(descriptor, &info)?;
+        *out = Box::into_raw(Box::new(Instance {
+            host,
+            artifact: info.artifact,
+            value,
+        }))
+        .cast();
+        Ok(())
+    })
+}
+
+unsafe fn step_impl<M: Make>(
+    instance: *mut c_void,
+    ctx: SsxCtx,
+    error: *mut SsxErrorBuf,
+) -> SsxStatus {
+    guarded(error, || {
+        // SAFETY: `instance` is what `create_impl::<M>` returned and not yet destroyed; the host
+        // never calls one instance on two threads at once.
+        let inst = unsafe { instance.cast::<Instance<M>>().as_mut() }.ok_or("null instance")?;
+        let c = Ctx {
+            host: inst.host,
+            ctx,
+            artifact: inst.artifact,
+        };
+        inst.value.run(&c)
+    })
+}
+
+unsafe fn destroy_impl<M: Make>(instance: *mut c_void) {
+    if instance.is_null() {
+        return;
+    }
+    // SAFETY: `instance` came from `Box::into_raw` in `create_impl::<M>`, destroyed once.
+    let boxed = unsafe { Box::from_raw(instance.cast::<Instance<M>>()) };
+    // A panicking Drop must not unwind into the host.
+    let _ = catch_unwind(AssertUnwindSafe(move || drop(boxed)));
+}
+
+#[doc(hidden)]
+pub unsafe extern "C" fn __driver_create<T: Driver>(
+    h: *const SsxHostApi,
+    d: *const c_char,
+    i: *const SsxInit,
+    o: *mut *mut c_void,
+    e: *mut SsxErrorBuf,
+) -> SsxStatus {
+    unsafe { create_impl::<AsDriver<T>>(h, d, i, o, e) }
+}
+#[doc(hidden)]
+pub unsafe extern "C" fn __driver_step<T: Driver>(
+    inst: *mut c_void,
+    ctx: SsxCtx,
+    e: *mut SsxErrorBuf,
+) -> SsxStatus {
+    unsafe { step_impl::<AsDriver<T>>(inst, ctx, e) }
+}
+#[doc(hidden)]
+pub unsafe extern "C" fn __driver_destroy<T: Driver>(inst: *mut c_void) {
+    unsafe { destroy_impl::<AsDriver<T>>(inst) }
+}
+#[doc(hidden)]
+pub unsafe extern "C" fn __sensor_create<T: Sensor>(
+    h: *const SsxHostApi,
+    d: *const c_char,
+    i: *const SsxInit,
+    o: *mut *mut c_void,
+    e: *mut SsxErrorBuf,
+) -> SsxStatus {
+    unsafe { create_impl::<AsSensor<T>>(h, d, i, o, e) }
+}
+#[doc(hidden)]
+pub unsafe extern "C" fn __sensor_step<T: Sensor>(
+    inst: *mut c_void,
+    ctx: SsxCtx,
+    e: *mut SsxErrorBuf,
+) -> SsxStatus {
+    unsafe { step_impl::<AsSensor<T>>(inst, ctx, e) }
+}
+#[doc(hidden)]
+pub unsafe extern "C" fn __sensor_destroy<T: Sensor>(inst: *mut c_void) {
+    unsafe { destroy_impl::<AsSensor<T>>(inst) }
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __ssx_desc {
+    (driver, $name:literal, $desc:literal, $ty:ty) => {
+        $crate::abi::SsxPluginDesc {
+            struct_size: ::core::mem::size_of::<$crate::abi::SsxPluginDesc>() as u32,
+            kind: $crate::abi::SSX_KIND_DRIVER,
+            name: concat!($name, "\0").as_ptr().cast(),
+            description: concat!($desc, "\0").as_ptr().cast(),
+            create: Some($crate::__driver_create::<$ty>),
+            destroy: Some($crate::__driver_destroy::<$ty>),
+            step: Some($crate::__driver_step::<$ty>),
+        }
+    };
+    (sensor, $name:literal, $desc:literal, $ty:ty) => {
+        $crate::abi::SsxPluginDesc {
+            struct_size: ::core::mem::size_of::<$crate::abi::SsxPluginDesc>() as u32,
+            kind: $crate::abi::SSX_KIND_SENSOR,
+            name: concat!($name, "\0").as_ptr().cast(),
+            description: concat!($desc, "\0").as_ptr().cast(),
+            create: Some($crate::__sensor_create::<$ty>),
+            destroy: Some($crate::__sensor_destroy::<$ty>),
+            step: Some($crate::__sensor_step::<$ty>),
+        }
+    };
+}
+
+/// Exports drivers and sensors from a `cdylib`: one line per plugin, `kind "name" "description"
+/// => Type`, where kind is `driver` (Type: [`Driver`]) or `sensor` (Type: [`Sensor`]).
+#[macro_export]
+macro_rules! export_plugins {
+    ($($kind:ident $name:literal $desc:literal => $ty:ty),+ $(,)?) => {
+        static __SSX_PLUGINS: $crate::abi::SyncStatic<[$crate::abi::SsxPluginDesc; [$(stringify!($ty)),+].len()]> =
+            $crate::abi::SyncStatic([$($crate::__ssx_desc!($kind, $name, $desc, $ty)),+]);
+        static __SSX_TABLE: $crate::abi::SyncStatic<$crate::abi::SsxPluginTable> =
+            $crate::abi::SyncStatic($crate::abi::SsxPluginTable {
+                abi_version: $crate::abi::SSX_ABI_VERSION,
+                struct_size: ::core::mem::size_of::<$crate::abi::SsxPluginTable>() as u32,
+                plugin_count: [$(stringify!($ty)),+].len() as u32,
+                plugins: &__SSX_PLUGINS.0 as *const _ as *const $crate::abi::SsxPluginDesc,
+            });
+        /// The library's entry point: the table of its plugins.
+        #[unsafe(no_mangle)]
+        pub extern "C" fn ssx_plugin_entry() -> *const $crate::abi::SsxPluginTable {
+            &__SSX_TABLE.0
+        }
+    };
+}

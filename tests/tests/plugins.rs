@@ -1,0 +1,457 @@
+//! Drivers and sensors loaded from shared libraries through the C ABI: the shipped Rust and C
+//! plugins, and every way a library or a plugin can be wrong.
+
+use std::path::{Path, PathBuf};
+
+use ssx_artifacts::Scene;
+use ssx_core::{Mode, SsxError};
+use ssx_tests::{
+    Workspace, build_fast, build_fast_with, c_library, registry, repo_root, rust_plugin_dir, step_n,
+};
+
+fn lib(name: &str) -> PathBuf {
+    rust_plugin_dir().join(format!("lib{name}.so"))
+}
+
+const GROUND: &str = r#"{ "bodies": [ { "name": "plane", "kind": "static", "colliders": [ { "shape": { "plane": {} } } ] } ] }"#;
+
+/// A scene with the ground and one box artifact whose driver (and sensor) JSON is given.
+fn box_scene(ws: &Workspace, driver: &str, sensors: &str) -> PathBuf {
+    ws.write("ground.json", GROUND);
+    ws.write(
+        "box.json",
+        &format!(
+            r#"{{ "bodies": [ {{ "name": "frame", "mass": 1.2, "colliders": [ {{ "shape": {{ "box": {{ "size": [0.5, 0.5, 0.1] }} }} }} ] }} ],
+                 "driver": {driver}, "sensors": [ {sensors} ] }}"#
+        ),
+    );
+    ws.write(
+        "scene.json",
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "ground", "artifact": "ground.json" },
+             { "name": "x", "artifact": "box.json", "pose": { "position": [0.5, -1, 0.05] } } ] }"#,
+    )
+}
+
+fn error_of(path: &Path) -> String {
+    let err = match Scene::load(path, &registry()) {
+        Err(e) => e,
+        Ok(scene) => match ssx_core::Environment::build(
+            scene.config(1, Mode::Fast, ssx_core::LatePolicy::CatchUp, true),
+            &registry(),
+            &scene.extensions,
+            &scene.artifacts,
+            Box::new(ssx_core::NullRenderEngine::default()),
+            std::sync::Arc::new(ssx_core::MonotonicClock::new(std::time::Duration::ZERO)),
+        ) {
+            Err(e) => e,
+            Ok(_) => panic!("{} must be refused", path.display()),
+        },
+    };
+    err.to_string()
+}
+
+fn bits(env: &ssx_core::Environment) -> Vec<u64> {
+    env.states()
+        .iter()
+        .flat_map(|s| {
+            [
+                s.pose.translation.x,
+                s.pose.translation.y,
+                s.pose.translation.z,
+                s.linvel.x,
+                s.linvel.y,
+                s.linvel.z,
+            ]
+        })
+        .map(f64::to_bits)
+        .collect()
+}
+
+#[test]
+fn hover_and_pose_from_libraries_hold_the_height_and_report_the_state() {
+    let ws = Workspace::new();
+    let scene = box_scene(
+        &ws,
+        &format!(
+            r#"{{ "library": "{}", "plugin": "hover", "descriptor": {{ "height": 1.0 }} }}"#,
+            lib("ssx_driver_hover").display()
+        ),
+        &format!(
+            r#"{{ "name": "mocap", "library": "{}", "plugin": "pose" }}, {{ "name": "clock", "library": "{}", "plugin": "clock" }}"#,
+            lib("ssx_sensor_pose").display(),
+            lib("ssx_sensor_pose").display()
+        ),
+    );
+    let run = |workers| {
+        let mut env = build_fast(&scene, workers).unwrap();
+        step_n(&mut env, 400);
+        env
+    };
+    let (one, two) = (run(1), run(2));
+    assert_eq!(
+        bits(&one),
+        bits(&two),
+        "library plugins keep runs repeatable across workers"
+    );
+    let s = one.states()[1];
+    let p = s.pose.translation.vector;
+    assert!(
+        (p - ssx_core::math::Vec3::new(0.5, -1.0, 1.0)).norm() < 0.01,
+        "hovering at {p:?}"
+    );
+    let r = one.reading("x", "mocap").unwrap();
+    assert_eq!(r.step(), 400);
+    let q = s.pose.rotation.quaternion();
+    assert_eq!(
+        r.values(),
+        &[
+            p.x, p.y, p.z, q.w, q.i, q.j, q.k, s.linvel.x, s.linvel.y, s.linvel.z, s.angvel.x,
+            s.angvel.y, s.angvel.z
+        ]
+    );
+    assert_eq!(one.reading("x", "clock").unwrap().values(), &[4.0, 400.0]);
+}
+
+#[test]
+fn the_c_driver_runs_beside_the_rust_one_and_reaches_its_set_point() {
+    let ws = Workspace::new();
+    ws.write("ground.json", GROUND);
+    let body = r#"{ "name": "frame", "mass": 1.2, "colliders": [ { "shape": { "box": { "size": [0.5, 0.5, 0.1] } } } ] }"#;
+    ws.write(
+        "c.json",
+        &format!(
+            r#"{{ "bodies": [ {body} ], "driver": {{ "library": "{}", "plugin": "hover_c", "descriptor": {{ "height": 1.5 }} }} }}"#,
+            c_library("ssx_driver_hover_c").display()
+        ),
+    );
+    ws.write(
+        "rust.json",
+        &format!(r#"{{ "bodies": [ {body} ], "driver": {{ "library": "{}", "plugin": "hover", "descriptor": {{ "height": 0.7 }} }} }}"#, lib("ssx_driver_hover").display()),
+    );
+    let scene = ws.write(
+        "scene.json",
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "ground", "artifact": "ground.json" },
+             { "name": "c", "artifact": "c.json", "pose": { "position": [0, 0, 0.05] } },
+             { "name": "r", "artifact": "rust.json", "pose": { "position": [3, 0, 0.05] } } ] }"#,
+    );
+    let mut env = build_fast_with(&scene, &registry(), 2, true).unwrap();
+    step_n(&mut env, 500);
+    let c = env.states()[1].pose.translation.z;
+    let r = env.states()[2].pose.translation.z;
+    assert!((c - 1.5).abs() < 0.01, "the C driver's body is at z = {c}");
+    assert!(
+        (r - 0.7).abs() < 0.01,
+        "the Rust driver's body is at z = {r}"
+    );
+}
+
+fn driver_scene(ws: &Workspace, library: &Path, plugin: &str, descriptor: &str) -> PathBuf {
+    box_scene(
+        ws,
+        &format!(
+            r#"{{ "library": "{}", "plugin": "{plugin}", "descriptor": {descriptor} }}"#,
+            library.display()
+        ),
+        "",
+    )
+}
+
+#[test]
+fn a_missing_library_names_where_it_looked() {
+    let ws = Workspace::new();
+    let scene = box_scene(
+        &ws,
+        r#"{ "library": "libnowhere.so", "plugin": "hover" }"#,
+        "",
+    );
+    let err = error_of(&scene);
+    let at = format!("{}:2:", ws.path().join("box.json").display());
+    assert!(err.starts_with(&at), "{err}");
+    assert!(
+        err.contains("(at driver.library): library 'libnowhere.so' not found (looked in: "),
+        "{err}"
+    );
+    assert!(err.contains(&ws.path().display().to_string()), "{err}");
+}
+
+#[test]
+fn a_file_that_is_not_a_shared_library() {
+    let ws = Workspace::new();
+    let fake = ws.write("libfake.so", "this is not an ELF file\n");
+    let err = error_of(&driver_scene(&ws, &fake, "hover", "{}"));
+    assert!(
+        err.contains(&format!(
+            "(at driver.library): '{}' is not a loadable shared library: ",
+            fake.display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_library_without_the_entry_symbol() {
+    let ws = Workspace::new();
+    let l = c_library("no_entry");
+    let err = error_of(&driver_scene(&ws, &l, "hover", "{}"));
+    assert!(err.ends_with(&format!("(at driver.library): '{}' has no entry symbol 'ssx_plugin_entry': not an ssx plugin library", l.display())), "{err}");
+}
+
+#[test]
+fn abi_versions_from_the_future_and_the_past_are_refused_naming_both() {
+    for (name, version) in [("abi_future", 99), ("abi_past", 0)] {
+        let ws = Workspace::new();
+        let l = c_library(name);
+        let err = error_of(&driver_scene(&ws, &l, "hover", "{}"));
+        assert!(
+            err.ends_with(&format!("'{}': plugin ABI version mismatch: host = 1, plugin = {version} (rebuild the plugin against this ssx-sdk)", l.display())),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_table_smaller_than_the_host_expects_is_refused() {
+    let ws = Workspace::new();
+    let l = c_library("small_table");
+    let err = error_of(&driver_scene(&ws, &l, "hover", "{}"));
+    let expected = std::mem::size_of::<ssx_sdk_abi::SsxPluginTable>();
+    assert!(
+        err.ends_with(&format!(
+            "'{}': plugin table too small: host = {expected} bytes, plugin = 8 bytes",
+            l.display()
+        )),
+        "{err}"
+    );
+}
+
+use ssx_sdk::abi as ssx_sdk_abi;
+
+#[test]
+fn an_unknown_plugin_name_lists_what_the_library_has() {
+    let ws = Workspace::new();
+    let l = lib("ssx_driver_hover");
+    let err = error_of(&driver_scene(&ws, &l, "hoover", "{}"));
+    assert!(
+        err.ends_with(&format!(
+            "(at driver.plugin): no driver named 'hoover' in '{}' (it has: driver hover)",
+            l.display()
+        )),
+        "{err}"
+    );
+    let l = lib("ssx_sensor_pose");
+    let err = error_of(&driver_scene(&ws, &l, "pose", "{}"));
+    assert!(
+        err.ends_with(&format!(
+            "(at driver.plugin): 'pose' in '{}' is a sensor, not a driver",
+            l.display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_failing_create_reaches_the_user_with_the_artifact_name() {
+    let ws = Workspace::new();
+    let err = error_of(&driver_scene(
+        &ws,
+        &c_library("misbehaving"),
+        "refuses",
+        r#"{ "fail_create": true }"#,
+    ));
+    assert!(err.starts_with("artifact 'x': cannot create driver 'refuses': refusing to start: fail_create was set (descriptor at "), "{err}");
+    let err = error_of(&driver_scene(
+        &ws,
+        &lib("ssx_test_plugins"),
+        "no_calibration",
+        "{}",
+    ));
+    assert!(err.starts_with("artifact 'x': cannot create driver 'no_calibration': no calibration file for x (descriptor at "), "{err}");
+    let err = error_of(&driver_scene(
+        &ws,
+        &lib("ssx_driver_hover"),
+        "hover",
+        r#"{ "hieght": 1 }"#,
+    ));
+    assert!(
+        err.starts_with(
+            "artifact 'x': cannot create driver 'hover': invalid descriptor: unknown field `hieght`"
+        ),
+        "{err}"
+    );
+}
+
+/// Runs a scene until strict mode stops it; returns the error.
+fn strict_failure(scene: &Path) -> SsxError {
+    let mut env = build_fast_with(scene, &registry(), 2, true).unwrap();
+    for _ in 0..50 {
+        if let Err(e) = env.step() {
+            return e;
+        }
+    }
+    panic!("strict mode did not stop");
+}
+
+#[test]
+fn a_panic_in_a_rust_plugin_is_caught_and_the_simulation_goes_on_unless_strict() {
+    let ws = Workspace::new();
+    let scene = driver_scene(&ws, &lib("ssx_test_plugins"), "panicky", r#"{ "at": 5 }"#);
+    let mut env = build_fast(&scene, 2).unwrap();
+    step_n(&mut env, 100);
+    assert_eq!(env.driver_enabled("x"), Some(false));
+    assert_eq!(env.summary().plugin_faults, 1);
+    assert_eq!(env.steps(), 100);
+    assert_eq!(
+        strict_failure(&scene).to_string(),
+        "artifact 'x': driver 'panicky' failed at step 5: panicked: rotor 5 lost (strict mode: stopping)"
+    );
+}
+
+#[test]
+fn a_c_plugin_returning_an_error_status_is_disabled_or_stops_a_strict_run() {
+    let ws = Workspace::new();
+    let scene = driver_scene(&ws, &c_library("misbehaving"), "fails_at_3", "{}");
+    let mut env = build_fast(&scene, 1).unwrap();
+    step_n(&mut env, 20);
+    assert_eq!(env.driver_enabled("x"), Some(false));
+    assert_eq!(
+        strict_failure(&scene).to_string(),
+        "artifact 'x': driver 'fails_at_3' failed at step 3: motor controller fault (strict mode: stopping)"
+    );
+}
+
+#[test]
+fn misusing_the_host_gets_status_codes_not_undefined_behaviour() {
+    let ws = Workspace::new();
+    let scene = driver_scene(&ws, &c_library("misbehaving"), "prober", "{}");
+    assert_eq!(
+        strict_failure(&scene).to_string(),
+        "artifact 'x': driver 'prober' failed at step 2: bad_handle=2 null=1 wrong_phase=3 out_of_range=5 not_found=4 nan=1 stale=2 (strict mode: stopping)"
+    );
+}
+
+#[test]
+fn libraries_are_found_next_to_the_scene_then_in_ssx_plugin_path() {
+    let ws = Workspace::new();
+    let elsewhere = Workspace::new();
+    // A copy under a name nothing else has, in a directory only SSX_PLUGIN_PATH names.
+    std::fs::copy(
+        lib("ssx_driver_hover"),
+        elsewhere.path().join("libcopied_hover.so"),
+    )
+    .unwrap();
+    let scene = box_scene(
+        &ws,
+        r#"{ "library": "libcopied_hover.so", "plugin": "hover", "descriptor": { "height": 1.0 } }"#,
+        "",
+    );
+    let check = |plugin_path: Option<&Path>| {
+        let mut cmd = std::process::Command::new(ssx_tests::ssxd());
+        cmd.args(["check", scene.to_str().unwrap()])
+            .env_remove("SSX_PLUGIN_PATH");
+        if let Some(p) = plugin_path {
+            cmd.env("SSX_PLUGIN_PATH", p);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = check(None);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("library 'libcopied_hover.so' not found (looked in: "),
+        "{stderr}"
+    );
+    let (code, stderr) = check(Some(elsewhere.path()));
+    assert_eq!(code, Some(0), "{stderr}");
+    // Next to the scene wins over the search path.
+    std::fs::copy(c_library("no_entry"), ws.path().join("libcopied_hover.so")).unwrap();
+    let (code, stderr) = check(Some(elsewhere.path()));
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("has no entry symbol"), "{stderr}");
+}
+
+#[test]
+fn loading_running_and_unloading_many_times_is_clean() {
+    let ws = Workspace::new();
+    let scene = box_scene(
+        &ws,
+        &format!(
+            r#"{{ "library": "{}", "plugin": "hover", "descriptor": {{ "height": 1.0 }} }}"#,
+            lib("ssx_driver_hover").display()
+        ),
+        &format!(
+            r#"{{ "name": "mocap", "library": "{}", "plugin": "pose" }}"#,
+            lib("ssx_sensor_pose").display()
+        ),
+    );
+    for _ in 0..20 {
+        let mut env = build_fast(&scene, 2).unwrap();
+        step_n(&mut env, 10);
+        assert_eq!(env.reading("x", "mocap").unwrap().step(), 10);
+    }
+    let _ = repo_root();
+}
+
+#[test]
+fn ssxd_plugins_lists_every_bundled_library() {
+    let run = |lib: &Path| {
+        let out = std::process::Command::new(ssx_tests::ssxd())
+            .arg("plugins")
+            .arg(lib)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let expect = [
+        (
+            lib("ssx_driver_hover"),
+            vec![
+                "  driver  hover  holds a height or flies waypoints by force (PD plus gravity compensation)",
+            ],
+        ),
+        (
+            lib("ssx_driver_velocity"),
+            vec!["  driver  velocity  moves a kinematic body at a constant velocity"],
+        ),
+        (
+            lib("ssx_sensor_pose"),
+            vec![
+                "  sensor  pose   ground-truth pose and twist of one body (motion capture)",
+                "  sensor  clock  simulated time and step",
+            ],
+        ),
+        (
+            c_library("ssx_driver_hover_c"),
+            vec!["  driver  hover_c  holds a height by a vertical force (written in C)"],
+        ),
+    ];
+    for (path, lines) in expect {
+        let (code, stdout, stderr) = run(&path);
+        assert_eq!(code, Some(0), "{stderr}");
+        let mut want = format!(
+            "library      {}\nABI version  1 (this ssxd speaks 1)\nplugins      {}\n",
+            path.display(),
+            lines.len()
+        );
+        for l in lines {
+            want.push_str(l);
+            want.push('\n');
+        }
+        assert_eq!(stdout, want);
+    }
+    let (code, _, stderr) = run(&c_library("abi_future"));
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        stderr,
+        format!(
+            "error: '{}': plugin ABI version mismatch: host = 1, plugin = 99 (rebuild the plugin against this ssx-sdk)\n",
+            c_library("abi_future").display()
+        )
+    );
+}
