@@ -24,10 +24,49 @@ fn shared_library(src: &Path, out: &Path, defines: &[&str]) {
     println!("cargo:rerun-if-changed={}", src.display());
 }
 
+/// The header alone must compile as strict C99 and as C++17.
+fn header_compiles(out: &Path) {
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk/include");
+    let c_src = out.join("header_check.c");
+    std::fs::write(
+        &c_src,
+        "#include \"ssx.h\"\nint main(void) { return SSX_OK; }\n",
+    )
+    .unwrap();
+    let cpp_src = out.join("header_check.cpp");
+    std::fs::write(&cpp_src, "#include \"ssx.h\"\nint main() { SsxPluginTable t{}; return static_cast<int>(t.plugin_count); }\n").unwrap();
+    for (cpp, std, src) in [(false, "-std=c99", &c_src), (true, "-std=c++17", &cpp_src)] {
+        let compiler = cc::Build::new()
+            .cpp(cpp)
+            .cargo_metadata(false)
+            .get_compiler();
+        let status = compiler
+            .to_command()
+            .args([
+                std,
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-pedantic",
+                "-fsyntax-only",
+            ])
+            .arg("-I")
+            .arg(&include)
+            .arg(src)
+            .status()
+            .expect("run the compiler");
+        assert!(
+            status.success(),
+            "sdk/include/ssx.h does not compile with {std}"
+        );
+    }
+}
+
 fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let fixtures = root.join("tests/fixtures/c");
+    header_compiles(&out);
     shared_library(
         &root.join("drivers/hover-c/hover.c"),
         &out.join("libssx_driver_hover_c.so"),

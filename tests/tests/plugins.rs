@@ -455,3 +455,85 @@ fn ssxd_plugins_lists_every_bundled_library() {
         )
     );
 }
+
+#[test]
+fn a_driver_built_outside_the_workspace_runs_without_rebuilding_ssxd() {
+    let ws = Workspace::new();
+    let root = repo_root();
+    // A copy of the example hover crate with a manifest of its own, outside the workspace.
+    let krate = ws.path().join("outside-hover");
+    std::fs::create_dir_all(krate.join("src")).unwrap();
+    std::fs::copy(
+        root.join("drivers/hover/src/lib.rs"),
+        krate.join("src/lib.rs"),
+    )
+    .unwrap();
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        format!(
+            r#"[package]
+name = "outside-hover"
+version = "0.1.0"
+edition = "2024"
+
+[lib]
+crate-type = ["cdylib"]
+
+[dependencies]
+ssx-sdk = {{ path = "{}" }}
+serde = {{ version = "1", features = ["derive"] }}
+serde_json = "1"
+
+[workspace]
+"#,
+            root.join("sdk").display()
+        ),
+    )
+    .unwrap();
+    let status = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--offline"])
+        .current_dir(&krate)
+        .env_remove("CARGO_TARGET_DIR")
+        .status()
+        .unwrap();
+    assert!(status.success(), "building the copied plugin failed");
+    let built = krate.join("target/debug/liboutside_hover.so");
+    std::fs::copy(&built, ws.path().join("liboutside_hover.so")).unwrap();
+
+    let scene = box_scene(
+        &ws,
+        r#"{ "library": "liboutside_hover.so", "plugin": "hover", "descriptor": { "height": 1.25 } }"#,
+        "",
+    );
+    let stats = ws.path().join("stats.json");
+    let out = std::process::Command::new(ssx_tests::ssxd())
+        .args([
+            "run",
+            scene.to_str().unwrap(),
+            "--mode",
+            "fast",
+            "--steps",
+            "400",
+            "--strict",
+            "--stats-json",
+        ])
+        .arg(&stats)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert_eq!(
+        (v["steps"].as_u64(), v["plugin_faults"].as_u64()),
+        (Some(400), Some(0))
+    );
+    // And its effect on the physics: the body holds the height the descriptor asks for.
+    let mut env = build_fast(&scene, 1).unwrap();
+    step_n(&mut env, 400);
+    let z = env.states()[1].pose.translation.z;
+    assert!((z - 1.25).abs() < 0.01, "z = {z}");
+}
