@@ -297,6 +297,8 @@ pub struct Environment {
     steps: u64,
     started_at: Option<Duration>,
     last_step_end: Duration,
+    /// The last physics phase's time, to size the workers' pre-wake spin.
+    last_physics: Duration,
     faults: Vec<PluginFault>,
 }
 
@@ -370,6 +372,7 @@ impl Environment {
             steps: 0,
             started_at: None,
             last_step_end: Duration::ZERO,
+            last_physics: Duration::ZERO,
             faults: Vec::new(),
             config,
         };
@@ -562,6 +565,14 @@ impl Environment {
                 }
             }
         }
+        // The plugin phases come right after the physics, which runs on this thread alone:
+        // keep the helper workers spinning through it rather than waking them from sleep.
+        let parallel = self.sensor_shards.len() > 1 || self.driver_shards.len() > 1;
+        if parallel {
+            let budget =
+                (self.last_physics * 2).clamp(Duration::from_micros(50), Duration::from_millis(5));
+            self.pool.prewake(budget);
+        }
         self.engine.step(self.config.timestep);
         self.engine.read_state(&mut self.states);
         self.steps += 1;
@@ -576,6 +587,7 @@ impl Environment {
             gravity: self.config.gravity,
         };
         let t_physics = clock.now();
+        self.last_physics = t_physics - start;
 
         // 2. Sensor phase: each worker measures for its own artifacts.
         if self.sensor_shards.iter().any(|s| !s.items.is_empty()) {

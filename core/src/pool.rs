@@ -32,6 +32,10 @@ struct Shared {
     panicked: AtomicBool,
     caller: Unparker,
     spin: Duration,
+    /// Workers keep spinning (instead of parking) until this many ns after `origin`: set by
+    /// [`WorkerPool::prewake`] while the next phase is known to be near.
+    hold_until_ns: AtomicU64,
+    origin: Instant,
 }
 
 /// The worker pool. See the module docs.
@@ -73,6 +77,8 @@ impl WorkerPool {
             panicked: AtomicBool::new(false),
             caller: caller.unparker().clone(),
             spin,
+            hold_until_ns: AtomicU64::new(0),
+            origin: Instant::now(),
         });
         let mut spawned = Vec::with_capacity(workers - 1);
         for k in 1..workers {
@@ -94,6 +100,23 @@ impl WorkerPool {
     /// Number of workers, the caller included.
     pub fn workers(&self) -> usize {
         self.workers.len() + 1
+    }
+
+    /// Wakes the helper workers now and keeps them spinning for up to `budget`, so that a phase
+    /// dispatched within it does not pay for waking parked threads (tens to hundreds of
+    /// microseconds on a VM). Costs the helpers' cores while they spin; call it when those
+    /// cores would idle anyway, e.g. while the stepping thread runs the physics.
+    pub fn prewake(&self, budget: Duration) {
+        if self.workers.is_empty() {
+            return;
+        }
+        let until = self.shared.origin.elapsed() + budget;
+        self.shared
+            .hold_until_ns
+            .store(until.as_nanos() as u64, Ordering::Release);
+        for (unparker, _) in &self.workers {
+            unparker.unpark();
+        }
     }
 
     /// The worker threads' OS ids are not exposed; this runs `f(k)` once on every worker `k`
@@ -182,7 +205,10 @@ fn worker_loop(k: usize, shared: &Shared, parker: &Parker) {
                 seen = epoch;
                 break (state & ((1 << PARTICIPANT_BITS) - 1)) as usize;
             }
-            if Instant::now() < spin_until {
+            let now = Instant::now();
+            let held = (now - shared.origin).as_nanos() as u64
+                <= shared.hold_until_ns.load(Ordering::Acquire);
+            if now < spin_until || held {
                 std::hint::spin_loop();
             } else {
                 parker.park();
