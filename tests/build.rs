@@ -83,6 +83,11 @@ fn main() {
         &[],
     );
     shared_library(
+        &fixtures.join("counter_ext.c"),
+        &out.join("libcounter_ext.so"),
+        &[],
+    );
+    shared_library(
         &fixtures.join("versioned.c"),
         &out.join("libabi_future.so"),
         &["-DFIXTURE_VERSION=99"],

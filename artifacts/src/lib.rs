@@ -330,7 +330,13 @@ impl Loader<'_> {
         }
         for (i, e) in scene.extensions.iter().enumerate() {
             let at = format!("extensions[{i}]");
-            let library = self.check_plugin(src, &at, PluginKind::Extension, &e.plugin, None)?;
+            let library = self.check_plugin(
+                src,
+                &at,
+                PluginKind::Extension,
+                &e.plugin,
+                e.library.as_deref(),
+            )?;
             if let Some(first) = self.extension_names.insert(e.name.clone(), src.origin(&at)) {
                 return Err(src.err(
                     &format!("{at}.name"),
@@ -375,9 +381,6 @@ impl Loader<'_> {
             };
         };
         let lib_at = format!("{at}.library");
-        if kind == PluginKind::Extension {
-            return Err(src.err(&lib_at, "extensions cannot be loaded from libraries yet"));
-        }
         let dir = src.path.parent().unwrap_or(Path::new("."));
         let path = ssx_core::abi::find_library(named, dir).map_err(|m| src.err(&lib_at, m))?;
         let lib = self

@@ -132,8 +132,11 @@ pub struct SensorFile {
 pub struct ExtensionFile {
     /// Name drivers use to find it.
     pub name: String,
-    /// Registered plugin name.
+    /// Plugin name (registered in-process, or inside `library`).
     pub plugin: String,
+    /// A plugin library to load it from (see [`PluginFile::library`]).
+    #[serde(default)]
+    pub library: Option<PathBuf>,
     /// The descriptor.
     #[serde(default = "empty_object")]
     pub descriptor: serde_json::Value,

@@ -18,7 +18,8 @@ use ssx_sdk::abi::*;
 use crate::engine::BodyId;
 use crate::math::{Point3, Vec3};
 use crate::plugin::{
-    CommandBuffer, Driver, DriverContext, PluginInit, Reading, ReadingSource, Sensor, SensorContext,
+    CommandBuffer, Driver, DriverContext, ExtensionContext, ExtensionInit, PluginInit, Reading,
+    ReadingSource, Sensor, SensorContext, SimulationExtension,
 };
 use crate::world::{ArtifactId, World};
 
@@ -145,6 +146,7 @@ impl PluginLibrary {
             let kind = match d.kind {
                 SSX_KIND_DRIVER => "driver",
                 SSX_KIND_SENSOR => "sensor",
+                SSX_KIND_EXTENSION => "extension",
                 k => {
                     return Err(format!(
                         "'{}': plugin '{name}' has unknown kind {k}",
@@ -342,6 +344,26 @@ impl PluginLoader {
         )))
     }
 
+    /// An extension from a library. It is created (the library's `create`) when the
+    /// Environment initialises it, before the engines start, and destroyed at shutdown.
+    pub fn extension(
+        &mut self,
+        path: &Path,
+        name: &str,
+        instance_name: &str,
+        descriptor: &serde_json::Value,
+    ) -> Result<Box<dyn SimulationExtension>, String> {
+        let lib = self.library(path)?;
+        lib.find("extension", name)?;
+        Ok(Box::new(AbiExtension {
+            lib,
+            plugin: name.to_string(),
+            instance_name: instance_name.to_string(),
+            descriptor: descriptor.clone(),
+            instance: None,
+        }))
+    }
+
     /// Creates a sensor from a library.
     pub fn sensor(
         &mut self,
@@ -436,11 +458,108 @@ impl Drop for Instance {
 struct AbiDriver(Instance);
 struct AbiSensor(Instance);
 
+/// An extension from a library: created in `init`, destroyed in `shutdown`.
+struct AbiExtension {
+    lib: Arc<PluginLibrary>,
+    plugin: String,
+    instance_name: String,
+    descriptor: serde_json::Value,
+    instance: Option<Instance>,
+}
+
+// SAFETY: `init`, `after_step` and `shutdown` run on the stepping thread with `&mut self`;
+// `call` takes `&self` from worker threads, which the ABI requires a library's `call` to allow.
+unsafe impl Sync for AbiExtension {}
+
+impl SimulationExtension for AbiExtension {
+    fn init(&mut self, init: &ExtensionInit) -> Result<(), String> {
+        let plugin_init = PluginInit {
+            artifact: self.instance_name.clone(),
+            artifact_index: u32::MAX,
+            seed: init.seed,
+            timestep: init.timestep,
+        };
+        self.instance =
+            Some(
+                self.lib
+                    .create("extension", &self.plugin, &self.descriptor, &plugin_init)?,
+            );
+        Ok(())
+    }
+
+    fn after_step(&mut self, ctx: &ExtensionContext<'_>) -> Result<(), String> {
+        let Some(instance) = &mut self.instance else {
+            return Ok(());
+        };
+        let mut frame = Frame {
+            world: ctx.world,
+            artifact: None,
+            kind: FrameKind::Extension {
+                readings: ctx.readings,
+            },
+        };
+        instance.step(&mut frame)
+    }
+
+    fn shutdown(&mut self) {
+        self.instance = None;
+    }
+
+    fn call(&self, service: &str, request: &[u8], response: &mut [u8]) -> Result<usize, String> {
+        let instance = self
+            .instance
+            .as_ref()
+            .ok_or("the extension is not running")?;
+        let call = instance
+            .desc
+            .call
+            .ok_or_else(|| format!("extension '{}' offers no services", self.plugin))?;
+        let service_c =
+            CString::new(service).map_err(|_| "service name contains a NUL byte".to_string())?;
+        // A per-call buffer: calls may run on several threads at once.
+        let mut text = [0u8; 256];
+        let mut err = SsxErrorBuf {
+            data: text.as_mut_ptr().cast(),
+            capacity: text.len(),
+        };
+        let mut len = 0usize;
+        // SAFETY: the instance is live while `self.instance` is Some; buffers are valid for
+        // their lengths for the call.
+        let status = unsafe {
+            call(
+                instance.instance,
+                service_c.as_ptr(),
+                request.as_ptr(),
+                request.len(),
+                response.as_mut_ptr(),
+                response.len(),
+                &mut len,
+                &mut err,
+            )
+        };
+        if status == SSX_OK {
+            Ok(len)
+        } else {
+            let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
+            let m = String::from_utf8_lossy(&text[..end]).into_owned();
+            Err(if m.is_empty() {
+                status_message(status).to_string()
+            } else {
+                m
+            })
+        }
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 impl Driver for AbiDriver {
     fn drive(&mut self, ctx: &DriverContext<'_>, out: &mut CommandBuffer) -> Result<(), String> {
         let mut frame = Frame {
             world: ctx.world,
-            artifact: ctx.artifact,
+            artifact: Some(ctx.artifact),
             kind: FrameKind::Driver {
                 commands: out,
                 readings: ctx.readings,
@@ -454,7 +573,7 @@ impl Sensor for AbiSensor {
     fn sense(&mut self, ctx: &SensorContext<'_>, out: &mut Reading) -> Result<(), String> {
         let mut frame = Frame {
             world: ctx.world,
-            artifact: ctx.artifact,
+            artifact: Some(ctx.artifact),
             kind: FrameKind::Sensor { out },
         };
         self.0.step(&mut frame)
@@ -470,11 +589,15 @@ enum FrameKind<'a> {
         commands: &'a mut CommandBuffer,
         readings: &'a dyn ReadingSource,
     },
+    Extension {
+        readings: &'a dyn ReadingSource,
+    },
 }
 
 struct Frame<'a> {
     world: &'a World<'a>,
-    artifact: ArtifactId,
+    /// The calling plugin's artifact (none for extensions).
+    artifact: Option<ArtifactId>,
     kind: FrameKind<'a>,
 }
 
@@ -563,7 +686,7 @@ fn body_of(world: &World<'_>, artifact: u32, body: u32) -> Result<BodyId, SsxSta
 fn commands<'f>(frame: &'f mut Frame<'_>) -> Result<&'f mut CommandBuffer, SsxStatus> {
     match &mut frame.kind {
         FrameKind::Driver { commands, .. } => Ok(commands),
-        FrameKind::Sensor { .. } => Err(SSX_ERR_WRONG_PHASE),
+        FrameKind::Sensor { .. } | FrameKind::Extension { .. } => Err(SSX_ERR_WRONG_PHASE),
     }
 }
 
@@ -712,7 +835,7 @@ unsafe extern "C" fn host_ray_cast(
         if !(max_distance.is_finite() && max_distance > 0.0) || d.norm() == 0.0 {
             return Err(SSX_ERR_INVALID_ARGUMENT);
         }
-        let ignore = (ignore_own != 0).then_some(f.artifact);
+        let ignore = if ignore_own != 0 { f.artifact } else { None };
         let result = f.world.cast_ray(Point3::from(o), d, max_distance, ignore);
         *out(hit)? = match result {
             None => SsxRayHit::default(),
@@ -753,7 +876,7 @@ unsafe extern "C" fn host_neighbours(
         let mut last: Option<u32> = None;
         for b in bodies {
             let a = f.world.owner(b).0;
-            if a == f.artifact.0 || last == Some(a) {
+            if Some(ArtifactId(a)) == f.artifact || last == Some(a) {
                 continue;
             }
             last = Some(a);
@@ -816,8 +939,9 @@ unsafe extern "C" fn host_reading(
     step: *mut u64,
 ) -> SsxStatus {
     host(ctx, |f| {
-        let FrameKind::Driver { readings, .. } = &f.kind else {
-            return Err(SSX_ERR_WRONG_PHASE);
+        let readings = match &f.kind {
+            FrameKind::Driver { readings, .. } | FrameKind::Extension { readings } => *readings,
+            FrameKind::Sensor { .. } => return Err(SSX_ERR_WRONG_PHASE),
         };
         if artifact as usize >= f.world.artifact_count() {
             return Err(SSX_ERR_NOT_FOUND);
@@ -839,7 +963,9 @@ unsafe extern "C" fn host_log(
 ) -> SsxStatus {
     host(ctx, |f| {
         let m = name(message)?;
-        let a = &f.world.artifact(f.artifact).name;
+        let a = f
+            .artifact
+            .map_or("(extension)", |a| f.world.artifact(a).name.as_str());
         match level {
             SSX_LOG_ERROR => tracing::error!(target: "ssx::plugin", artifact = %a, "{m}"),
             SSX_LOG_WARN => tracing::warn!(target: "ssx::plugin", artifact = %a, "{m}"),
@@ -847,6 +973,61 @@ unsafe extern "C" fn host_log(
             _ => tracing::debug!(target: "ssx::plugin", artifact = %a, "{m}"),
         }
         Ok(())
+    })
+}
+
+unsafe extern "C" fn host_extension(
+    ctx: SsxCtx,
+    n: *const c_char,
+    extension: *mut u32,
+) -> SsxStatus {
+    host(ctx, |f| {
+        *out(extension)? = f.world.extension_index(name(n)?).ok_or(SSX_ERR_NOT_FOUND)? as u32;
+        Ok(())
+    })
+}
+
+#[allow(clippy::too_many_arguments)] // the C signature
+unsafe extern "C" fn host_call_extension(
+    ctx: SsxCtx,
+    extension: u32,
+    service: *const c_char,
+    request: *const u8,
+    request_len: usize,
+    response: *mut u8,
+    capacity: usize,
+    response_len: *mut usize,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let ext = f
+            .world
+            .extension_at(extension as usize)
+            .ok_or(SSX_ERR_NOT_FOUND)?;
+        let service = name(service)?;
+        if (request.is_null() && request_len > 0) || (response.is_null() && capacity > 0) {
+            return Err(SSX_ERR_INVALID_ARGUMENT);
+        }
+        // SAFETY: buffers of the given lengths per the ABI (or empty).
+        let req = if request_len == 0 {
+            &[][..]
+        } else {
+            unsafe { std::slice::from_raw_parts(request, request_len) }
+        };
+        let resp = if capacity == 0 {
+            &mut [][..]
+        } else {
+            unsafe { std::slice::from_raw_parts_mut(response, capacity) }
+        };
+        let len = ext.call(service, req, resp).map_err(|m| {
+            tracing::debug!(target: "ssx::plugin", "extension service '{service}' failed: {m}");
+            SSX_ERR_PLUGIN
+        })?;
+        *out(response_len)? = len;
+        if len > capacity {
+            Err(SSX_ERR_OUT_OF_RANGE)
+        } else {
+            Ok(())
+        }
     })
 }
 
@@ -887,6 +1068,8 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     sensor_index: host_sensor_index,
     publish: host_publish,
     reading: host_reading,
+    extension: host_extension,
+    call_extension: host_call_extension,
     log: host_log,
     status_message: host_status_message,
 };

@@ -15,8 +15,8 @@ use crate::error::{Origin, PluginFault, SsxError};
 use crate::math::{Pose, Vec3};
 use crate::pacer::{LatePolicy, Mode, PaceOutcome, Pacer};
 use crate::plugin::{
-    CommandBuffer, Driver, DriverContext, ExtensionInit, PluginInit, PluginKind, PluginRegistry,
-    Reading, ReadingSource, Sensor, SensorContext, SimulationExtension,
+    CommandBuffer, Driver, DriverContext, ExtensionContext, ExtensionInit, PluginInit, PluginKind,
+    PluginRegistry, Reading, ReadingSource, Sensor, SensorContext, SimulationExtension,
 };
 use crate::pool::WorkerPool;
 use crate::render::{RenderEngine, RenderNode};
@@ -315,11 +315,23 @@ impl Environment {
         clock: Arc<dyn Clock>,
     ) -> Result<Self, SsxError> {
         let mut ext = Extensions(Vec::new());
+        let mut loader = PluginLoader::default();
         for spec in extensions {
-            let factory = registry
-                .extension(&spec.plugin.plugin)
-                .ok_or_else(|| unknown(PluginKind::Extension, &spec.plugin, registry))?;
-            let mut e = factory(&spec.plugin.descriptor).map_err(|m| SsxError::PluginCreate {
+            let created = match &spec.plugin.library {
+                Some(lib) => loader.extension(
+                    lib,
+                    &spec.plugin.plugin,
+                    &spec.name,
+                    &spec.plugin.descriptor,
+                ),
+                None => {
+                    let factory = registry
+                        .extension(&spec.plugin.plugin)
+                        .ok_or_else(|| unknown(PluginKind::Extension, &spec.plugin, registry))?;
+                    factory(&spec.plugin.descriptor)
+                }
+            };
+            let mut e = created.map_err(|m| SsxError::PluginCreate {
                 artifact: spec.name.clone(),
                 plugin: format!("extension '{}'", spec.plugin.plugin),
                 message: m,
@@ -356,7 +368,7 @@ impl Environment {
             sensor_shards: Vec::new(),
             driver_shards: Vec::new(),
             reading_index: vec![None; artifacts.len()],
-            loader: PluginLoader::default(),
+            loader,
             engine,
             render,
             pool,
@@ -623,8 +635,25 @@ impl Environment {
             dt: self.config.timestep,
             gravity: self.config.gravity,
         };
-        for (_, ext) in &mut self.extensions.0 {
-            ext.after_step(&world);
+        let readings = Readings {
+            index: &self.reading_index,
+            shards: &self.sensor_shards,
+        };
+        let ctx = ExtensionContext {
+            world: &world,
+            readings: &readings,
+        };
+        for (name, ext) in &mut self.extensions.0 {
+            if let Err(message) = ext.after_step(&ctx) {
+                // An extension is shared by the whole scene: its failure is logged, it keeps
+                // being called (it may recover, e.g. a network link), and strict mode stops.
+                self.faults.push(PluginFault {
+                    artifact: name.clone(),
+                    plugin: "extension".into(),
+                    step: self.steps,
+                    message,
+                });
+            }
         }
         let t_end = clock.now();
 

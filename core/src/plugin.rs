@@ -191,6 +191,21 @@ pub trait Driver: Send {
     fn drive(&mut self, ctx: &DriverContext<'_>, out: &mut CommandBuffer) -> Result<(), String>;
 }
 
+/// What an extension sees after each step: the world and every reading of the step.
+pub struct ExtensionContext<'a> {
+    /// The world after the step.
+    pub world: &'a World<'a>,
+    pub(crate) readings: &'a dyn ReadingSource,
+}
+
+impl<'a> ExtensionContext<'a> {
+    /// A reading of any artifact's sensor, by index.
+    pub fn reading(&self, artifact: ArtifactId, sensor: usize) -> Option<&'a Reading> {
+        let src: &'a dyn ReadingSource = self.readings;
+        src.reading(artifact, sensor)
+    }
+}
+
 /// What an extension is told when it starts, before the engines are configured.
 #[derive(Clone, Debug)]
 pub struct ExtensionInit {
@@ -209,7 +224,15 @@ pub trait SimulationExtension: Send + Sync {
     /// Starts the extension.
     fn init(&mut self, init: &ExtensionInit) -> Result<(), String>;
     /// Called on the stepping thread after the driver phase of every step.
-    fn after_step(&mut self, _world: &World<'_>) {}
+    fn after_step(&mut self, _ctx: &ExtensionContext<'_>) -> Result<(), String> {
+        Ok(())
+    }
+    /// Serves a request from a driver or sensor: writes the response into `response` (as much
+    /// as fits) and returns its full length. Called from worker threads, possibly several at
+    /// once, during the sensor and driver phases.
+    fn call(&self, service: &str, _request: &[u8], _response: &mut [u8]) -> Result<usize, String> {
+        Err(format!("this extension offers no service '{service}'"))
+    }
     /// Stops the extension; called once, after the engines have stopped.
     fn shutdown(&mut self);
     /// The extension as `Any`, so users can reach its concrete services.
@@ -235,7 +258,7 @@ pub type DriverFactory =
 /// Creates a sensor from its JSON descriptor.
 pub type SensorFactory =
     Arc<dyn Fn(&serde_json::Value, &PluginInit) -> Result<Box<dyn Sensor>, String> + Send + Sync>;
-/// Creates an extension from its JSON descriptor.
+/// Creates an extension from its JSON descriptor (and its instance name).
 pub type ExtensionFactory =
     Arc<dyn Fn(&serde_json::Value) -> Result<Box<dyn SimulationExtension>, String> + Send + Sync>;
 /// Creates a physics engine.

@@ -126,9 +126,15 @@ impl<'a> World<'a> {
     }
     /// A simulation extension by name.
     pub fn extension(&self, name: &str) -> Option<&'a dyn SimulationExtension> {
-        self.extensions
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, e)| e.as_ref())
+        self.extension_index(name)
+            .and_then(|i| self.extension_at(i))
+    }
+    /// The index of a simulation extension by name (scene order).
+    pub fn extension_index(&self, name: &str) -> Option<usize> {
+        self.extensions.iter().position(|(n, _)| n == name)
+    }
+    /// A simulation extension by index.
+    pub fn extension_at(&self, index: usize) -> Option<&'a dyn SimulationExtension> {
+        self.extensions.get(index).map(|(_, e)| e.as_ref())
     }
 }

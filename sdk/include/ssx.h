@@ -129,6 +129,12 @@ typedef struct {
   // host's buffer until the current call returns; `step` is the step it was taken at (0:
   // never). Driver phase.
   SsxStatus (*reading)(SsxCtx ctx, uint32_t artifact, uint32_t sensor, const double **values, uintptr_t *len, uint64_t *step);
+  // Looks up a simulation extension by name (scene order index). Any phase.
+  SsxStatus (*extension)(SsxCtx ctx, const char *name, uint32_t *extension);
+  // Calls an extension's service: `request` bytes in, up to `capacity` bytes written to
+  // `response` and the full length to `response_len` (SSX_ERR_OUT_OF_RANGE when it did not
+  // fit). Any phase; services may run on several worker threads at once.
+  SsxStatus (*call_extension)(SsxCtx ctx, uint32_t extension, const char *service, const uint8_t *request, uintptr_t request_len, uint8_t *response, uintptr_t capacity, uintptr_t *response_len);
   // Logs a message. Any phase.
   SsxStatus (*log)(SsxCtx ctx, SsxLogLevel level, const char *message);
   // The message of a status code (a static string). Needs no handle.
@@ -146,11 +152,15 @@ typedef void (*SsxDestroyFn)(void *instance);
 // message into `error` and returns an error status; the host then disables the instance.
 typedef SsxStatus (*SsxStepFn)(void *instance, SsxCtx ctx, SsxErrorBuf *error);
 
+// Serves an extension request; writes up to `capacity` bytes of the response and its full
+// length. Thread-safe: drivers and sensors on several workers may call it at once.
+typedef SsxStatus (*SsxCallFn)(void *instance, const char *service, const uint8_t *request, uintptr_t request_len, uint8_t *response, uintptr_t capacity, uintptr_t *response_len, SsxErrorBuf *error);
+
 // One plugin of a library.
 typedef struct {
   // `sizeof(SsxPluginDesc)` as the plugin knows it.
   uint32_t struct_size;
-  // `SSX_KIND_DRIVER` or `SSX_KIND_SENSOR`.
+  // `SSX_KIND_DRIVER`, `SSX_KIND_SENSOR` or `SSX_KIND_EXTENSION`.
   SsxPluginKind kind;
   // Name scenes use (unique in the library).
   const char *name;
@@ -162,6 +172,9 @@ typedef struct {
   void (*destroy)(void *instance);
   // Runs a step (an [`SsxStepFn`]).
   SsxStatus (*step)(void *instance, SsxCtx ctx, SsxErrorBuf *error);
+  // Extensions only (null for drivers and sensors): serves a request (an [`SsxCallFn`]).
+  // Called from worker threads, possibly several at once: it must be thread-safe.
+  SsxStatus (*call)(void *instance, const char *service, const uint8_t *request, uintptr_t request_len, uint8_t *response, uintptr_t capacity, uintptr_t *response_len, SsxErrorBuf *error);
 } SsxPluginDesc;
 
 // What `ssx_plugin_entry` returns: every plugin in the library. Static, never freed.
@@ -208,6 +221,11 @@ typedef const SsxPluginTable *(*SsxEntryFn)(void);
 
 // Measures for an artifact (any number per artifact).
 #define SSX_KIND_SENSOR 2
+
+// Bridges the simulation to the outside: `create` runs before the engines start, `step` after
+// every step on the main thread (read the world and readings), `destroy` after the engines have
+// stopped. Drivers and sensors reach it by name and use its services through `call`.
+#define SSX_KIND_EXTENSION 3
 
 // Error.
 #define SSX_LOG_ERROR 1

@@ -67,6 +67,10 @@ pub type SsxPluginKind = u32;
 pub const SSX_KIND_DRIVER: SsxPluginKind = 1;
 /// Measures for an artifact (any number per artifact).
 pub const SSX_KIND_SENSOR: SsxPluginKind = 2;
+/// Bridges the simulation to the outside: `create` runs before the engines start, `step` after
+/// every step on the main thread (read the world and readings), `destroy` after the engines have
+/// stopped. Drivers and sensors reach it by name and use its services through `call`.
+pub const SSX_KIND_EXTENSION: SsxPluginKind = 3;
 
 /// Log levels for [`SsxHostApi::log`].
 pub type SsxLogLevel = u32;
@@ -226,6 +230,22 @@ pub struct SsxHostApi {
         len: *mut usize,
         step: *mut u64,
     ) -> SsxStatus,
+    /// Looks up a simulation extension by name (scene order index). Any phase.
+    pub extension:
+        unsafe extern "C" fn(ctx: SsxCtx, name: *const c_char, extension: *mut u32) -> SsxStatus,
+    /// Calls an extension's service: `request` bytes in, up to `capacity` bytes written to
+    /// `response` and the full length to `response_len` (SSX_ERR_OUT_OF_RANGE when it did not
+    /// fit). Any phase; services may run on several worker threads at once.
+    pub call_extension: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        extension: u32,
+        service: *const c_char,
+        request: *const u8,
+        request_len: usize,
+        response: *mut u8,
+        capacity: usize,
+        response_len: *mut usize,
+    ) -> SsxStatus,
     /// Logs a message. Any phase.
     pub log:
         unsafe extern "C" fn(ctx: SsxCtx, level: SsxLogLevel, message: *const c_char) -> SsxStatus,
@@ -249,13 +269,26 @@ pub type SsxDestroyFn = unsafe extern "C" fn(instance: *mut c_void);
 pub type SsxStepFn =
     unsafe extern "C" fn(instance: *mut c_void, ctx: SsxCtx, error: *mut SsxErrorBuf) -> SsxStatus;
 
+/// Serves an extension request; writes up to `capacity` bytes of the response and its full
+/// length. Thread-safe: drivers and sensors on several workers may call it at once.
+pub type SsxCallFn = unsafe extern "C" fn(
+    instance: *mut c_void,
+    service: *const c_char,
+    request: *const u8,
+    request_len: usize,
+    response: *mut u8,
+    capacity: usize,
+    response_len: *mut usize,
+    error: *mut SsxErrorBuf,
+) -> SsxStatus;
+
 /// One plugin of a library.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct SsxPluginDesc {
     /// `sizeof(SsxPluginDesc)` as the plugin knows it.
     pub struct_size: u32,
-    /// `SSX_KIND_DRIVER` or `SSX_KIND_SENSOR`.
+    /// `SSX_KIND_DRIVER`, `SSX_KIND_SENSOR` or `SSX_KIND_EXTENSION`.
     pub kind: SsxPluginKind,
     /// Name scenes use (unique in the library).
     pub name: *const c_char,
@@ -280,6 +313,20 @@ pub struct SsxPluginDesc {
         unsafe extern "C" fn(
             instance: *mut c_void,
             ctx: SsxCtx,
+            error: *mut SsxErrorBuf,
+        ) -> SsxStatus,
+    >,
+    /// Extensions only (null for drivers and sensors): serves a request (an [`SsxCallFn`]).
+    /// Called from worker threads, possibly several at once: it must be thread-safe.
+    pub call: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            service: *const c_char,
+            request: *const u8,
+            request_len: usize,
+            response: *mut u8,
+            capacity: usize,
+            response_len: *mut usize,
             error: *mut SsxErrorBuf,
         ) -> SsxStatus,
     >,

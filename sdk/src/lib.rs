@@ -247,6 +247,38 @@ impl Ctx<'_> {
         // outlives `&self`.
         Ok((unsafe { std::slice::from_raw_parts(ptr, len) }, step))
     }
+    /// A simulation extension by name.
+    pub fn extension(&self, name: &str) -> Result<u32, Error> {
+        let name = CString::new(name).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT))?;
+        let mut e = 0;
+        check(unsafe { (self.host.extension)(self.ctx, name.as_ptr(), &mut e) })?;
+        Ok(e)
+    }
+    /// Calls an extension's service; returns the response's full length (an
+    /// `SSX_ERR_OUT_OF_RANGE` error when it did not fit in `response`).
+    pub fn call_extension(
+        &self,
+        extension: u32,
+        service: &str,
+        request: &[u8],
+        response: &mut [u8],
+    ) -> Result<usize, Error> {
+        let service = CString::new(service).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT))?;
+        let mut len = 0usize;
+        check(unsafe {
+            (self.host.call_extension)(
+                self.ctx,
+                extension,
+                service.as_ptr(),
+                request.as_ptr(),
+                request.len(),
+                response.as_mut_ptr(),
+                response.len(),
+                &mut len,
+            )
+        })?;
+        Ok(len)
+    }
     /// Logs a message.
     pub fn log(&self, level: SsxLogLevel, message: &str) {
         if let Ok(m) = CString::new(message.replace('\0', " ")) {
@@ -269,6 +301,23 @@ pub trait Sensor: Sized + Send + 'static {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String>;
     /// One step: measure and [`Ctx::publish`].
     fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String>;
+}
+
+/// A simulation extension: a bridge to the outside (a middleware, a recorder). Created before the
+/// engines start, destroyed after they stop; `after_step` runs after every step on the main
+/// thread; `call` serves drivers and sensors, from several worker threads at once.
+pub trait Extension: Sized + Send + Sync + 'static {
+    /// Creates (starts) the extension from its JSON descriptor. `init.artifact_name` is the
+    /// extension's instance name in the scene.
+    fn create(descriptor: &str, init: &Init) -> Result<Self, String>;
+    /// After every step: read the world and readings (commands are refused).
+    fn after_step(&mut self, _ctx: &Ctx<'_>) -> Result<(), String> {
+        Ok(())
+    }
+    /// Serves a request: write as much of the response as fits, return its full length.
+    fn call(&self, service: &str, _request: &[u8], _response: &mut [u8]) -> Result<usize, String> {
+        Err(format!("no service '{service}'"))
+    }
 }
 
 #[doc(hidden)]
@@ -329,6 +378,16 @@ trait Make: Sized + Send + 'static {
 
 struct AsDriver<T>(T);
 struct AsSensor<T>(T);
+struct AsExtension<T>(T);
+
+impl<T: Extension> Make for AsExtension<T> {
+    fn make(d: &str, i: &Init) -> Result<Self, String> {
+        T::create(d, i).map(AsExtension)
+    }
+    fn run(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        self.0.after_step(ctx)
+    }
+}
 
 impl<T: Driver> Make for AsDriver<T> {
     fn make(d: &str, i: &Init) -> Result<Self, String> {
@@ -462,6 +521,71 @@ pub unsafe extern "C" fn __sensor_destroy<T: Sensor>(inst: *mut c_void) {
 }
 
 #[doc(hidden)]
+pub unsafe extern "C" fn __extension_create<T: Extension>(
+    h: *const SsxHostApi,
+    d: *const c_char,
+    i: *const SsxInit,
+    o: *mut *mut c_void,
+    e: *mut SsxErrorBuf,
+) -> SsxStatus {
+    unsafe { create_impl::<AsExtension<T>>(h, d, i, o, e) }
+}
+#[doc(hidden)]
+pub unsafe extern "C" fn __extension_step<T: Extension>(
+    inst: *mut c_void,
+    ctx: SsxCtx,
+    e: *mut SsxErrorBuf,
+) -> SsxStatus {
+    unsafe { step_impl::<AsExtension<T>>(inst, ctx, e) }
+}
+#[doc(hidden)]
+pub unsafe extern "C" fn __extension_destroy<T: Extension>(inst: *mut c_void) {
+    unsafe { destroy_impl::<AsExtension<T>>(inst) }
+}
+#[doc(hidden)]
+#[allow(clippy::too_many_arguments)] // the C signature
+pub unsafe extern "C" fn __extension_call<T: Extension>(
+    inst: *mut c_void,
+    service: *const c_char,
+    request: *const u8,
+    request_len: usize,
+    response: *mut u8,
+    capacity: usize,
+    response_len: *mut usize,
+    error: *mut SsxErrorBuf,
+) -> SsxStatus {
+    guarded(error, || {
+        // SAFETY: a live instance from `__extension_create::<T>`; `call` only takes `&`, and the
+        // host never runs `after_step` (the only `&mut`) during the phases that call.
+        let inst =
+            unsafe { inst.cast::<Instance<AsExtension<T>>>().as_ref() }.ok_or("null instance")?;
+        if service.is_null()
+            || response_len.is_null()
+            || (request.is_null() && request_len > 0)
+            || (response.is_null() && capacity > 0)
+        {
+            return Err("null argument to call".into());
+        }
+        let service = unsafe { CStr::from_ptr(service) }
+            .to_str()
+            .map_err(|e| e.to_string())?;
+        let req = if request_len == 0 {
+            &[][..]
+        } else {
+            unsafe { std::slice::from_raw_parts(request, request_len) }
+        };
+        let resp = if capacity == 0 {
+            &mut [][..]
+        } else {
+            unsafe { std::slice::from_raw_parts_mut(response, capacity) }
+        };
+        let n = inst.value.0.call(service, req, resp)?;
+        unsafe { *response_len = n };
+        Ok(())
+    })
+}
+
+#[doc(hidden)]
 #[macro_export]
 macro_rules! __ssx_desc {
     (driver, $name:literal, $desc:literal, $ty:ty) => {
@@ -473,6 +597,19 @@ macro_rules! __ssx_desc {
             create: Some($crate::__driver_create::<$ty>),
             destroy: Some($crate::__driver_destroy::<$ty>),
             step: Some($crate::__driver_step::<$ty>),
+            call: None,
+        }
+    };
+    (extension, $name:literal, $desc:literal, $ty:ty) => {
+        $crate::abi::SsxPluginDesc {
+            struct_size: ::core::mem::size_of::<$crate::abi::SsxPluginDesc>() as u32,
+            kind: $crate::abi::SSX_KIND_EXTENSION,
+            name: concat!($name, "\0").as_ptr().cast(),
+            description: concat!($desc, "\0").as_ptr().cast(),
+            create: Some($crate::__extension_create::<$ty>),
+            destroy: Some($crate::__extension_destroy::<$ty>),
+            step: Some($crate::__extension_step::<$ty>),
+            call: Some($crate::__extension_call::<$ty>),
         }
     };
     (sensor, $name:literal, $desc:literal, $ty:ty) => {
@@ -484,12 +621,14 @@ macro_rules! __ssx_desc {
             create: Some($crate::__sensor_create::<$ty>),
             destroy: Some($crate::__sensor_destroy::<$ty>),
             step: Some($crate::__sensor_step::<$ty>),
+            call: None,
         }
     };
 }
 
-/// Exports drivers and sensors from a `cdylib`: one line per plugin, `kind "name" "description"
-/// => Type`, where kind is `driver` (Type: [`Driver`]) or `sensor` (Type: [`Sensor`]).
+/// Exports plugins from a `cdylib`: one line per plugin, `kind "name" "description" => Type`,
+/// where kind is `driver` (Type: [`Driver`]), `sensor` ([`Sensor`]) or `extension`
+/// ([`Extension`]).
 #[macro_export]
 macro_rules! export_plugins {
     ($($kind:ident $name:literal $desc:literal => $ty:ty),+ $(,)?) => {

@@ -9,7 +9,7 @@ use ssx_core::math::Vec3;
 use ssx_core::plugin::{
     CommandBuffer, DriverContext, ExtensionInit, PluginInit, Reading, SensorContext,
 };
-use ssx_core::{Clock, Driver, Mode, Sensor, SimulationExtension, SsxError, VirtualClock, World};
+use ssx_core::{Clock, Driver, Mode, Sensor, SimulationExtension, SsxError, VirtualClock};
 use ssx_tests::{Workspace, build_fast, build_fast_with, build_with, registry, repo_root, step_n};
 
 fn bits(env: &ssx_core::Environment) -> Vec<u64> {
@@ -306,10 +306,11 @@ impl SimulationExtension for Journal {
             .push(format!("extension init ({})", init.scene));
         Ok(())
     }
-    fn after_step(&mut self, world: &World<'_>) {
-        if world.step == 1 {
+    fn after_step(&mut self, ctx: &ssx_core::plugin::ExtensionContext<'_>) -> Result<(), String> {
+        if ctx.world.step == 1 {
             self.log.lock().unwrap().push("after first step".into());
         }
+        Ok(())
     }
     fn shutdown(&mut self) {
         let calls = self.calls.load(std::sync::atomic::Ordering::Relaxed);

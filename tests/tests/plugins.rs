@@ -537,3 +537,43 @@ serde_json = "1"
     let z = env.states()[1].pose.translation.z;
     assert!((z - 1.25).abs() < 0.01, "z = {z}");
 }
+
+#[test]
+fn an_extension_from_a_library_runs_after_every_step_and_serves_drivers() {
+    for (library, plugin) in [
+        (c_library("counter_ext"), "counter"),
+        (lib("ssx_test_plugins"), "rust_counter"),
+    ] {
+        let ws = Workspace::new();
+        ws.write(
+            "client.json",
+            &format!(
+                r#"{{ "bodies": [ {{ "name": "b", "kind": "kinematic", "colliders": [ {{ "shape": {{ "sphere": {{ "radius": 0.1 }} }} }} ] }} ],
+                     "driver": {{ "library": "{}", "plugin": "ext_client", "descriptor": {{ "extension": "bridge" }} }} }}"#,
+                lib("ssx_test_plugins").display()
+            ),
+        );
+        let scene = ws.write(
+            "scene.json",
+            &format!(
+                r#"{{ "timestep": 0.01, "extensions": [ {{ "name": "bridge", "library": "{}", "plugin": "{plugin}" }} ],
+                     "artifacts": [ {{ "name": "c", "artifact": "client.json", "replicate": {{ "grid": {{ "count": 24, "spacing": [1, 1] }} }} }} ] }}"#,
+                library.display()
+            ),
+        );
+        // Strict: any failed check in the client (wrong count, command not refused to the
+        // extension, unknown service not an error) stops the run with its message.
+        let mut env = build_fast_with(&scene, &registry(), 2, true).unwrap();
+        step_n(&mut env, 60);
+        assert_eq!(env.summary().plugin_faults, 0, "{plugin}");
+    }
+    let out = std::process::Command::new(ssx_tests::ssxd())
+        .arg("plugins")
+        .arg(c_library("counter_ext"))
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("  extension  counter  counts steps and serves the count\n")
+    );
+}
