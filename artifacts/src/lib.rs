@@ -827,8 +827,11 @@ impl Loader<'_> {
             }
             let (kind, axis) = match j.kind {
                 JointKindFile::Fixed => {
-                    if j.axis.is_some() || j.limits.is_some() {
-                        return Err(src.err(&at, "only revolute joints take 'axis' and 'limits'"));
+                    if j.axis.is_some() || j.limits.is_some() || j.motor.is_some() {
+                        return Err(src.err(
+                            &at,
+                            "only revolute joints take 'axis', 'limits' and 'motor'",
+                        ));
                     }
                     (JointKind::Fixed, Vec3::x())
                 }
@@ -849,7 +852,13 @@ impl Loader<'_> {
                         }
                         l => l.map(|[lo, hi]| [lo.0, hi.0]),
                     };
-                    (JointKind::Revolute { limits }, axis.normalize())
+                    (
+                        JointKind::Revolute {
+                            limits,
+                            motor: j.motor.map(|m| [m.stiffness.0, m.damping.0]),
+                        },
+                        axis.normalize(),
+                    )
                 }
             };
             // The joint frame's x axis is the rotation axis; the child's frame follows from the

@@ -376,6 +376,19 @@ pub struct JointFile {
     /// Angle limits (radians, revolute).
     #[serde(default)]
     pub limits: Option<[Finite; 2]>,
+    /// A position motor (revolute): the artifact's driver sets its target angle.
+    #[serde(default)]
+    pub motor: Option<MotorFile>,
+}
+
+/// A joint's position motor.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MotorFile {
+    /// Stiffness (N·m/rad).
+    pub stiffness: NonNegative,
+    /// Damping (N·m·s/rad).
+    pub damping: NonNegative,
 }
 
 /// An artifact description file (SSX's Artifact XML).

@@ -822,6 +822,39 @@ unsafe extern "C" fn host_set_velocity(
     })
 }
 
+unsafe extern "C" fn host_joint_index(ctx: SsxCtx, n: *const c_char, joint: *mut u32) -> SsxStatus {
+    host(ctx, |f| {
+        let artifact = f.artifact.ok_or(SSX_ERR_WRONG_PHASE)?;
+        let idx = f
+            .world
+            .artifact(artifact)
+            .joint_index(name(n)?)
+            .ok_or(SSX_ERR_NOT_FOUND)?;
+        *out(joint)? = idx as u32;
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_set_joint_target(
+    ctx: SsxCtx,
+    joint: u32,
+    position: f64,
+    velocity: f64,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let commands = commands(f)?;
+        commands
+            .joint_target(joint as usize, position, velocity)
+            .map_err(|m| {
+                if m.starts_with("joint index") {
+                    SSX_ERR_OUT_OF_RANGE
+                } else {
+                    SSX_ERR_INVALID_ARGUMENT
+                }
+            })
+    })
+}
+
 unsafe extern "C" fn host_ray_cast(
     ctx: SsxCtx,
     origin: *const f64,
@@ -1063,6 +1096,8 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     add_force_at_point: host_add_force_at_point,
     add_torque: host_add_torque,
     set_velocity: host_set_velocity,
+    joint_index: host_joint_index,
+    set_joint_target: host_set_joint_target,
     ray_cast: host_ray_cast,
     neighbours: host_neighbours,
     sensor_index: host_sensor_index,

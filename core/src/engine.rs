@@ -135,6 +135,9 @@ pub enum JointKind {
     Revolute {
         /// Optional angle limits (radians).
         limits: Option<[f64; 2]>,
+        /// Optional position motor: stiffness (N·m/rad) and damping (N·m·s/rad), driving the
+        /// joint towards the target its artifact's driver sets.
+        motor: Option<[f64; 2]>,
     },
 }
 
@@ -211,18 +214,16 @@ pub enum BodyCommand {
         /// Angular velocity.
         angular: Vec3,
     },
-}
-
-impl BodyCommand {
-    /// The body the command is for.
-    pub fn body(&self) -> BodyId {
-        match *self {
-            BodyCommand::Force { body, .. }
-            | BodyCommand::ForceAtPoint { body, .. }
-            | BodyCommand::Torque { body, .. }
-            | BodyCommand::Velocity { body, .. } => body,
-        }
-    }
+    /// Drive a motorised revolute joint towards an angle (rad) and angular velocity (rad/s).
+    /// The target holds until the next one.
+    JointTarget {
+        /// Joint.
+        joint: JointId,
+        /// Target angle.
+        position: f64,
+        /// Target angular velocity.
+        velocity: f64,
+    },
 }
 
 /// The first thing a ray hits.
@@ -248,7 +249,8 @@ pub trait PhysicEngine: Send + Sync {
     fn set_gravity(&mut self, gravity: Vec3);
     /// Creates a body. Ids are handed out densely in creation order.
     fn add_body(&mut self, spec: &BodySpec) -> Result<BodyId, String>;
-    /// Creates a joint between two existing bodies.
+    /// Creates a joint between two existing bodies. Ids are handed out densely in creation
+    /// order.
     fn add_joint(&mut self, spec: &JointSpec) -> Result<JointId, String>;
     /// Mass of a body (kg); 0 for static and kinematic bodies.
     fn body_mass(&self, body: BodyId) -> f64;

@@ -423,6 +423,7 @@ impl Environment {
                 self.catalog.body_artifact.push(id);
             }
             let bodies = first..first + art.bodies.len() as u32;
+            let first_joint = self.catalog.joint_motorised.len() as u32;
             for j in &art.joints {
                 let spec = JointSpec {
                     kind: j.kind,
@@ -431,10 +432,22 @@ impl Environment {
                     frame1: j.frame1,
                     frame2: j.frame2,
                 };
-                self.engine.add_joint(&spec).map_err(|m| {
+                let joint = self.engine.add_joint(&spec).map_err(|m| {
                     engine_err(&*self.engine, &art.name, format!("joint '{}': {m}", j.name))
                 })?;
+                if joint.0 != self.catalog.joint_motorised.len() as u32 {
+                    return Err(engine_err(
+                        &*self.engine,
+                        &art.name,
+                        "engine handed out joint ids out of order".into(),
+                    ));
+                }
+                self.catalog.joint_motorised.push(matches!(
+                    j.kind,
+                    crate::engine::JointKind::Revolute { motor: Some(_), .. }
+                ));
             }
+            let joints = first_joint..self.catalog.joint_motorised.len() as u32;
             for v in &art.visuals {
                 self.render.add_node(RenderNode {
                     body: BodyId(first + v.body as u32),
@@ -448,6 +461,8 @@ impl Environment {
                 bodies,
                 body_names: art.bodies.iter().map(|(n, _)| n.clone()).collect(),
                 sensor_names: art.sensors.iter().map(|s| s.name.clone()).collect(),
+                joints,
+                joint_names: art.joints.iter().map(|j| j.name.clone()).collect(),
             });
         }
         self.states = vec![BodyState::default(); self.catalog.body_mass.len()];
@@ -532,12 +547,16 @@ impl Environment {
                     }
                 }
                 .map_err(|m| create_err(art, label.clone(), d, m))?;
-                let bodies = self.catalog.artifacts[ai].bodies.clone();
+                let info = &self.catalog.artifacts[ai];
+                let (bodies, joints) = (info.bodies.clone(), info.joints.clone());
+                let motorised = self.catalog.joint_motorised
+                    [joints.start as usize..joints.end as usize]
+                    .to_vec();
                 self.driver_shards[k].items.push(DriverSlot {
                     id: ArtifactId(ai as u32),
                     label,
                     plugin,
-                    commands: CommandBuffer::new(bodies),
+                    commands: CommandBuffer::new(bodies, joints, motorised),
                     enabled: true,
                 });
             }

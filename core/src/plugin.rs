@@ -96,15 +96,57 @@ impl<'a> DriverContext<'a> {
 #[derive(Debug, Default)]
 pub struct CommandBuffer {
     bodies: std::ops::Range<u32>,
+    /// The artifact's joints, and which of them have a motor.
+    joints: std::ops::Range<u32>,
+    motorised: Vec<bool>,
     commands: Vec<BodyCommand>,
 }
 
 impl CommandBuffer {
-    pub(crate) fn new(bodies: std::ops::Range<u32>) -> Self {
+    pub(crate) fn new(
+        bodies: std::ops::Range<u32>,
+        joints: std::ops::Range<u32>,
+        motorised: Vec<bool>,
+    ) -> Self {
         Self {
             bodies,
+            joints,
+            motorised,
             commands: Vec::new(),
         }
+    }
+
+    /// Drives the artifact's `joint`-th joint (a revolute joint with a motor) towards an angle
+    /// (rad) and angular velocity (rad/s); the target holds until the next one.
+    pub fn joint_target(
+        &mut self,
+        joint: usize,
+        position: f64,
+        velocity: f64,
+    ) -> Result<(), String> {
+        let n = self.joints.end - self.joints.start;
+        let local = u32::try_from(joint)
+            .ok()
+            .filter(|&l| l < n)
+            .ok_or_else(|| {
+                format!("joint index {joint} out of range: the artifact has {n} joints")
+            })?;
+        if !self.motorised[local as usize] {
+            return Err(format!(
+                "joint {joint} has no motor: give it \"motor\" in the artifact file"
+            ));
+        }
+        if !(position.is_finite() && velocity.is_finite()) {
+            return Err(format!(
+                "joint target is not finite: {position}, {velocity}"
+            ));
+        }
+        self.commands.push(BodyCommand::JointTarget {
+            joint: crate::engine::JointId(self.joints.start + local),
+            position,
+            velocity,
+        });
+        Ok(())
     }
 
     pub(crate) fn drain(&mut self) -> std::vec::Drain<'_, BodyCommand> {

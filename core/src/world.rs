@@ -29,6 +29,10 @@ pub struct ArtifactInfo {
     pub body_names: Vec<String>,
     /// Names of its sensors, in description order.
     pub sensor_names: Vec<String>,
+    /// Its joints: a contiguous range of joint ids (declared joints first, then implicit welds).
+    pub joints: Range<u32>,
+    /// Names of its joints, in the same order.
+    pub joint_names: Vec<String>,
 }
 
 impl ArtifactInfo {
@@ -40,6 +44,10 @@ impl ArtifactInfo {
     /// The local index of one of its bodies by name.
     pub fn body_index(&self, name: &str) -> Option<usize> {
         self.body_names.iter().position(|n| n == name)
+    }
+    /// The local index of one of its joints by name.
+    pub fn joint_index(&self, name: &str) -> Option<usize> {
+        self.joint_names.iter().position(|n| n == name)
     }
     /// The index of one of its sensors by name.
     pub fn sensor_index(&self, name: &str) -> Option<usize> {
@@ -55,6 +63,8 @@ pub struct Catalog {
     pub(crate) body_artifact: Vec<ArtifactId>,
     pub(crate) body_mass: Vec<f64>,
     pub(crate) body_kind: Vec<BodyKind>,
+    /// Per joint id: whether it has a motor.
+    pub(crate) joint_motorised: Vec<bool>,
 }
 
 /// The world as sensors and drivers see it during a step: the state after this step's physics,

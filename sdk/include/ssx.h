@@ -116,6 +116,11 @@ typedef struct {
   SsxStatus (*add_torque)(SsxCtx ctx, uint32_t body, const double *torque);
   // The velocity of one of the caller's own kinematic bodies. Driver phase.
   SsxStatus (*set_velocity)(SsxCtx ctx, uint32_t body, const double *linear, const double *angular);
+  // Index of the calling artifact's joint called `name`. Any phase.
+  SsxStatus (*joint_index)(SsxCtx ctx, const char *name, uint32_t *joint);
+  // Drives one of the caller's own motorised revolute joints towards an angle (rad) and angular
+  // velocity (rad/s); the target holds until the next one. Driver phase.
+  SsxStatus (*set_joint_target)(SsxCtx ctx, uint32_t joint, double position, double velocity);
   // Casts a ray; with `ignore_own` set the caller's own artifact is not hit. Any phase.
   SsxStatus (*ray_cast)(SsxCtx ctx, const double *origin, const double *direction, double max_distance, uint32_t ignore_own, SsxRayHit *hit);
   // The artifacts with a body within `radius` of `center`, the caller's own excluded, in

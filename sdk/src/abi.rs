@@ -191,6 +191,13 @@ pub struct SsxHostApi {
         linear: *const f64,
         angular: *const f64,
     ) -> SsxStatus,
+    /// Index of the calling artifact's joint called `name`. Any phase.
+    pub joint_index:
+        unsafe extern "C" fn(ctx: SsxCtx, name: *const c_char, joint: *mut u32) -> SsxStatus,
+    /// Drives one of the caller's own motorised revolute joints towards an angle (rad) and angular
+    /// velocity (rad/s); the target holds until the next one. Driver phase.
+    pub set_joint_target:
+        unsafe extern "C" fn(ctx: SsxCtx, joint: u32, position: f64, velocity: f64) -> SsxStatus,
     /// Casts a ray; with `ignore_own` set the caller's own artifact is not hit. Any phase.
     pub ray_cast: unsafe extern "C" fn(
         ctx: SsxCtx,

@@ -165,6 +165,18 @@ impl Ctx<'_> {
             (self.host.set_velocity)(self.ctx, body, linear.as_ptr(), angular.as_ptr())
         })
     }
+    /// Index of one of the artifact's joints by name.
+    pub fn joint_index(&self, name: &str) -> Result<u32, Error> {
+        let name = CString::new(name).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT))?;
+        let mut j = 0;
+        check(unsafe { (self.host.joint_index)(self.ctx, name.as_ptr(), &mut j) })?;
+        Ok(j)
+    }
+    /// Drives one of the artifact's motorised revolute joints towards an angle and angular
+    /// velocity (driver phase).
+    pub fn set_joint_target(&self, joint: u32, position: f64, velocity: f64) -> Result<(), Error> {
+        check(unsafe { (self.host.set_joint_target)(self.ctx, joint, position, velocity) })
+    }
     /// Casts a ray.
     pub fn ray_cast(
         &self,

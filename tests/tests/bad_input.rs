@@ -370,3 +370,18 @@ fn a_swarm_of_a_thousand_is_one_line() {
             .all(|p| p.x.abs() <= 50.0 && p.y.abs() <= 50.0 && (1.0..=20.0).contains(&p.z))
     );
 }
+
+#[test]
+fn a_motor_on_a_fixed_joint() {
+    let err = error_of(
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "x", "artifact": "x.json" } ] }"#,
+        &[(
+            "x.json",
+            r#"{ "bodies": [ { "name": "a", "kind": "static" }, { "name": "b", "kind": "static" } ], "joints": [ { "name": "j", "kind": "fixed", "parent": "a", "child": "b", "motor": { "stiffness": 1, "damping": 1 } } ] }"#,
+        )],
+    );
+    assert_eq!(
+        err,
+        "$DIR/x.json:1:99 (at joints[0]): only revolute joints take 'axis', 'limits' and 'motor'"
+    );
+}

@@ -577,3 +577,93 @@ fn an_extension_from_a_library_runs_after_every_step_and_serves_drivers() {
             .contains("  extension  counter  counts steps and serves the count\n")
     );
 }
+
+/// A static post with a 1 m arm on a hinge about z (gravity does not turn it), driven by `driver`.
+fn arm_scene(ws: &Workspace, motor: &str, driver: &str) -> PathBuf {
+    ws.write(
+        "arm.json",
+        &format!(
+            r#"{{ "bodies": [
+                 {{ "name": "post", "kind": "static", "colliders": [ {{ "shape": {{ "cylinder": {{ "radius": 0.05, "length": 1 }} }} }} ] }},
+                 {{ "name": "arm", "parent": "post", "pose": {{ "position": [0.5, 0, 0.6] }}, "mass": 1.0,
+                    "colliders": [ {{ "shape": {{ "box": {{ "size": [1, 0.05, 0.05] }} }} }} ] }} ],
+               "joints": [ {{ "name": "hinge", "kind": "revolute", "parent": "post", "child": "arm", "anchor": [0, 0, 0.6], "axis": [0, 0, 1] {motor} }} ],
+               "driver": {driver} }}"#
+        ),
+    );
+    ws.write(
+        "scene.json",
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "robot", "artifact": "arm.json" } ] }"#,
+    )
+}
+
+/// Angle of the arm about z, from its position around the post.
+fn arm_angle(env: &ssx_core::Environment) -> f64 {
+    let p = env.states()[1].pose.translation.vector;
+    p.y.atan2(p.x)
+}
+
+struct InProcessArm;
+
+impl ssx_core::Driver for InProcessArm {
+    fn drive(
+        &mut self,
+        _ctx: &ssx_core::DriverContext<'_>,
+        out: &mut ssx_core::CommandBuffer,
+    ) -> Result<(), String> {
+        out.joint_target(0, 1.0, 0.0)
+    }
+}
+
+#[test]
+fn a_driver_moves_a_motorised_joint_to_its_target() {
+    let motor = r#", "motor": { "stiffness": 20, "damping": 4 }"#;
+    let mut reg = registry();
+    reg.add_driver("inproc_arm", |_, _| Ok(Box::new(InProcessArm)));
+    let abi = format!(
+        r#"{{ "library": "{}", "plugin": "arm", "descriptor": {{ "joint": "hinge", "angle": 1.0 }} }}"#,
+        lib("ssx_test_plugins").display()
+    );
+    for driver in [r#"{ "plugin": "inproc_arm" }"#.to_string(), abi] {
+        let ws = Workspace::new();
+        let mut env = build_fast_with(&arm_scene(&ws, motor, &driver), &reg, 1, true).unwrap();
+        step_n(&mut env, 10);
+        let early = arm_angle(&env);
+        step_n(&mut env, 490);
+        let angle = arm_angle(&env);
+        assert!(
+            early > 0.0 && early < 0.9,
+            "the arm moves gradually: {early} rad after 0.1 s"
+        );
+        assert!(
+            (angle - 1.0).abs() < 0.01,
+            "{driver}: the arm settled at {angle} rad, target 1 rad"
+        );
+    }
+}
+
+#[test]
+fn a_joint_without_a_motor_refuses_targets() {
+    let ws = Workspace::new();
+    let driver = format!(
+        r#"{{ "library": "{}", "plugin": "arm", "descriptor": {{ "joint": "hinge", "angle": 1.0 }} }}"#,
+        lib("ssx_test_plugins").display()
+    );
+    assert_eq!(
+        strict_failure(&arm_scene(&ws, "", &driver)).to_string(),
+        "artifact 'robot': driver 'arm' failed at step 1: invalid argument (status 1) (strict mode: stopping)"
+    );
+    let mut reg = registry();
+    reg.add_driver("inproc_arm", |_, _| Ok(Box::new(InProcessArm)));
+    let mut env = build_fast_with(
+        &arm_scene(&ws, "", r#"{ "plugin": "inproc_arm" }"#),
+        &reg,
+        1,
+        true,
+    )
+    .unwrap();
+    assert_eq!(
+        env.step().unwrap_err().to_string(),
+        "artifact 'robot': driver 'inproc_arm' failed at step 1: joint 0 has no motor: give it \"motor\" in the artifact file (strict mode: stopping)"
+    );
+}

@@ -51,6 +51,8 @@ pub struct RapierEngine {
     /// allocation instead of thousands scattered over the heap (which made stepping 10,000
     /// bodies built from a scene 1.7x slower than the same bodies built in a tight loop).
     shapes: HashMap<[u64; 4], SharedShape>,
+    /// Joints in creation order (the index is the JointId), with their motor gains if any.
+    joints: Vec<(ImpulseJointHandle, Option<[f64; 2]>)>,
 }
 
 impl Default for RapierEngine {
@@ -69,6 +71,7 @@ impl RapierEngine {
             handles: Vec::new(),
             forced: Vec::new(),
             shapes: HashMap::new(),
+            joints: Vec::new(),
         }
     }
 
@@ -211,14 +214,22 @@ impl PhysicEngine for RapierEngine {
             .local_frame1(pose(&spec.frame1))
             .local_frame2(pose(&spec.frame2))
             .contacts_enabled(false);
-        if let JointKind::Revolute {
-            limits: Some([lo, hi]),
-        } = spec.kind
-        {
-            joint = joint.limits(JointAxis::AngX, [lo as f32, hi as f32]);
+        let mut motor = None;
+        if let JointKind::Revolute { limits, motor: m } = spec.kind {
+            if let Some([lo, hi]) = limits {
+                joint = joint.limits(JointAxis::AngX, [lo as f32, hi as f32]);
+            }
+            if let Some([stiffness, damping]) = m {
+                // Force-based: gains in N·m/rad and N·m·s/rad, whatever the bodies' inertia.
+                joint = joint
+                    .motor_model(JointAxis::AngX, MotorModel::ForceBased)
+                    .motor_position(JointAxis::AngX, 0.0, stiffness as f32, damping as f32);
+                motor = m;
+            }
         }
         let handle = self.world.impulse_joints.insert(h1, h2, joint, true);
-        Ok(JointId(handle.0.into_raw_parts().0))
+        self.joints.push((handle, motor));
+        Ok(JointId(self.joints.len() as u32 - 1))
     }
 
     fn body_mass(&self, body: BodyId) -> f64 {
@@ -228,7 +239,32 @@ impl PhysicEngine for RapierEngine {
     }
 
     fn apply(&mut self, command: &BodyCommand) {
-        let Some(&handle) = self.handles.get(command.body().index()) else {
+        let body = match *command {
+            BodyCommand::JointTarget {
+                joint,
+                position,
+                velocity,
+            } => {
+                if let Some(&(handle, Some([stiffness, damping]))) =
+                    self.joints.get(joint.0 as usize)
+                    && let Some(j) = self.world.impulse_joints.get_mut(handle, true)
+                {
+                    j.data.set_motor(
+                        JointAxis::AngX,
+                        position as f32,
+                        velocity as f32,
+                        stiffness as f32,
+                        damping as f32,
+                    );
+                }
+                return;
+            }
+            BodyCommand::Force { body, .. }
+            | BodyCommand::ForceAtPoint { body, .. }
+            | BodyCommand::Torque { body, .. }
+            | BodyCommand::Velocity { body, .. } => body,
+        };
+        let Some(&handle) = self.handles.get(body.index()) else {
             return;
         };
         let rb = &mut self.world.bodies[handle];
@@ -245,6 +281,7 @@ impl PhysicEngine for RapierEngine {
                 rb.set_angvel(v(&angular), true);
                 return;
             }
+            BodyCommand::JointTarget { .. } => return,
         }
         self.forced.push(handle);
     }
