@@ -667,3 +667,27 @@ fn a_joint_without_a_motor_refuses_targets() {
         "artifact 'robot': driver 'inproc_arm' failed at step 1: joint 0 has no motor: give it \"motor\" in the artifact file (strict mode: stopping)"
     );
 }
+
+#[test]
+fn a_library_driver_reads_another_artifacts_sensor_of_the_same_step() {
+    let ws = Workspace::new();
+    ws.write(
+        "reader.json",
+        &format!(
+            r#"{{ "bodies": [ {{ "name": "b", "kind": "static", "colliders": [ {{ "shape": {{ "sphere": {{ "radius": 0.1 }} }} }} ] }} ],
+                 "driver": {{ "library": "{}", "plugin": "reader", "descriptor": {{ "leader": "leader", "sensor": "mocap" }} }} }}"#,
+            lib("ssx_test_plugins").display()
+        ),
+    );
+    let scene = ws.write(
+        "scene.json",
+        &format!(
+            r#"{{ "timestep": 0.01, "artifacts": [ {{ "name": "leader", "artifact": "{}/artifacts/library/hover-box.json" }},
+                 {{ "name": "r", "artifact": "reader.json", "pose": {{ "position": [5, 0, 0] }}, "replicate": {{ "grid": {{ "count": 20, "spacing": [1, 1] }} }} }} ] }}"#,
+            repo_root().display()
+        ),
+    );
+    // Strict: a stale, short or wrong reading stops the run with the reader's message.
+    let mut env = build_fast_with(&scene, &registry(), 2, true).unwrap();
+    step_n(&mut env, 100);
+}
