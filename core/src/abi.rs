@@ -514,8 +514,17 @@ impl SimulationExtension for AbiExtension {
             .desc
             .call
             .ok_or_else(|| format!("extension '{}' offers no services", self.plugin))?;
-        let service_c =
-            CString::new(service).map_err(|_| "service name contains a NUL byte".to_string())?;
+        // The service name back as a C string, on the stack for any reasonable name.
+        let mut name_buf = [0u8; 128];
+        let heap;
+        let service_c: &CStr = if service.len() < name_buf.len() && !service.contains('\0') {
+            name_buf[..service.len()].copy_from_slice(service.as_bytes());
+            CStr::from_bytes_until_nul(&name_buf).map_err(|e| e.to_string())?
+        } else {
+            heap = CString::new(service)
+                .map_err(|_| "service name contains a NUL byte".to_string())?;
+            &heap
+        };
         // A per-call buffer: calls may run on several threads at once.
         let mut text = [0u8; 256];
         let mut err = SsxErrorBuf {
@@ -901,13 +910,17 @@ unsafe extern "C" fn host_neighbours(
         if !(radius.is_finite() && radius >= 0.0) || (artifacts.is_null() && capacity > 0) {
             return Err(SSX_ERR_INVALID_ARGUMENT);
         }
-        // Few neighbours: a small stack-free scan without allocation for the common case would
-        // need engine support; the query itself allocates its result list.
-        let mut bodies = Vec::new();
+        // A per-thread scratch list: no allocation once it has grown to the largest answer.
+        thread_local! {
+            static NEAR: std::cell::RefCell<Vec<BodyId>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let mut bodies = NEAR.with(|slot| std::mem::take(&mut *slot.borrow_mut()));
+        bodies.clear();
         f.world.bodies_within(Point3::from(c), radius, &mut bodies);
         let mut n = 0usize;
         let mut last: Option<u32> = None;
-        for b in bodies {
+        // An artifact's bodies have consecutive ids, so its bodies come together.
+        for &b in &bodies {
             let a = f.world.owner(b).0;
             if Some(ArtifactId(a)) == f.artifact || last == Some(a) {
                 continue;
@@ -919,6 +932,7 @@ unsafe extern "C" fn host_neighbours(
             }
             n += 1;
         }
+        NEAR.with(|slot| *slot.borrow_mut() = bodies);
         *out(count)? = n;
         Ok(())
     })
@@ -952,12 +966,8 @@ unsafe extern "C" fn host_publish(ctx: SsxCtx, values: *const f64, len: usize) -
         if values.is_null() && len > 0 {
             return Err(SSX_ERR_INVALID_ARGUMENT);
         }
-        // SAFETY: `len` doubles at `values` per the ABI (or none).
-        let v = if len == 0 {
-            &[][..]
-        } else {
-            unsafe { std::slice::from_raw_parts(values, len) }
-        };
+        // SAFETY: `len` doubles at `values` per the ABI (or none), null checked above.
+        let v = unsafe { slice(values, len) };
         out.set(v);
         Ok(())
     })
@@ -1040,17 +1050,8 @@ unsafe extern "C" fn host_call_extension(
         if (request.is_null() && request_len > 0) || (response.is_null() && capacity > 0) {
             return Err(SSX_ERR_INVALID_ARGUMENT);
         }
-        // SAFETY: buffers of the given lengths per the ABI (or empty).
-        let req = if request_len == 0 {
-            &[][..]
-        } else {
-            unsafe { std::slice::from_raw_parts(request, request_len) }
-        };
-        let resp = if capacity == 0 {
-            &mut [][..]
-        } else {
-            unsafe { std::slice::from_raw_parts_mut(response, capacity) }
-        };
+        // SAFETY: buffers of the given lengths per the ABI, null checked above.
+        let (req, resp) = unsafe { (slice(request, request_len), slice_mut(response, capacity)) };
         let len = ext.call(service, req, resp).map_err(|m| {
             tracing::debug!(target: "ssx::plugin", "extension service '{service}' failed: {m}");
             SSX_ERR_PLUGIN

@@ -359,6 +359,32 @@ pub const SSX_ENTRY_SYMBOL: &[u8] = b"ssx_plugin_entry\0";
 /// The entry symbol's type.
 pub type SsxEntryFn = unsafe extern "C" fn() -> *const SsxPluginTable;
 
+/// `len` values at `ptr` as a slice; empty when `len` is 0 (then `ptr` may be null).
+///
+/// # Safety
+/// Unless `len` is 0, `ptr` must point at `len` initialised values that outlive `'a`.
+#[doc(hidden)]
+pub unsafe fn slice<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
+    if len == 0 {
+        &[]
+    } else {
+        unsafe { std::slice::from_raw_parts(ptr, len) }
+    }
+}
+
+/// As [`slice`], mutable.
+///
+/// # Safety
+/// Unless `len` is 0, `ptr` must point at `len` values, not aliased, that outlive `'a`.
+#[doc(hidden)]
+pub unsafe fn slice_mut<'a, T>(ptr: *mut T, len: usize) -> &'a mut [T] {
+    if len == 0 {
+        &mut []
+    } else {
+        unsafe { std::slice::from_raw_parts_mut(ptr, len) }
+    }
+}
+
 /// Lets a plugin's static table, which holds raw pointers to static strings, be a `static`.
 #[repr(transparent)]
 pub struct SyncStatic<T>(pub T);

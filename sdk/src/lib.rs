@@ -487,73 +487,57 @@ unsafe fn destroy_impl<M: Make>(instance: *mut c_void) {
     let _ = catch_unwind(AssertUnwindSafe(move || drop(boxed)));
 }
 
-#[doc(hidden)]
-pub unsafe extern "C" fn __driver_create<T: Driver>(
-    h: *const SsxHostApi,
-    d: *const c_char,
-    i: *const SsxInit,
-    o: *mut *mut c_void,
-    e: *mut SsxErrorBuf,
-) -> SsxStatus {
-    unsafe { create_impl::<AsDriver<T>>(h, d, i, o, e) }
-}
-#[doc(hidden)]
-pub unsafe extern "C" fn __driver_step<T: Driver>(
-    inst: *mut c_void,
-    ctx: SsxCtx,
-    e: *mut SsxErrorBuf,
-) -> SsxStatus {
-    unsafe { step_impl::<AsDriver<T>>(inst, ctx, e) }
-}
-#[doc(hidden)]
-pub unsafe extern "C" fn __driver_destroy<T: Driver>(inst: *mut c_void) {
-    unsafe { destroy_impl::<AsDriver<T>>(inst) }
-}
-#[doc(hidden)]
-pub unsafe extern "C" fn __sensor_create<T: Sensor>(
-    h: *const SsxHostApi,
-    d: *const c_char,
-    i: *const SsxInit,
-    o: *mut *mut c_void,
-    e: *mut SsxErrorBuf,
-) -> SsxStatus {
-    unsafe { create_impl::<AsSensor<T>>(h, d, i, o, e) }
-}
-#[doc(hidden)]
-pub unsafe extern "C" fn __sensor_step<T: Sensor>(
-    inst: *mut c_void,
-    ctx: SsxCtx,
-    e: *mut SsxErrorBuf,
-) -> SsxStatus {
-    unsafe { step_impl::<AsSensor<T>>(inst, ctx, e) }
-}
-#[doc(hidden)]
-pub unsafe extern "C" fn __sensor_destroy<T: Sensor>(inst: *mut c_void) {
-    unsafe { destroy_impl::<AsSensor<T>>(inst) }
+/// The `extern "C"` entry points of one plugin kind, instantiated per plugin type by
+/// [`export_plugins!`].
+macro_rules! trampolines {
+    ($bound:ident, $wrap:ident, $create:ident, $step:ident, $destroy:ident) => {
+        #[doc(hidden)]
+        pub unsafe extern "C" fn $create<T: $bound>(
+            h: *const SsxHostApi,
+            d: *const c_char,
+            i: *const SsxInit,
+            o: *mut *mut c_void,
+            e: *mut SsxErrorBuf,
+        ) -> SsxStatus {
+            unsafe { create_impl::<$wrap<T>>(h, d, i, o, e) }
+        }
+        #[doc(hidden)]
+        pub unsafe extern "C" fn $step<T: $bound>(
+            inst: *mut c_void,
+            ctx: SsxCtx,
+            e: *mut SsxErrorBuf,
+        ) -> SsxStatus {
+            unsafe { step_impl::<$wrap<T>>(inst, ctx, e) }
+        }
+        #[doc(hidden)]
+        pub unsafe extern "C" fn $destroy<T: $bound>(inst: *mut c_void) {
+            unsafe { destroy_impl::<$wrap<T>>(inst) }
+        }
+    };
 }
 
-#[doc(hidden)]
-pub unsafe extern "C" fn __extension_create<T: Extension>(
-    h: *const SsxHostApi,
-    d: *const c_char,
-    i: *const SsxInit,
-    o: *mut *mut c_void,
-    e: *mut SsxErrorBuf,
-) -> SsxStatus {
-    unsafe { create_impl::<AsExtension<T>>(h, d, i, o, e) }
-}
-#[doc(hidden)]
-pub unsafe extern "C" fn __extension_step<T: Extension>(
-    inst: *mut c_void,
-    ctx: SsxCtx,
-    e: *mut SsxErrorBuf,
-) -> SsxStatus {
-    unsafe { step_impl::<AsExtension<T>>(inst, ctx, e) }
-}
-#[doc(hidden)]
-pub unsafe extern "C" fn __extension_destroy<T: Extension>(inst: *mut c_void) {
-    unsafe { destroy_impl::<AsExtension<T>>(inst) }
-}
+trampolines!(
+    Driver,
+    AsDriver,
+    __driver_create,
+    __driver_step,
+    __driver_destroy
+);
+trampolines!(
+    Sensor,
+    AsSensor,
+    __sensor_create,
+    __sensor_step,
+    __sensor_destroy
+);
+trampolines!(
+    Extension,
+    AsExtension,
+    __extension_create,
+    __extension_step,
+    __extension_destroy
+);
+
 #[doc(hidden)]
 #[allow(clippy::too_many_arguments)] // the C signature
 pub unsafe extern "C" fn __extension_call<T: Extension>(
@@ -581,15 +565,12 @@ pub unsafe extern "C" fn __extension_call<T: Extension>(
         let service = unsafe { CStr::from_ptr(service) }
             .to_str()
             .map_err(|e| e.to_string())?;
-        let req = if request_len == 0 {
-            &[][..]
-        } else {
-            unsafe { std::slice::from_raw_parts(request, request_len) }
-        };
-        let resp = if capacity == 0 {
-            &mut [][..]
-        } else {
-            unsafe { std::slice::from_raw_parts_mut(response, capacity) }
+        // SAFETY: buffers of the given lengths per the ABI, null checked above.
+        let (req, resp) = unsafe {
+            (
+                abi::slice(request, request_len),
+                abi::slice_mut(response, capacity),
+            )
         };
         let n = inst.value.0.call(service, req, resp)?;
         unsafe { *response_len = n };

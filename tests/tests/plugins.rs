@@ -691,3 +691,39 @@ fn a_library_driver_reads_another_artifacts_sensor_of_the_same_step() {
     let mut env = build_fast_with(&scene, &registry(), 2, true).unwrap();
     step_n(&mut env, 100);
 }
+
+#[test]
+fn ray_casts_and_neighbours_work_through_the_abi_on_every_worker() {
+    let ws = Workspace::new();
+    ws.write("ground.json", GROUND);
+    ws.write("ball.json", r#"{ "bodies": [ { "name": "b", "kind": "static", "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ] }"#);
+    ws.write(
+        "surveyor.json",
+        &format!(
+            r#"{{ "bodies": [ {{ "name": "b", "kind": "kinematic", "colliders": [ {{ "shape": {{ "sphere": {{ "radius": 0.1 }} }} }} ] }} ],
+                 "driver": {{ "library": "{}", "plugin": "surveyor", "descriptor": {{ "down": 2.0, "radius": 1.5, "neighbours": 3 }} }} }}"#,
+            lib("ssx_test_plugins").display()
+        ),
+    );
+    // Sixteen surveyors 10 m apart at 2 m height, each with three balls within 1 m and one 3 m off.
+    let mut artifacts = vec![r#"{ "name": "ground", "artifact": "ground.json" }"#.to_string()];
+    for i in 0..16 {
+        let (x, y) = ((i % 4) as f64 * 10.0, (i / 4) as f64 * 10.0);
+        artifacts.push(format!(r#"{{ "name": "s{i}", "artifact": "surveyor.json", "pose": {{ "position": [{x}, {y}, 2] }} }}"#));
+        for (k, (dx, dy)) in [(0.8, 0.0), (0.0, -0.9), (-0.5, 0.5), (3.0, 0.0)]
+            .iter()
+            .enumerate()
+        {
+            artifacts.push(format!(r#"{{ "name": "b{i}_{k}", "artifact": "ball.json", "pose": {{ "position": [{}, {}, 2] }} }}"#, x + dx, y + dy));
+        }
+    }
+    let scene = ws.write(
+        "scene.json",
+        &format!(
+            r#"{{ "timestep": 0.01, "artifacts": [ {} ] }}"#,
+            artifacts.join(", ")
+        ),
+    );
+    let mut env = build_fast_with(&scene, &registry(), 2, true).unwrap();
+    step_n(&mut env, 5);
+}
