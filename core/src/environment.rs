@@ -284,6 +284,8 @@ pub struct Environment {
     render: Box<dyn RenderEngine>,
     pool: WorkerPool,
     extensions: Extensions,
+    /// Extensions whose `after_step` failed and is no longer called.
+    extension_failed: Vec<bool>,
     catalog: Catalog,
     states: Vec<BodyState>,
     config: EnvironmentConfig,
@@ -372,6 +374,7 @@ impl Environment {
             engine,
             render,
             pool,
+            extension_failed: vec![false; ext.0.len()],
             extensions: ext,
             catalog: Catalog::default(),
             states: Vec::new(),
@@ -662,13 +665,17 @@ impl Environment {
             world: &world,
             readings: &readings,
         };
-        for (name, ext) in &mut self.extensions.0 {
+        for (i, (name, ext)) in self.extensions.0.iter_mut().enumerate() {
+            if self.extension_failed[i] {
+                continue;
+            }
             if let Err(message) = ext.after_step(&ctx) {
-                // An extension is shared by the whole scene: its failure is logged, it keeps
-                // being called (it may recover, e.g. a network link), and strict mode stops.
+                // Like a failing plugin: reported once, its per-step hook disabled (its services
+                // stay reachable), and a strict run stops.
+                self.extension_failed[i] = true;
                 self.faults.push(PluginFault {
-                    artifact: name.clone(),
-                    plugin: "extension".into(),
+                    artifact: String::new(),
+                    plugin: format!("extension '{name}'"),
                     step: self.steps,
                     message,
                 });

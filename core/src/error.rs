@@ -32,7 +32,7 @@ impl fmt::Display for Origin {
 /// A plugin that failed while the simulation ran.
 #[derive(Clone, Debug)]
 pub struct PluginFault {
-    /// The artifact that owns the plugin.
+    /// The artifact that owns the plugin (empty for an extension, which belongs to the scene).
     pub artifact: String,
     /// What the plugin is: `driver 'hover'` or `sensor 'imu' (pose)`.
     pub plugin: String,
@@ -44,10 +44,13 @@ pub struct PluginFault {
 
 impl fmt::Display for PluginFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.artifact.is_empty() {
+            write!(f, "artifact '{}': ", self.artifact)?;
+        }
         write!(
             f,
-            "artifact '{}': {} failed at step {}: {}",
-            self.artifact, self.plugin, self.step, self.message
+            "{} failed at step {}: {}",
+            self.plugin, self.step, self.message
         )
     }
 }

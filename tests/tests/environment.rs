@@ -633,3 +633,57 @@ fn render_nodes_mirror_the_colliders_of_every_body() {
     assert!(render.nodes().iter().any(|n| n.body.0 == bob
         && matches!(n.shape, ssx_core::Shape::Sphere { radius } if radius == 0.05)));
 }
+
+/// An extension whose per-step hook fails from step 3 on.
+struct Flaky {
+    calls: Arc<Mutex<u64>>,
+}
+
+impl SimulationExtension for Flaky {
+    fn init(&mut self, _: &ExtensionInit) -> Result<(), String> {
+        Ok(())
+    }
+    fn after_step(&mut self, ctx: &ssx_core::plugin::ExtensionContext<'_>) -> Result<(), String> {
+        *self.calls.lock().unwrap() += 1;
+        if ctx.world.step >= 3 {
+            Err("link down".into())
+        } else {
+            Ok(())
+        }
+    }
+    fn shutdown(&mut self) {}
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[test]
+fn a_failing_extension_is_reported_once_and_no_longer_stepped() {
+    let ws = Workspace::new();
+    let scene = ws.write(
+        "s.json",
+        r#"{ "timestep": 0.01, "extensions": [ { "name": "link", "plugin": "flaky" } ], "artifacts": [] }"#,
+    );
+    let calls = Arc::new(Mutex::new(0));
+    let mut reg = registry();
+    let c = Arc::clone(&calls);
+    reg.add_extension("flaky", move |_| {
+        Ok(Box::new(Flaky {
+            calls: Arc::clone(&c),
+        }))
+    });
+    let mut env = build_fast_with(&scene, &reg, 1, false).unwrap();
+    step_n(&mut env, 20);
+    assert_eq!(env.summary().plugin_faults, 1);
+    assert_eq!(
+        *calls.lock().unwrap(),
+        3,
+        "stepped until it failed, then not again"
+    );
+    let mut strict = build_fast_with(&scene, &reg, 1, true).unwrap();
+    step_n(&mut strict, 2);
+    assert_eq!(
+        strict.step().unwrap_err().to_string(),
+        "extension 'link' failed at step 3: link down (strict mode: stopping)"
+    );
+}
