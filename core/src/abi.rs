@@ -1066,20 +1066,7 @@ unsafe extern "C" fn host_call_extension(
 }
 
 unsafe extern "C" fn host_status_message(status: SsxStatus) -> *const c_char {
-    let m: &'static CStr = match status {
-        SSX_OK => c"ok",
-        SSX_ERR_INVALID_ARGUMENT => c"invalid argument",
-        SSX_ERR_INVALID_HANDLE => {
-            c"invalid context handle (not the current call's, or from another thread)"
-        }
-        SSX_ERR_WRONG_PHASE => c"not allowed in this phase",
-        SSX_ERR_NOT_FOUND => c"not found",
-        SSX_ERR_OUT_OF_RANGE => c"index out of range",
-        SSX_ERR_PLUGIN => c"the plugin reported an error",
-        SSX_ERR_PANIC => c"the plugin panicked",
-        _ => c"unknown status",
-    };
-    m.as_ptr()
+    status_message_c(status).as_ptr()
 }
 
 /// The host functions, as plugins see them. Static: it outlives every instance.

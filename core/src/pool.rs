@@ -119,12 +119,6 @@ impl WorkerPool {
         }
     }
 
-    /// The worker threads' OS ids are not exposed; this runs `f(k)` once on every worker `k`
-    /// (e.g. to set thread priority or affinity) and returns when all are done.
-    pub fn broadcast(&self, f: &(dyn Fn(usize) + Sync)) {
-        self.run(f, self.workers());
-    }
-
     /// Runs `f(k, &mut parts[k])` on worker `k` for every part, and returns when all are done.
     /// Only the workers that get a part are woken.
     ///

@@ -44,21 +44,28 @@ pub const SSX_ERR_PLUGIN: SsxStatus = 6;
 /// A Rust plugin panicked; the panic was caught at the boundary.
 pub const SSX_ERR_PANIC: SsxStatus = 7;
 
-/// The message of a status code (a static string).
-pub fn status_message(status: SsxStatus) -> &'static str {
+/// The message of a status code, as a C string (what the host's `status_message` returns).
+pub fn status_message_c(status: SsxStatus) -> &'static std::ffi::CStr {
     match status {
-        SSX_OK => "ok",
-        SSX_ERR_INVALID_ARGUMENT => "invalid argument",
+        SSX_OK => c"ok",
+        SSX_ERR_INVALID_ARGUMENT => c"invalid argument",
         SSX_ERR_INVALID_HANDLE => {
-            "invalid context handle (not the current call's, or from another thread)"
+            c"invalid context handle (not the current call's, or from another thread)"
         }
-        SSX_ERR_WRONG_PHASE => "not allowed in this phase",
-        SSX_ERR_NOT_FOUND => "not found",
-        SSX_ERR_OUT_OF_RANGE => "index out of range",
-        SSX_ERR_PLUGIN => "the plugin reported an error",
-        SSX_ERR_PANIC => "the plugin panicked",
-        _ => "unknown status",
+        SSX_ERR_WRONG_PHASE => c"not allowed in this phase",
+        SSX_ERR_NOT_FOUND => c"not found",
+        SSX_ERR_OUT_OF_RANGE => c"index out of range",
+        SSX_ERR_PLUGIN => c"the plugin reported an error",
+        SSX_ERR_PANIC => c"the plugin panicked",
+        _ => c"unknown status",
     }
+}
+
+/// The message of a status code.
+pub fn status_message(status: SsxStatus) -> &'static str {
+    status_message_c(status)
+        .to_str()
+        .unwrap_or("unknown status")
 }
 
 /// What a plugin is.
