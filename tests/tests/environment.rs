@@ -449,18 +449,23 @@ impl Driver for Burner {
     }
 }
 
-#[test]
-fn the_loop_on_a_virtual_clock_counts_misses_and_catches_up() {
-    let ws = Workspace::new();
+/// One static artifact at τ = 1 ms whose driver is the registry's `burner`.
+fn burner_scene(ws: &Workspace) -> std::path::PathBuf {
     ws.write(
         "b.json",
         r#"{ "bodies": [ { "name": "b", "kind": "static", "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
              "driver": { "plugin": "burner" } }"#,
     );
-    let scene = ws.write(
+    ws.write(
         "s.json",
         r#"{ "timestep": 0.001, "artifacts": [ { "name": "b", "artifact": "b.json" } ] }"#,
-    );
+    )
+}
+
+#[test]
+fn the_loop_on_a_virtual_clock_counts_misses_and_catches_up() {
+    let ws = Workspace::new();
+    let scene = burner_scene(&ws);
     let clock = VirtualClock::new();
     let mut reg = registry();
     let c = clock.clone();
@@ -499,15 +504,7 @@ fn the_loop_on_a_virtual_clock_counts_misses_and_catches_up() {
 #[test]
 fn waits_that_return_late_are_counted_as_late_wakeups_not_misses() {
     let ws = Workspace::new();
-    ws.write(
-        "b.json",
-        r#"{ "bodies": [ { "name": "b", "kind": "static", "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
-             "driver": { "plugin": "burner" } }"#,
-    );
-    let scene = ws.write(
-        "s.json",
-        r#"{ "timestep": 0.001, "artifacts": [ { "name": "b", "artifact": "b.json" } ] }"#,
-    );
+    let scene = burner_scene(&ws);
     for (oversleep_us, expected) in [(50u64, 0u64), (300, 20)] {
         let clock = VirtualClock::new();
         clock.set_oversleep(Duration::from_micros(oversleep_us));

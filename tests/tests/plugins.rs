@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use ssx_artifacts::Scene;
 use ssx_core::{Mode, SsxError};
+use ssx_sdk::abi as ssx_sdk_abi;
 use ssx_tests::{
     Workspace, build_fast, build_fast_with, c_library, registry, repo_root, rust_plugin_dir, step_n,
 };
@@ -223,8 +224,6 @@ fn a_table_smaller_than_the_host_expects_is_refused() {
         "{err}"
     );
 }
-
-use ssx_sdk::abi as ssx_sdk_abi;
 
 #[test]
 fn an_unknown_plugin_name_lists_what_the_library_has() {
