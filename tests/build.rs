@@ -95,7 +95,7 @@ fn main() {
     shared_library(
         &fixtures.join("versioned.c"),
         &out.join("libabi_past.so"),
-        &["-DFIXTURE_VERSION=0"],
+        &["-DFIXTURE_VERSION=1"],
     );
     shared_library(
         &fixtures.join("versioned.c"),

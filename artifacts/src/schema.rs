@@ -337,6 +337,10 @@ pub struct BodyFile {
     /// Angular damping (1/s).
     #[serde(default)]
     pub angular_damping: Option<NonNegative>,
+    /// Moves in the horizontal plane only (height, roll and pitch held): a ground robot in
+    /// 2.5D, as Stage simulates one.
+    #[serde(default)]
+    pub planar: bool,
     /// Colour of its visuals, RGBA 0..1.
     #[serde(default)]
     pub color: Option<[NonNegative; 4]>,

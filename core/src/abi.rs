@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use ssx_sdk::abi::*;
 
-use crate::engine::BodyId;
+use crate::engine::{BodyId, Contact};
 use crate::math::{Point3, Vec3};
 use crate::plugin::{
     CommandBuffer, Driver, DriverContext, ExtensionContext, ExtensionInit, PluginInit, Reading,
@@ -793,6 +793,62 @@ unsafe extern "C" fn host_body_mass(
     })
 }
 
+unsafe extern "C" fn host_body_inertia(
+    ctx: SsxCtx,
+    artifact: u32,
+    body: u32,
+    inertia: *mut f64,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let i = f.world.inertia(body_of(f.world, artifact, body)?);
+        if inertia.is_null() {
+            return Err(SSX_ERR_INVALID_ARGUMENT);
+        }
+        // SAFETY: `inertia` points at three doubles per the ABI, null checked above.
+        unsafe { slice_mut(inertia, 3) }.copy_from_slice(i.as_slice());
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_contacts(
+    ctx: SsxCtx,
+    artifact: u32,
+    body: u32,
+    contacts: *mut SsxContact,
+    capacity: usize,
+    count: *mut usize,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let id = body_of(f.world, artifact, body)?;
+        if contacts.is_null() && capacity > 0 {
+            return Err(SSX_ERR_INVALID_ARGUMENT);
+        }
+        // A per-thread scratch list, as for neighbours: no allocation once grown.
+        thread_local! {
+            static TOUCH: std::cell::RefCell<Vec<Contact>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let mut found = TOUCH.with(|slot| std::mem::take(&mut *slot.borrow_mut()));
+        found.clear();
+        f.world.contacts(id, &mut found);
+        for (i, c) in found.iter().take(capacity).enumerate() {
+            let owner = f.world.owner(c.other);
+            let first = f.world.artifact(owner).bodies.start;
+            let entry = SsxContact {
+                artifact: owner.0,
+                body: c.other.0 - first,
+                point: [c.point.x, c.point.y, c.point.z],
+                force: [c.force.x, c.force.y, c.force.z],
+            };
+            // SAFETY: `contacts` holds `capacity` slots per the ABI and `i < capacity`.
+            unsafe { *contacts.add(i) = entry };
+        }
+        let n = found.len();
+        TOUCH.with(|slot| *slot.borrow_mut() = found);
+        *out(count)? = n;
+        Ok(())
+    })
+}
+
 unsafe extern "C" fn host_add_force(ctx: SsxCtx, body: u32, force: *const f64) -> SsxStatus {
     host(ctx, |f| {
         let force = vec3(force)?;
@@ -1095,4 +1151,6 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     call_extension: host_call_extension,
     log: host_log,
     status_message: host_status_message,
+    body_inertia: host_body_inertia,
+    contacts: host_contacts,
 };

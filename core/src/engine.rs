@@ -124,6 +124,9 @@ pub struct BodySpec {
     pub linear_damping: f64,
     /// Angular velocity damping (1/s).
     pub angular_damping: f64,
+    /// Moves in the horizontal plane only: height, roll and pitch are held (a ground robot
+    /// simulated in 2.5D, as Stage does; no contact with the floor is needed to stay upright).
+    pub planar: bool,
 }
 
 /// What a joint allows.
@@ -237,6 +240,18 @@ pub struct RayHit {
     pub normal: Vec3,
 }
 
+/// One body touching another, after a step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Contact {
+    /// The other body.
+    pub other: BodyId,
+    /// The mean of the touching points (world frame).
+    pub point: Point3,
+    /// The contact force on this body (world frame, N): the solver's normal impulses over the
+    /// step divided by the step length.
+    pub force: Vec3,
+}
+
 /// The physical representation of the world (SSX's PhysicEngine).
 ///
 /// The Environment is its only mutator: it builds the world, applies commands and steps it on
@@ -254,6 +269,8 @@ pub trait PhysicEngine: Send + Sync {
     fn add_joint(&mut self, spec: &JointSpec) -> Result<JointId, String>;
     /// Mass of a body (kg); 0 for static and kinematic bodies.
     fn body_mass(&self, body: BodyId) -> f64;
+    /// Principal moments of inertia of a body (kg·m²); zero for static and kinematic bodies.
+    fn body_inertia(&self, body: BodyId) -> Vec3;
     /// Queues a command for the next [`PhysicEngine::step`].
     fn apply(&mut self, command: &BodyCommand);
     /// Advances the world by `dt` seconds.
@@ -272,4 +289,6 @@ pub trait PhysicEngine: Send + Sync {
     /// Appends to `out` every body with a collider within `radius` of `center`, once each, in
     /// ascending id order.
     fn bodies_within(&self, center: Point3, radius: f64, out: &mut Vec<BodyId>);
+    /// Appends to `out` one entry per body touching `body` after the last step.
+    fn contacts(&self, body: BodyId, out: &mut Vec<Contact>);
 }

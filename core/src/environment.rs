@@ -422,6 +422,9 @@ impl Environment {
                     ));
                 }
                 self.catalog.body_mass.push(self.engine.body_mass(body));
+                self.catalog
+                    .body_inertia
+                    .push(self.engine.body_inertia(body));
                 self.catalog.body_kind.push(spec.kind);
                 self.catalog.body_artifact.push(id);
             }
@@ -974,7 +977,11 @@ fn run_sensors(shard: &mut Shard<ArtifactSensors>, world: &World<'_>, clock: &dy
                 slot.plugin.get_mut().sense(&ctx, &mut slot.reading)
             }));
             match result {
-                Ok(Ok(())) => slot.reading.stamp(world.step),
+                Ok(Ok(())) => {
+                    if slot.reading.take_written() {
+                        slot.reading.stamp(world.step);
+                    }
+                }
                 Ok(Err(message)) => fail(
                     &mut shard.faults,
                     &mut slot.enabled,

@@ -24,7 +24,7 @@ pub mod world;
 
 pub use clock::{Clock, MonotonicClock, VirtualClock};
 pub use engine::{
-    BodyCommand, BodyId, BodyKind, BodySpec, BodyState, ColliderSpec, JointId, JointKind,
+    BodyCommand, BodyId, BodyKind, BodySpec, BodyState, ColliderSpec, Contact, JointId, JointKind,
     JointSpec, MassSpec, PhysicEngine, RayHit, Shape,
 };
 pub use environment::{

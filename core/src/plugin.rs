@@ -17,6 +17,7 @@ use crate::world::{ArtifactId, ArtifactInfo, World};
 pub struct Reading {
     values: Vec<f64>,
     step: u64,
+    written: bool,
 }
 
 impl Reading {
@@ -24,18 +25,24 @@ impl Reading {
     pub fn values(&self) -> &[f64] {
         &self.values
     }
-    /// The step it was taken at (0: never written).
+    /// The step it was last written at (0: never written). A sensor that skips a step (a rate
+    /// divider) leaves its last reading and its step in place.
     pub fn step(&self) -> u64 {
         self.step
     }
     /// Replaces the values (reuses the buffer: no allocation once it is large enough).
     pub fn set(&mut self, values: &[f64]) {
+        self.written = true;
         self.values.clear();
         self.values.extend_from_slice(values);
     }
     /// The buffer, to fill in place.
     pub fn values_mut(&mut self) -> &mut Vec<f64> {
+        self.written = true;
         &mut self.values
+    }
+    pub(crate) fn take_written(&mut self) -> bool {
+        std::mem::take(&mut self.written)
     }
     pub(crate) fn stamp(&mut self, step: u64) {
         self.step = step;

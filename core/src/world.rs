@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use crate::engine::{BodyId, BodyKind, BodyState, PhysicEngine, RayHit};
+use crate::engine::{BodyId, BodyKind, BodyState, Contact, PhysicEngine, RayHit};
 use crate::math::{Point3, Vec3};
 use crate::plugin::SimulationExtension;
 
@@ -62,6 +62,7 @@ pub struct Catalog {
     pub(crate) by_name: HashMap<String, ArtifactId>,
     pub(crate) body_artifact: Vec<ArtifactId>,
     pub(crate) body_mass: Vec<f64>,
+    pub(crate) body_inertia: Vec<Vec3>,
     pub(crate) body_kind: Vec<BodyKind>,
     /// Per joint id: whether it has a motor.
     pub(crate) joint_motorised: Vec<bool>,
@@ -96,6 +97,10 @@ impl<'a> World<'a> {
     /// Mass of a body (0 for static and kinematic bodies).
     pub fn mass(&self, id: BodyId) -> f64 {
         self.catalog.body_mass[id.index()]
+    }
+    /// Principal moments of inertia of a body (kg·m²; zero for static and kinematic bodies).
+    pub fn inertia(&self, id: BodyId) -> Vec3 {
+        self.catalog.body_inertia[id.index()]
     }
     /// Kind of a body.
     pub fn kind(&self, id: BodyId) -> BodyKind {
@@ -133,6 +138,10 @@ impl<'a> World<'a> {
     /// Appends every body with a collider within `radius` of `center`, in id order.
     pub fn bodies_within(&self, center: Point3, radius: f64, out: &mut Vec<BodyId>) {
         self.engine.bodies_within(center, radius, out);
+    }
+    /// Appends one entry per body touching `body` after this step's physics.
+    pub fn contacts(&self, body: BodyId, out: &mut Vec<Contact>) {
+        self.engine.contacts(body, out);
     }
     /// A simulation extension by name.
     pub fn extension(&self, name: &str) -> Option<&'a dyn SimulationExtension> {

@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 // The ABI version this SDK speaks. A host refuses plugins of any other version.
-#define SSX_ABI_VERSION 1
+#define SSX_ABI_VERSION 2
 
 // A status code. 0 is success; the values never change meaning.
 typedef int32_t SsxStatus;
@@ -86,6 +86,18 @@ typedef struct {
   uintptr_t capacity;
 } SsxErrorBuf;
 
+// One body touching another after the step.
+typedef struct {
+  // The artifact touched.
+  uint32_t artifact;
+  // The body touched, as an index into that artifact's bodies.
+  uint32_t body;
+  // The mean of the touching points (world frame, m).
+  double point[3];
+  // The contact force on the queried body (world frame, N).
+  double force[3];
+} SsxContact;
+
 // Functions the host offers plugins. See the module rules for handles and phases.
 typedef struct {
   // `sizeof(SsxHostApi)` as the host knows it.
@@ -144,6 +156,13 @@ typedef struct {
   SsxStatus (*log)(SsxCtx ctx, SsxLogLevel level, const char *message);
   // The message of a status code (a static string). Needs no handle.
   const char *(*status_message)(SsxStatus status);
+  // Principal moments of inertia of a body (kg·m², body frame; zero unless dynamic). Any
+  // phase. Since version 2.
+  SsxStatus (*body_inertia)(SsxCtx ctx, uint32_t artifact, uint32_t body, double *inertia);
+  // The bodies touching body `body` of `artifact` after this step's physics, one entry per
+  // touched body: writes up to `capacity` into `contacts` and the full count into `count`
+  // (call again with more room when `count > capacity`). Any phase. Since version 2.
+  SsxStatus (*contacts)(SsxCtx ctx, uint32_t artifact, uint32_t body, SsxContact *contacts, uintptr_t capacity, uintptr_t *count);
 } SsxHostApi;
 
 // Creates an instance from its JSON descriptor. On success stores it in `instance` and returns

@@ -1,4 +1,7 @@
-//! The C ABI between the ssx host and plugin libraries. ABI version 1.
+//! The C ABI between the ssx host and plugin libraries. ABI version 2.
+//!
+//! Version 2 added `body_inertia` and `contacts` to [`SsxHostApi`] (for the IMU, the contact
+//! sensor and the quadrotor and ground-robot drivers); version 1 plugins must be rebuilt.
 //!
 //! Rules (they hold for every type and function here):
 //! - A plugin library exports one symbol, `ssx_plugin_entry`, returning a pointer to a static
@@ -23,7 +26,7 @@
 use std::ffi::{c_char, c_void};
 
 /// The ABI version this SDK speaks. A host refuses plugins of any other version.
-pub const SSX_ABI_VERSION: u32 = 1;
+pub const SSX_ABI_VERSION: u32 = 2;
 
 /// A status code. 0 is success; the values never change meaning.
 pub type SsxStatus = i32;
@@ -121,6 +124,20 @@ pub struct SsxRayHit {
     pub distance: f64,
     /// Surface normal at the hit.
     pub normal: [f64; 3],
+}
+
+/// One body touching another after the step.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SsxContact {
+    /// The artifact touched.
+    pub artifact: u32,
+    /// The body touched, as an index into that artifact's bodies.
+    pub body: u32,
+    /// The mean of the touching points (world frame, m).
+    pub point: [f64; 3],
+    /// The contact force on the queried body (world frame, N).
+    pub force: [f64; 3],
 }
 
 /// What a plugin instance is told when it is created.
@@ -265,6 +282,21 @@ pub struct SsxHostApi {
         unsafe extern "C" fn(ctx: SsxCtx, level: SsxLogLevel, message: *const c_char) -> SsxStatus,
     /// The message of a status code (a static string). Needs no handle.
     pub status_message: unsafe extern "C" fn(status: SsxStatus) -> *const c_char,
+    /// Principal moments of inertia of a body (kg·m², body frame; zero unless dynamic). Any
+    /// phase. Since version 2.
+    pub body_inertia:
+        unsafe extern "C" fn(ctx: SsxCtx, artifact: u32, body: u32, inertia: *mut f64) -> SsxStatus,
+    /// The bodies touching body `body` of `artifact` after this step's physics, one entry per
+    /// touched body: writes up to `capacity` into `contacts` and the full count into `count`
+    /// (call again with more room when `count > capacity`). Any phase. Since version 2.
+    pub contacts: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        artifact: u32,
+        body: u32,
+        contacts: *mut SsxContact,
+        capacity: usize,
+        count: *mut usize,
+    ) -> SsxStatus,
 }
 
 /// Creates an instance from its JSON descriptor. On success stores it in `instance` and returns

@@ -26,6 +26,7 @@ use std::ffi::{CStr, CString, c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use abi::SsxBodyState as BodyState;
+pub use abi::SsxContact as Contact;
 pub use abi::SsxRayHit as RayHit;
 use abi::*;
 
@@ -64,6 +65,40 @@ pub fn descriptor_error(e: impl std::fmt::Display) -> String {
         .rfind(" at line ")
         .map_or(text.as_str(), |i| &text[..i]);
     format!("invalid descriptor: {text}")
+}
+
+/// Runs something every `divider`-th step (a 500 Hz IMU in a 1 kHz world has divider 2), at a
+/// fixed phase: `due()` is true on steps `phase, phase + divider, ...` counted from the first
+/// call. Staggering the phase across instances spreads a swarm's sensing over the steps.
+#[derive(Clone, Copy, Debug)]
+pub struct Rate {
+    divider: u32,
+    countdown: u32,
+}
+
+impl Rate {
+    /// Every `divider` steps (0 is taken as 1), first at call `phase % divider` (0-based).
+    pub fn new(divider: u32, phase: u32) -> Self {
+        let divider = divider.max(1);
+        Rate {
+            divider,
+            countdown: phase % divider,
+        }
+    }
+    /// Whether this call's step is a sampling step; call exactly once per step.
+    pub fn due(&mut self) -> bool {
+        if self.countdown == 0 {
+            self.countdown = self.divider - 1;
+            true
+        } else {
+            self.countdown -= 1;
+            false
+        }
+    }
+    /// The divider.
+    pub fn divider(&self) -> u32 {
+        self.divider
+    }
 }
 
 /// What an instance is told when it is created.
@@ -134,6 +169,35 @@ impl Ctx<'_> {
         let mut m = 0.0;
         check(unsafe { (self.host.body_mass)(self.ctx, artifact, body, &mut m) })?;
         Ok(m)
+    }
+    /// Principal moments of inertia of a body (kg·m²).
+    pub fn body_inertia(&self, artifact: u32, body: u32) -> Result<[f64; 3], Error> {
+        let mut i = [0.0; 3];
+        check(unsafe { (self.host.body_inertia)(self.ctx, artifact, body, i.as_mut_ptr()) })?;
+        Ok(i)
+    }
+    /// The bodies touching body `body` of `artifact`, into `out` (one entry per touched body).
+    pub fn contacts(&self, artifact: u32, body: u32, out: &mut Vec<Contact>) -> Result<(), Error> {
+        out.clear();
+        loop {
+            let mut count = 0usize;
+            check(unsafe {
+                (self.host.contacts)(
+                    self.ctx,
+                    artifact,
+                    body,
+                    out.as_mut_ptr(),
+                    out.capacity(),
+                    &mut count,
+                )
+            })?;
+            if count <= out.capacity() {
+                // SAFETY: the host wrote `count` entries into the buffer.
+                unsafe { out.set_len(count) };
+                return Ok(());
+            }
+            out.reserve(count);
+        }
     }
     /// A force on one of the artifact's own bodies for the next step (driver phase).
     pub fn add_force(&self, body: u32, force: [f64; 3]) -> Result<(), Error> {

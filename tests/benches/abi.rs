@@ -105,7 +105,7 @@ fn main() {
         &format!(
             r#"{{ "bodies": [ {{ "name": "frame", "mass": 1.2, "colliders": [ {{ "shape": {{ "box": {{ "size": [0.5, 0.5, 0.1] }} }} }} ] }} ],
                  "driver": {{ "library": "{lib_dir}/libssx_driver_hover.so", "plugin": "hover", "descriptor": {{ "height": 1.0 }} }},
-                 "sensors": [ {{ "name": "mocap", "library": "{lib_dir}/libssx_sensor_pose.so", "plugin": "pose" }} ] }}"#
+                 "sensors": [ {{ "name": "mocap", "library": "{lib_dir}/libssx_sensors.so", "plugin": "pose" }} ] }}"#
         ),
     );
     let swarm = ws.write(

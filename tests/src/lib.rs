@@ -143,7 +143,7 @@ pub fn rust_plugin_dir() -> PathBuf {
                 "-p",
                 "ssx-driver-velocity",
                 "-p",
-                "ssx-sensor-pose",
+                "ssx-sensors",
                 "-p",
                 "ssx-test-plugins",
             ])

@@ -155,6 +155,7 @@ fn a_force_command_acts_for_exactly_one_step() {
         }],
         linear_damping: 0.0,
         angular_damping: 0.0,
+        planar: false,
     };
     let id = engine.add_body(&spec).unwrap();
     engine.apply(&BodyCommand::Force {

@@ -79,8 +79,8 @@ fn hover_and_pose_from_libraries_hold_the_height_and_report_the_state() {
         ),
         &format!(
             r#"{{ "name": "mocap", "library": "{}", "plugin": "pose" }}, {{ "name": "clock", "library": "{}", "plugin": "clock" }}"#,
-            lib("ssx_sensor_pose").display(),
-            lib("ssx_sensor_pose").display()
+            lib("ssx_sensors").display(),
+            lib("ssx_sensors").display()
         ),
     );
     let run = |workers| {
@@ -199,12 +199,12 @@ fn a_library_without_the_entry_symbol() {
 
 #[test]
 fn abi_versions_from_the_future_and_the_past_are_refused_naming_both() {
-    for (name, version) in [("abi_future", 99), ("abi_past", 0)] {
+    for (name, version) in [("abi_future", 99), ("abi_past", 1)] {
         let ws = Workspace::new();
         let l = c_library(name);
         let err = error_of(&driver_scene(&ws, &l, "hover", "{}"));
         assert!(
-            err.ends_with(&format!("'{}': plugin ABI version mismatch: host = 1, plugin = {version} (rebuild the plugin against this ssx-sdk)", l.display())),
+            err.ends_with(&format!("'{}': plugin ABI version mismatch: host = 2, plugin = {version} (rebuild the plugin against this ssx-sdk)", l.display())),
             "{err}"
         );
     }
@@ -237,7 +237,7 @@ fn an_unknown_plugin_name_lists_what_the_library_has() {
         )),
         "{err}"
     );
-    let l = lib("ssx_sensor_pose");
+    let l = lib("ssx_sensors");
     let err = error_of(&driver_scene(&ws, &l, "pose", "{}"));
     assert!(
         err.ends_with(&format!(
@@ -382,7 +382,7 @@ fn loading_running_and_unloading_many_times_is_clean() {
         ),
         &format!(
             r#"{{ "name": "mocap", "library": "{}", "plugin": "pose" }}"#,
-            lib("ssx_sensor_pose").display()
+            lib("ssx_sensors").display()
         ),
     );
     for _ in 0..20 {
@@ -419,7 +419,7 @@ fn ssxd_plugins_lists_every_bundled_library() {
             vec!["  driver  velocity  moves a kinematic body at a constant velocity"],
         ),
         (
-            lib("ssx_sensor_pose"),
+            lib("ssx_sensors"),
             vec![
                 "  sensor  pose   ground-truth pose and twist of one body (motion capture)",
                 "  sensor  clock  simulated time and step",
@@ -449,7 +449,7 @@ fn ssxd_plugins_lists_every_bundled_library() {
     assert_eq!(
         stderr,
         format!(
-            "error: '{}': plugin ABI version mismatch: host = 1, plugin = 99 (rebuild the plugin against this ssx-sdk)\n",
+            "error: '{}': plugin ABI version mismatch: host = 2, plugin = 99 (rebuild the plugin against this ssx-sdk)\n",
             c_library("abi_future").display()
         )
     );

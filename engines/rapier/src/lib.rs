@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use rapier3d::math::{Pose as RPose, Rot3, Vec3 as RVec};
 use rapier3d::prelude::*;
 use ssx_core::engine::{
-    BodyCommand, BodyId, BodyKind, BodySpec, BodyState, JointId, JointKind, JointSpec, MassSpec,
-    PhysicEngine, RayHit, Shape,
+    BodyCommand, BodyId, BodyKind, BodySpec, BodyState, Contact, JointId, JointKind, JointSpec,
+    MassSpec, PhysicEngine, RayHit, Shape,
 };
 use ssx_core::math::{Point3, Pose, Rotation, Vec3};
 
@@ -145,6 +145,11 @@ impl PhysicEngine for RapierEngine {
             .linear_damping(spec.linear_damping as f32)
             .angular_damping(spec.angular_damping as f32)
             .user_data(self.handles.len() as u128);
+        if spec.planar {
+            builder = builder
+                .enabled_translations(true, true, false)
+                .enabled_rotations(false, false, true);
+        }
         let solid_volume: f64 = spec
             .colliders
             .iter()
@@ -193,6 +198,9 @@ impl PhysicEngine for RapierEngine {
                 .colliders
                 .insert_with_parent(collider, handle, &mut self.world.bodies);
         }
+        // Mass properties are otherwise only computed at the first step; the catalog reads them
+        // before that.
+        self.world.bodies[handle].recompute_mass_properties_from_colliders(&self.world.colliders);
         self.handles.push(handle);
         Ok(id)
     }
@@ -236,6 +244,14 @@ impl PhysicEngine for RapierEngine {
         self.body(body)
             .filter(|b| b.is_dynamic())
             .map_or(0.0, |b| b.mass() as f64)
+    }
+
+    fn body_inertia(&self, body: BodyId) -> Vec3 {
+        self.body(body)
+            .filter(|b| b.is_dynamic())
+            .map_or(Vec3::zeros(), |b| {
+                back_v(b.mass_properties().local_mprops.principal_inertia())
+            })
     }
 
     fn apply(&mut self, command: &BodyCommand) {
@@ -350,6 +366,57 @@ impl PhysicEngine for RapierEngine {
         let mut tail = out.split_off(start);
         tail.dedup();
         out.extend(tail);
+    }
+
+    fn contacts(&self, body: BodyId, out: &mut Vec<Contact>) {
+        let Some(rb) = self.body(body) else {
+            return;
+        };
+        let dt = f64::from(self.world.integration_parameters.dt);
+        let start = out.len();
+        for &own in rb.colliders() {
+            for pair in self.world.contact_pairs_with(own) {
+                if !pair.has_any_active_contact() {
+                    continue;
+                }
+                let (mine_first, other) = if pair.collider1 == own {
+                    (true, pair.collider2)
+                } else {
+                    (false, pair.collider1)
+                };
+                let (Some(c1), Some(c_other)) = (
+                    self.world.colliders.get(pair.collider1),
+                    self.world.colliders.get(other),
+                ) else {
+                    continue;
+                };
+                let other = BodyId(c_other.user_data as u32);
+                if other == body {
+                    continue;
+                }
+                // The impulse is the one applied to collider1's body.
+                let impulse = back_v(pair.total_impulse());
+                let force = if mine_first { impulse } else { -impulse } / dt.max(f64::MIN_POSITIVE);
+                let (mut sum, mut n) = (Vec3::zeros(), 0.0);
+                for m in pair.manifolds() {
+                    for p in m.points.iter().filter(|p| p.dist <= 0.0) {
+                        sum += back_v(c1.position().transform_point(p.local_p1));
+                        n += 1.0;
+                    }
+                }
+                let point = Point3::from(if n > 0.0 { sum / n } else { sum });
+                // Several colliders of this body may touch the same other body: one entry.
+                if let Some(c) = out[start..].iter_mut().find(|c| c.other == other) {
+                    c.force += force;
+                    continue;
+                }
+                out.push(Contact {
+                    other,
+                    point,
+                    force,
+                });
+            }
+        }
     }
 }
 

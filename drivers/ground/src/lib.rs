@@ -1,0 +1,176 @@
+//! The `diffdrive` driver (`libssx_driver_ground.so`): a differential-drive ground robot.
+//!
+//! The robot is a planar body (`"planar": true` in its artifact: it moves in the horizontal
+//! plane, as Stage's robots do). Each step the driver sets the body's velocity to its commanded
+//! forward speed along its heading and its turn rate, after acceleration limits; it never slides
+//! sideways. Contacts still stop it: the solver resolves them within the step.
+//!
+//! Behaviours (`behaviour` in the descriptor):
+//! - `{"velocity": {"linear": v, "angular": w}}`: a constant body command (m/s, rad/s).
+//! - `{"wheels": {"left": wl, "right": wr}}`: constant wheel speeds (rad/s), through
+//!   `wheel_radius` and `wheel_base`.
+//! - `{"dispersal": {...}}`: Stage's benchmark controller (Vaughan 2008, sec. 6.1): sum the range
+//!   vectors; go forward when that sum points ahead and the way is free, else turn towards it;
+//!   stop when nothing is within range.
+//! - `{"waypoints": {"points": [[x, y], ...], ...}}`: drive to each point in turn, turning away
+//!   from obstacles the range sensor sees closer than `avoid`.
+//!
+//! Behaviours that read ranges update their command when the `range` sensor publishes (its
+//! `rate_divider` sets the controller rate) and hold it in between.
+
+pub mod behaviour;
+
+use serde::Deserialize;
+use ssx_sdk::{Ctx, Driver, Init};
+
+use behaviour::{Behaviour, Command};
+
+/// The robot's limits and wheels.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiffDriveParams {
+    /// Distance between the wheels (m).
+    #[serde(default = "d_base")]
+    pub wheel_base: f64,
+    /// Wheel radius (m).
+    #[serde(default = "d_radius")]
+    pub wheel_radius: f64,
+    /// Largest forward speed (m/s).
+    #[serde(default = "d_speed")]
+    pub max_speed: f64,
+    /// Largest turn rate (rad/s).
+    #[serde(default = "d_turn")]
+    pub max_turn_rate: f64,
+    /// Largest forward acceleration (m/s²); none: speed changes at once.
+    #[serde(default)]
+    pub max_accel: Option<f64>,
+    /// Largest angular acceleration (rad/s²); none: at once.
+    #[serde(default)]
+    pub max_angular_accel: Option<f64>,
+    /// The range sensor behaviours read.
+    #[serde(default = "d_range")]
+    pub range: String,
+    /// What it does.
+    pub behaviour: Behaviour,
+}
+
+fn d_base() -> f64 {
+    0.33
+}
+fn d_radius() -> f64 {
+    0.0975
+}
+fn d_speed() -> f64 {
+    1.2
+}
+fn d_turn() -> f64 {
+    5.24
+}
+fn d_range() -> String {
+    "range".into()
+}
+
+/// The `diffdrive` driver.
+pub struct DiffDrive {
+    p: DiffDriveParams,
+    range: Option<u32>,
+    target: Command,
+    now: Command,
+    timestep: f64,
+}
+
+/// Moves `value` towards `target` by at most `limit·dt`.
+fn ramp(value: f64, target: f64, limit: Option<f64>, dt: f64) -> f64 {
+    match limit {
+        Some(a) => value + (target - value).clamp(-a * dt, a * dt),
+        None => target,
+    }
+}
+
+impl Driver for DiffDrive {
+    fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
+        let p: DiffDriveParams =
+            serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
+        let positive = [p.wheel_base, p.wheel_radius, p.max_speed, p.max_turn_rate]
+            .into_iter()
+            .chain(p.max_accel)
+            .chain(p.max_angular_accel)
+            .all(|x| x.is_finite() && x > 0.0);
+        if !positive {
+            return Err("invalid descriptor: wheel sizes, speed and acceleration limits must be finite numbers > 0".into());
+        }
+        p.behaviour.validate()?;
+        Ok(DiffDrive {
+            p,
+            range: None,
+            target: Command::default(),
+            now: Command::default(),
+            timestep: init.timestep,
+        })
+    }
+
+    fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        let me = ctx.artifact();
+        let state = ctx.body_state(me, 0)?;
+        let [w, _, _, z] = state.orientation;
+        // Planar: the orientation is a rotation about z.
+        let heading = 2.0 * z.atan2(w);
+        let (t, step) = ctx.time()?;
+        if self.p.behaviour.needs_range() {
+            let index = match self.range {
+                Some(i) => i,
+                None => {
+                    let i = ctx.sensor_index(me, &self.p.range).map_err(|e| {
+                        format!(
+                            "this behaviour needs a range sensor named '{}' on its artifact: {e}",
+                            self.p.range
+                        )
+                    })?;
+                    self.range = Some(i);
+                    i
+                }
+            };
+            let (ranges, at) = ctx.reading(me, index)?;
+            if at == step {
+                let wheels = (self.p.wheel_radius, self.p.wheel_base);
+                self.target = self.p.behaviour.decide(
+                    wheels,
+                    ranges,
+                    [state.position[0], state.position[1]],
+                    heading,
+                    t,
+                );
+            }
+        } else {
+            let wheels = (self.p.wheel_radius, self.p.wheel_base);
+            self.target = self.p.behaviour.decide(
+                wheels,
+                &[],
+                [state.position[0], state.position[1]],
+                heading,
+                t,
+            );
+        }
+        let p = &self.p;
+        let linear = self.target.linear.clamp(-p.max_speed, p.max_speed);
+        let angular = self.target.angular.clamp(-p.max_turn_rate, p.max_turn_rate);
+        self.now.linear = ramp(self.now.linear, linear, p.max_accel, self.timestep);
+        self.now.angular = ramp(
+            self.now.angular,
+            angular,
+            p.max_angular_accel,
+            self.timestep,
+        );
+        let (s, c) = heading.sin_cos();
+        ctx.set_velocity(
+            0,
+            [c * self.now.linear, s * self.now.linear, 0.0],
+            [0.0, 0.0, self.now.angular],
+        )?;
+        Ok(())
+    }
+}
+
+ssx_sdk::export_plugins!(
+    driver "diffdrive" "a differential-drive ground robot: velocity or wheel commands, Stage's dispersal, waypoints with obstacle avoidance" => DiffDrive,
+);

@@ -1,0 +1,280 @@
+//! Quadrotor drivers (`libssx_driver_quadrotor.so`).
+//!
+//! - `quadrotor`: a rigid body lifted by four rotors ([`airframe`]) and flown by a cascaded
+//!   controller as in SwarmSimX sec. 3.1: an outer position loop ([`position`], floating point,
+//!   fed by the artifact's motion-capture `pose` sensor) gives roll, pitch, yaw rate and thrust to
+//!   an inner attitude loop ([`attitude`], integer fixed point, fed by the artifact's `imu`
+//!   sensor) that sets the rotor speeds. The target comes from a [`trajectory`].
+//! - `formation`: the same quadrotor and controller, its reference set by SwarmSimX sec. 3.2's
+//!   artificial-potential formation keeping and obstacle avoidance ([`formation`]), from a
+//!   `neighbours` and a `range` sensor.
+//!
+//! The rotors' physics uses the body's true state (it is the airframe); the controllers see only
+//! their sensors.
+
+pub mod airframe;
+pub mod attitude;
+pub mod formation;
+pub mod position;
+pub mod trajectory;
+
+use nalgebra::{Quaternion, UnitQuaternion, Vector3};
+use serde::Deserialize;
+use ssx_sdk::{Ctx, Driver, Init};
+
+use airframe::{Airframe, AirframeParams};
+use attitude::{AttitudeGains, AttitudeInput, AttitudeLoop, gyro_counts};
+use position::{AttitudeCommand, PositionGains, PositionLoop};
+use trajectory::{Reference, Trajectory};
+
+/// Settings of the flight stack shared by both drivers.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlightParams {
+    /// The rotors.
+    #[serde(default)]
+    pub airframe: AirframeParams,
+    /// The inner loop.
+    #[serde(default)]
+    pub attitude: AttitudeGains,
+    /// The outer loop.
+    #[serde(default)]
+    pub position: PositionGains,
+    /// The artifact's IMU sensor.
+    #[serde(default = "d_imu")]
+    pub imu: String,
+    /// The artifact's motion-capture (pose) sensor.
+    #[serde(default = "d_pose")]
+    pub pose: String,
+    /// False: the motors stay off and the body falls.
+    #[serde(default = "d_true")]
+    pub armed: bool,
+}
+
+fn d_imu() -> String {
+    "imu".into()
+}
+fn d_pose() -> String {
+    "mocap".into()
+}
+fn d_true() -> bool {
+    true
+}
+
+fn quat(q: &[f64]) -> UnitQuaternion<f64> {
+    UnitQuaternion::from_quaternion(Quaternion::new(q[0], q[1], q[2], q[3]))
+}
+
+/// Sensor indices, found at the first step.
+#[derive(Clone, Copy, Debug)]
+struct Sensors {
+    imu: u32,
+    pose: u32,
+}
+
+/// The airframe and both loops, stepped once per world step.
+pub struct Flight {
+    params: FlightParams,
+    airframe: Airframe,
+    inner: AttitudeLoop,
+    outer: PositionLoop,
+    sensors: Option<Sensors>,
+    command: AttitudeCommand,
+    /// Angular acceleration the inner loop asks for (rad/s², body frame).
+    alpha: Vector3<f64>,
+    last_imu: u64,
+    last_pose: u64,
+    fresh_mocap: Option<[i32; 2]>,
+    /// The last motion-capture state: position, velocity, orientation.
+    mocap: Option<(Vector3<f64>, Vector3<f64>, UnitQuaternion<f64>)>,
+    timestep: f64,
+}
+
+/// One step's view of the world a [`Flight`] needs, read through the ABI.
+pub struct FlightInputs<'a> {
+    /// Motion-capture reading and its step.
+    pub pose: (&'a [f64], u64),
+    /// IMU reading and its step.
+    pub imu: (&'a [f64], u64),
+    /// The body's true orientation (for the rotors' forces).
+    pub orientation: UnitQuaternion<f64>,
+    /// Steps done.
+    pub step: u64,
+    /// Body mass and principal inertia.
+    pub mass: f64,
+    /// Principal inertia (kg·m²).
+    pub inertia: Vector3<f64>,
+    /// Gravity.
+    pub gravity: Vector3<f64>,
+}
+
+impl Flight {
+    /// A stack with these settings.
+    pub fn new(params: FlightParams, timestep: f64) -> Result<Self, String> {
+        let mut airframe = Airframe::new(params.airframe.clone())?;
+        airframe.armed = params.armed;
+        Ok(Flight {
+            inner: AttitudeLoop::new(&params.attitude),
+            outer: PositionLoop::new(params.position),
+            airframe,
+            sensors: None,
+            command: AttitudeCommand::default(),
+            alpha: Vector3::zeros(),
+            last_imu: 0,
+            last_pose: 0,
+            fresh_mocap: None,
+            mocap: None,
+            timestep,
+            params,
+        })
+    }
+
+    /// The rotors.
+    pub fn airframe(&self) -> &Airframe {
+        &self.airframe
+    }
+
+    /// The last motion-capture state (position, velocity, orientation), if any.
+    pub fn mocap(&self) -> Option<(Vector3<f64>, Vector3<f64>, UnitQuaternion<f64>)> {
+        self.mocap
+    }
+
+    /// Reads the flight's sensors through the ABI.
+    fn read<'c>(&mut self, ctx: &'c Ctx<'_>) -> Result<FlightInputs<'c>, String> {
+        let me = ctx.artifact();
+        let sensors = match self.sensors {
+            Some(s) => s,
+            None => {
+                let find = |name: &str| {
+                    ctx.sensor_index(me, name).map_err(|e| {
+                        format!("the quadrotor needs a sensor named '{name}' on its artifact: {e}")
+                    })
+                };
+                let s = Sensors {
+                    imu: find(&self.params.imu)?,
+                    pose: find(&self.params.pose)?,
+                };
+                self.sensors = Some(s);
+                s
+            }
+        };
+        let state = ctx.body_state(me, 0)?;
+        Ok(FlightInputs {
+            pose: ctx.reading(me, sensors.pose)?,
+            imu: ctx.reading(me, sensors.imu)?,
+            orientation: quat(&state.orientation),
+            step: ctx.time()?.1,
+            mass: ctx.body_mass(me, 0)?,
+            inertia: ctx.body_inertia(me, 0)?.into(),
+            gravity: ctx.gravity()?.into(),
+        })
+    }
+
+    /// One world step towards `reference` (given the motion-capture state, it may depend on
+    /// it and on the time since the last motion-capture update). Returns the force and torque on the body, world frame.
+    pub fn step(
+        &mut self,
+        inputs: &FlightInputs<'_>,
+        reference: impl FnOnce(&Vector3<f64>, &Vector3<f64>, &UnitQuaternion<f64>, f64) -> Reference,
+    ) -> Result<(Vector3<f64>, Vector3<f64>), String> {
+        let tau = self.timestep;
+        let (pose, pose_step) = inputs.pose;
+        if pose_step == inputs.step && pose.len() >= 13 {
+            let p = Vector3::new(pose[0], pose[1], pose[2]);
+            let v = Vector3::new(pose[7], pose[8], pose[9]);
+            let q = quat(&pose[3..7]);
+            let dt = if self.last_pose == 0 {
+                tau
+            } else {
+                (pose_step - self.last_pose) as f64 * tau
+            };
+            self.last_pose = pose_step;
+            let r = reference(&p, &v, &q, dt);
+            self.command = self
+                .outer
+                .update(&r, &p, &v, &q, inputs.mass, &inputs.gravity, dt);
+            let (roll, pitch, _) = position::euler(&q);
+            let q16 = |x: f64| (x * 65536.0).round() as i32;
+            self.fresh_mocap = Some([q16(roll), q16(pitch)]);
+            self.mocap = Some((p, v, q));
+        }
+        let (imu, imu_step) = inputs.imu;
+        if imu_step == inputs.step && imu.len() >= 6 && self.mocap.is_some() {
+            let dt = if self.last_imu == 0 {
+                tau
+            } else {
+                (imu_step - self.last_imu) as f64 * tau
+            };
+            self.last_imu = imu_step;
+            let q16 = |x: f64| (x * 65536.0).round() as i32;
+            let input = AttitudeInput {
+                gyro: [
+                    gyro_counts(imu[3]),
+                    gyro_counts(imu[4]),
+                    gyro_counts(imu[5]),
+                ],
+                attitude_sp: [q16(self.command.roll), q16(self.command.pitch)],
+                yaw_rate_sp: q16(self.command.yaw_rate),
+                mocap: self.fresh_mocap.take(),
+                dt_us: (dt * 1e6).round() as u32,
+            };
+            let a = self.inner.update(&input);
+            self.alpha = Vector3::from(a.map(|x| f64::from(x) / 65536.0));
+        }
+        let torque = inputs.inertia.component_mul(&self.alpha);
+        let speeds = self.airframe.mix(self.command.thrust, &torque);
+        self.airframe.spin(&speeds, tau);
+        let (thrust, body_torque) = self.airframe.wrench();
+        let force = inputs.orientation * Vector3::new(0.0, 0.0, thrust);
+        Ok((force, inputs.orientation * body_torque))
+    }
+}
+
+fn apply(ctx: &Ctx<'_>, (force, torque): (Vector3<f64>, Vector3<f64>)) -> Result<(), String> {
+    ctx.add_force(0, force.into())?;
+    ctx.add_torque(0, torque.into())?;
+    Ok(())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QuadrotorDescriptor {
+    trajectory: Trajectory,
+    #[serde(default)]
+    flight: Option<FlightParams>,
+}
+
+/// The `quadrotor` driver: flies a [`Trajectory`].
+pub struct Quadrotor {
+    trajectory: Trajectory,
+    flight: Flight,
+}
+
+impl Driver for Quadrotor {
+    fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
+        let d: QuadrotorDescriptor =
+            serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
+        d.trajectory.validate()?;
+        let params = match d.flight {
+            Some(p) => p,
+            None => serde_json::from_str("{}").map_err(ssx_sdk::descriptor_error)?,
+        };
+        Ok(Quadrotor {
+            trajectory: d.trajectory,
+            flight: Flight::new(params, init.timestep)?,
+        })
+    }
+
+    fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        let inputs = self.flight.read(ctx)?;
+        let t = ctx.time()?.0;
+        let trajectory = &self.trajectory;
+        let wrench = self.flight.step(&inputs, |_, _, _, _| trajectory.at(t))?;
+        apply(ctx, wrench)
+    }
+}
+
+ssx_sdk::export_plugins!(
+    driver "quadrotor" "a quadrotor with a cascaded flight controller (fixed-point attitude loop) flying a trajectory" => Quadrotor,
+    driver "formation" "a quadrotor keeping formation and avoiding obstacles by artificial potentials (SwarmSimX sec. 3.2)" => formation::Formation,
+);

@@ -1,0 +1,213 @@
+//! Where the quadrotor should be: a hover point, a list of waypoints, or a figure-eight.
+
+use std::f64::consts::TAU;
+
+use nalgebra::Vector3;
+use serde::Deserialize;
+
+/// A reference at one instant.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reference {
+    /// Position (m).
+    pub position: Vector3<f64>,
+    /// Velocity (m/s).
+    pub velocity: Vector3<f64>,
+    /// Acceleration (m/s²).
+    pub acceleration: Vector3<f64>,
+    /// Yaw (rad).
+    pub yaw: f64,
+    /// Yaw rate (rad/s).
+    pub yaw_rate: f64,
+}
+
+impl Reference {
+    /// Holding still at a point.
+    pub fn hold(position: Vector3<f64>, yaw: f64) -> Self {
+        Reference {
+            position,
+            velocity: Vector3::zeros(),
+            acceleration: Vector3::zeros(),
+            yaw,
+            yaw_rate: 0.0,
+        }
+    }
+}
+
+/// The plane a figure-eight lies in.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Plane {
+    /// x–y: a lemniscate at constant height.
+    Horizontal,
+    /// x–z: a lemniscate standing up.
+    Vertical,
+}
+
+/// A figure-eight (Gerono lemniscate) flown at constant yaw rate:
+/// `u = a·sin(2πt/T)`, `w = (b/2)·sin(4πt/T)` about `center`, u along x and w along y
+/// (horizontal) or z (vertical); yaw `yaw_rate·t`. It starts at `start` s; before, the
+/// quadrotor holds the centre.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Figure8 {
+    /// The plane.
+    pub plane: Plane,
+    /// Centre (m).
+    pub center: [f64; 3],
+    /// Half-width a and full height b of the eight (m).
+    pub size: [f64; 2],
+    /// Period T (s).
+    pub period: f64,
+    /// Constant yaw rate (rad/s).
+    #[serde(default)]
+    pub yaw_rate: f64,
+    /// When the eight starts (s of simulated time).
+    #[serde(default)]
+    pub start: f64,
+}
+
+impl Figure8 {
+    /// The reference at time `t`.
+    pub fn at(&self, t: f64) -> Reference {
+        let c = Vector3::from(self.center);
+        if t < self.start {
+            return Reference::hold(c, 0.0);
+        }
+        let s = t - self.start;
+        let w = TAU / self.period;
+        let [a, b] = self.size;
+        let (u, du, ddu) = (
+            a * (w * s).sin(),
+            a * w * (w * s).cos(),
+            -a * w * w * (w * s).sin(),
+        );
+        let h = b / 2.0;
+        let (v, dv, ddv) = (
+            h * (2.0 * w * s).sin(),
+            2.0 * h * w * (2.0 * w * s).cos(),
+            -4.0 * h * w * w * (2.0 * w * s).sin(),
+        );
+        let lift = |x: f64, y: f64| match self.plane {
+            Plane::Horizontal => Vector3::new(x, y, 0.0),
+            Plane::Vertical => Vector3::new(x, 0.0, y),
+        };
+        Reference {
+            position: c + lift(u, v),
+            velocity: lift(du, dv),
+            acceleration: lift(ddu, ddv),
+            yaw: self.yaw_rate * s,
+            yaw_rate: self.yaw_rate,
+        }
+    }
+}
+
+/// What to fly.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Trajectory {
+    /// Hold a point (and yaw, rad).
+    Hover {
+        /// The point (m).
+        position: [f64; 3],
+        /// Yaw (rad).
+        #[serde(default)]
+        yaw: f64,
+    },
+    /// Fly to each point in turn at up to `speed`, holding each for `dwell` s.
+    Waypoints {
+        /// The points (m).
+        points: Vec<[f64; 3]>,
+        /// Cruise speed (m/s).
+        #[serde(default = "d_speed")]
+        speed: f64,
+        /// Time at each point (s).
+        #[serde(default)]
+        dwell: f64,
+        /// Start over after the last point.
+        #[serde(default)]
+        looped: bool,
+    },
+    /// A figure-eight.
+    Figure8(Figure8),
+}
+
+fn d_speed() -> f64 {
+    1.0
+}
+
+impl Trajectory {
+    /// Checks the numbers.
+    pub fn validate(&self) -> Result<(), String> {
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        match self {
+            Trajectory::Hover { position, yaw } if finite(position) && yaw.is_finite() => Ok(()),
+            Trajectory::Waypoints {
+                points,
+                speed,
+                dwell,
+                ..
+            } if !points.is_empty()
+                && points.iter().all(|p| finite(p))
+                && *speed > 0.0
+                && speed.is_finite()
+                && *dwell >= 0.0 =>
+            {
+                Ok(())
+            }
+            Trajectory::Figure8(f)
+                if finite(&f.center)
+                    && f.size.iter().all(|x| *x > 0.0 && x.is_finite())
+                    && f.period > 0.0
+                    && finite(&[f.yaw_rate, f.start]) =>
+            {
+                Ok(())
+            }
+            _ => Err("invalid descriptor: the trajectory needs finite numbers, a positive speed, size and period, and at least one waypoint".into()),
+        }
+    }
+
+    /// The reference at time `t`.
+    pub fn at(&self, t: f64) -> Reference {
+        match self {
+            Trajectory::Hover { position, yaw } => Reference::hold((*position).into(), *yaw),
+            Trajectory::Figure8(f) => f.at(t),
+            Trajectory::Waypoints {
+                points,
+                speed,
+                dwell,
+                looped,
+            } => {
+                // Legs at constant speed from point to point, a dwell at each.
+                let mut t = t;
+                let n = points.len();
+                let leg = |i: usize| {
+                    let a = Vector3::from(points[i]);
+                    let b = Vector3::from(points[(i + 1) % n]);
+                    (a, b, (b - a).norm() / speed)
+                };
+                let cycle: f64 = (0..n).map(|i| leg(i).2 + dwell).sum();
+                if *looped && n > 1 && cycle > 0.0 {
+                    t %= cycle;
+                }
+                for i in 0..n {
+                    if t < *dwell {
+                        return Reference::hold(points[i].into(), 0.0);
+                    }
+                    t -= dwell;
+                    if i + 1 == n && !looped {
+                        break;
+                    }
+                    let (a, b, duration) = leg(i);
+                    if t < duration {
+                        let dir = (b - a) / (b - a).norm();
+                        let mut r = Reference::hold(a + dir * (*speed * t), 0.0);
+                        r.velocity = dir * *speed;
+                        return r;
+                    }
+                    t -= duration;
+                }
+                Reference::hold(points[n - 1].into(), 0.0)
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! `pose`: ground-truth pose and twist of one body, as a motion-capture system reports it.
+//!
+//! Descriptor: `body` (default 0), `position_noise` (m), `orientation_noise` (rad, a random
+//! rotation of that standard deviation per axis), `velocity_noise` (m/s),
+//! `angular_velocity_noise` (rad/s), `latency` (steps: the reading published at step N is the
+//! state at step N - latency, or the first state before that many steps have passed),
+//! `rate_divider`, `stagger`.
+
+use std::collections::VecDeque;
+
+use nalgebra::{Quaternion, UnitQuaternion, Vector3};
+use serde::Deserialize;
+use ssx_sdk::{Ctx, Init, Rate, Sensor};
+
+use crate::noise::{Noise, non_negative};
+use crate::parse;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Descriptor {
+    #[serde(default)]
+    body: u32,
+    #[serde(default)]
+    position_noise: f64,
+    #[serde(default)]
+    orientation_noise: f64,
+    #[serde(default)]
+    velocity_noise: f64,
+    #[serde(default)]
+    angular_velocity_noise: f64,
+    #[serde(default)]
+    latency: u32,
+    #[serde(default = "crate::one")]
+    rate_divider: u32,
+    #[serde(default)]
+    stagger: bool,
+}
+
+pub(crate) struct Pose {
+    d: Descriptor,
+    rate: Rate,
+    noise: Noise,
+    /// The last `latency + 1` true states, oldest first.
+    history: VecDeque<[f64; 13]>,
+}
+
+impl Sensor for Pose {
+    fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
+        let d: Descriptor = parse(descriptor)?;
+        for (name, v) in [
+            ("position_noise", d.position_noise),
+            ("orientation_noise", d.orientation_noise),
+            ("velocity_noise", d.velocity_noise),
+            ("angular_velocity_noise", d.angular_velocity_noise),
+        ] {
+            non_negative(name, v)?;
+        }
+        Ok(Pose {
+            rate: crate::rate(d.rate_divider, d.stagger, init)?,
+            noise: Noise::new(init.seed),
+            history: VecDeque::with_capacity(d.latency as usize + 1),
+            d,
+        })
+    }
+
+    fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        let s = ctx.body_state(ctx.artifact(), self.d.body)?;
+        let mut now = [0.0; 13];
+        now[..3].copy_from_slice(&s.position);
+        now[3..7].copy_from_slice(&s.orientation);
+        now[7..10].copy_from_slice(&s.linear_velocity);
+        now[10..].copy_from_slice(&s.angular_velocity);
+        if self.history.len() > self.d.latency as usize {
+            self.history.pop_front();
+        }
+        self.history.push_back(now);
+        if !self.rate.due() {
+            return Ok(());
+        }
+        let mut out = self.history[0];
+        let n = &mut self.noise;
+        for (i, e) in n.gauss3(self.d.position_noise).into_iter().enumerate() {
+            out[i] += e;
+        }
+        if self.d.orientation_noise > 0.0 {
+            let [a, b, c] = n.gauss3(self.d.orientation_noise);
+            let q =
+                UnitQuaternion::from_quaternion(Quaternion::new(out[3], out[4], out[5], out[6]));
+            let q = q * UnitQuaternion::from_scaled_axis(Vector3::new(a, b, c));
+            out[3..7].copy_from_slice(&[q.w, q.i, q.j, q.k]);
+        }
+        for (i, e) in n.gauss3(self.d.velocity_noise).into_iter().enumerate() {
+            out[7 + i] += e;
+        }
+        for (i, e) in n
+            .gauss3(self.d.angular_velocity_noise)
+            .into_iter()
+            .enumerate()
+        {
+            out[10 + i] += e;
+        }
+        ctx.publish(&out)?;
+        Ok(())
+    }
+}

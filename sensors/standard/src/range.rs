@@ -1,0 +1,125 @@
+//! `range`: a fan or a full ring of rays in the plane of its mount, like a sonar ring or a planar
+//! laser scanner. Rays are cast in 3-D from the mount's height, so a ray mounted below a table
+//! top passes under it and one mounted above it sees it (Stage's 2.5D).
+//!
+//! Descriptor: `count` (rays, ≥ 1), `fov` (rad; 2π, the default, is a full ring with rays
+//! 2π/count apart; less is a fan from −fov/2 to +fov/2 about the mount's x axis, ends included),
+//! `min_range`, `max_range` (m), `position` (the mount in the body frame, m), `yaw` (the mount's
+//! rotation about the body z axis, rad), `noise` (σ in m, then clamped to the range limits),
+//! `body` (default 0), `rate_divider`, `stagger`. A ray that hits nothing reads `max_range`; a hit
+//! nearer than `min_range` reads `min_range`. The own artifact is never hit.
+
+use std::f64::consts::TAU;
+
+use nalgebra::{Quaternion, UnitQuaternion, Vector3};
+use serde::Deserialize;
+use ssx_sdk::{Ctx, Init, Rate, Sensor};
+
+use crate::noise::{Noise, non_negative};
+use crate::parse;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Descriptor {
+    count: u32,
+    #[serde(default = "full_ring")]
+    fov: f64,
+    #[serde(default)]
+    min_range: f64,
+    max_range: f64,
+    #[serde(default)]
+    position: [f64; 3],
+    #[serde(default)]
+    yaw: f64,
+    #[serde(default)]
+    noise: f64,
+    #[serde(default)]
+    body: u32,
+    #[serde(default = "crate::one")]
+    rate_divider: u32,
+    #[serde(default)]
+    stagger: bool,
+}
+
+fn full_ring() -> f64 {
+    TAU
+}
+
+pub(crate) struct Range {
+    d: Descriptor,
+    rate: Rate,
+    noise: Noise,
+    /// Ray directions in the body frame.
+    rays: Vec<Vector3<f64>>,
+    out: Vec<f64>,
+}
+
+impl Sensor for Range {
+    fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
+        let d: Descriptor = parse(descriptor)?;
+        if d.count == 0 {
+            return Err("invalid descriptor: 'count' must be at least 1".into());
+        }
+        if !(d.fov > 0.0 && d.fov <= TAU) {
+            return Err(format!(
+                "invalid descriptor: 'fov' must be in (0, 2π], got {}",
+                d.fov
+            ));
+        }
+        non_negative("min_range", d.min_range)?;
+        non_negative("noise", d.noise)?;
+        if !(d.max_range.is_finite() && d.max_range > d.min_range) {
+            return Err(format!(
+                "invalid descriptor: 'max_range' must be finite and above 'min_range' ({}), got {}",
+                d.min_range, d.max_range
+            ));
+        }
+        if d.position.iter().any(|x| !x.is_finite()) || !d.yaw.is_finite() {
+            return Err("invalid descriptor: 'position' and 'yaw' must be finite".into());
+        }
+        let n = d.count as usize;
+        let full = (d.fov - TAU).abs() < 1e-9;
+        let rays = (0..n)
+            .map(|i| {
+                let a = if full {
+                    d.yaw + TAU * i as f64 / n as f64
+                } else if n == 1 {
+                    d.yaw
+                } else {
+                    d.yaw - d.fov / 2.0 + d.fov * i as f64 / (n - 1) as f64
+                };
+                Vector3::new(a.cos(), a.sin(), 0.0)
+            })
+            .collect();
+        Ok(Range {
+            rate: crate::rate(d.rate_divider, d.stagger, init)?,
+            noise: Noise::new(init.seed),
+            rays,
+            out: vec![d.max_range; n],
+            d,
+        })
+    }
+
+    fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        if !self.rate.due() {
+            return Ok(());
+        }
+        let s = ctx.body_state(ctx.artifact(), self.d.body)?;
+        let [w, x, y, z] = s.orientation;
+        let q = UnitQuaternion::from_quaternion(Quaternion::new(w, x, y, z));
+        let origin = Vector3::from(s.position) + q * Vector3::from(self.d.position);
+        for (ray, out) in self.rays.iter().zip(&mut self.out) {
+            let dir = q * ray;
+            let hit = ctx.ray_cast(origin.into(), dir.into(), self.d.max_range, true)?;
+            let truth = hit.map_or(self.d.max_range, |h| h.distance);
+            let noisy = if hit.is_some() {
+                truth + self.noise.gauss(self.d.noise)
+            } else {
+                truth
+            };
+            *out = noisy.clamp(self.d.min_range, self.d.max_range);
+        }
+        ctx.publish(&self.out)?;
+        Ok(())
+    }
+}
