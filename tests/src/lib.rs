@@ -1,6 +1,8 @@
 //! Helpers for ssx's end-to-end tests and benchmarks: write scenes to a temporary directory,
 //! load them with the real loader and build real Environments on the real Rapier engine.
 
+pub mod fidelity;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -103,6 +105,21 @@ pub fn step_n(env: &mut Environment, n: u64) {
     }
 }
 
+/// A shipped artifact file, as an absolute path for scenes written elsewhere.
+pub fn library(name: &str) -> String {
+    repo_root()
+        .join("artifacts/library")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// The body state of an artifact's first body.
+pub fn state_of(env: &Environment, artifact: &str) -> ssx_core::BodyState {
+    let info = env.artifact(artifact).expect("artifact exists");
+    env.states()[info.bodies.start as usize]
+}
+
 /// The `ssxd` binary built for these tests.
 pub fn ssxd() -> PathBuf {
     // The tests crate does not build the root binary itself; build it once, on demand.
@@ -144,6 +161,12 @@ pub fn rust_plugin_dir() -> PathBuf {
                 "ssx-driver-velocity",
                 "-p",
                 "ssx-sensors",
+                "-p",
+                "ssx-driver-quadrotor",
+                "-p",
+                "ssx-driver-ground",
+                "-p",
+                "ssx-driver-door",
                 "-p",
                 "ssx-test-plugins",
             ])

@@ -41,8 +41,8 @@ fn run_fast_writes_the_stats_of_the_design() {
     assert!(stdout.contains("ssx run summary"), "{stdout}");
     let v = read_json(&stats);
     assert_eq!(v["steps"], 500);
-    assert_eq!(v["timestep_s"], 0.01);
-    assert_eq!(v["sim_time_s"], 5.0);
+    assert_eq!(v["timestep_s"], 0.001);
+    assert!((v["sim_time_s"].as_f64().unwrap() - 0.5).abs() < 1e-9);
     assert_eq!(v["mode"], "fast");
     assert_eq!(v["deadline_misses"], 0);
     assert!(v["wall_time_s"].as_f64().unwrap() > 0.0);
@@ -60,7 +60,7 @@ fn check_validates_without_running() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.starts_with("ok: scene 'quickstart'"), "{stdout}");
     assert!(
-        stdout.contains("45 artifacts, 46 bodies, 2 drivers, 2 sensors, 0 extensions"),
+        stdout.contains("17 artifacts, 17 bodies, 3 drivers, 3 sensors, 0 extensions"),
         "{stdout}"
     );
 }
@@ -242,5 +242,5 @@ fn stops_cleanly_on(signal: &str) {
     let v = read_json(&stats);
     let steps = v["steps"].as_u64().unwrap();
     assert!(steps > 0);
-    assert!((v["sim_time_s"].as_f64().unwrap() - steps as f64 * 0.01).abs() < 1e-9);
+    assert!((v["sim_time_s"].as_f64().unwrap() - steps as f64 * 0.001).abs() < 1e-9);
 }

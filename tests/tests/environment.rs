@@ -613,22 +613,20 @@ fn render_nodes_mirror_the_colliders_of_every_body() {
         .unwrap();
     assert_eq!(render.nodes().len(), colliders);
     assert_eq!(render.last_synced_step(), Some(3));
-    // The drone's frame: a 0.5 x 0.5 x 0.1 box in the drone's colour, on the drone's body.
-    let drone = env.artifact("drone").unwrap().bodies.start;
-    let nodes: Vec<_> = render
-        .nodes()
-        .iter()
-        .filter(|n| n.body.0 == drone)
-        .collect();
+    // The quadrotor's frame: a 0.3 x 0.3 x 0.06 box in its colour, on its body.
+    let quad = env.artifact("quad").unwrap().bodies.start;
+    let nodes: Vec<_> = render.nodes().iter().filter(|n| n.body.0 == quad).collect();
     assert_eq!(nodes.len(), 1);
-    assert_eq!(nodes[0].color, [0.2, 0.4, 0.9, 1.0]);
+    assert_eq!(nodes[0].color, [0.15, 0.15, 0.2, 1.0]);
     assert!(
-        matches!(nodes[0].shape, ssx_core::Shape::Box { half_extents } if (half_extents - Vec3::new(0.25, 0.25, 0.05)).norm() < 1e-12)
+        matches!(nodes[0].shape, ssx_core::Shape::Box { half_extents } if (half_extents - Vec3::new(0.15, 0.15, 0.03)).norm() < 1e-12)
     );
-    // The pendulum's bob is on the pendulum's second body.
-    let bob = env.artifact("pendulum").unwrap().bodies.start + 1;
-    assert!(render.nodes().iter().any(|n| n.body.0 == bob
-        && matches!(n.shape, ssx_core::Shape::Sphere { radius } if radius == 0.05)));
+    // The table: one body, five nodes (top and four legs).
+    let table = env.artifact("table").unwrap().bodies.start;
+    assert_eq!(
+        render.nodes().iter().filter(|n| n.body.0 == table).count(),
+        5
+    );
 }
 
 /// An extension whose per-step hook fails from step 3 on.

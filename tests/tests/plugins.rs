@@ -421,8 +421,31 @@ fn ssxd_plugins_lists_every_bundled_library() {
         (
             lib("ssx_sensors"),
             vec![
-                "  sensor  pose   ground-truth pose and twist of one body (motion capture)",
-                "  sensor  clock  simulated time and step",
+                "  sensor  pose        ground-truth pose and twist of one body (motion capture), optional noise and latency",
+                "  sensor  clock       simulated time and step",
+                "  sensor  imu         specific force and angular rate in the body frame, white noise and bias random walk",
+                "  sensor  range       a fan or ring of range rays in the mount's plane (2.5D: rays pass under what is above them)",
+                "  sensor  neighbours  relative position and velocity of the artifacts within a radius, optionally in line of sight",
+                "  sensor  contact     the bodies touching a body: where and how hard",
+            ],
+        ),
+        (
+            lib("ssx_driver_quadrotor"),
+            vec![
+                "  driver  quadrotor  a quadrotor with a cascaded flight controller (fixed-point attitude loop) flying a trajectory",
+                "  driver  formation  a quadrotor keeping formation and avoiding obstacles by artificial potentials (SwarmSimX sec. 3.2)",
+            ],
+        ),
+        (
+            lib("ssx_driver_ground"),
+            vec![
+                "  driver  diffdrive  a differential-drive ground robot: velocity or wheel commands, Stage's dispersal, waypoints with obstacle avoidance",
+            ],
+        ),
+        (
+            lib("ssx_driver_door"),
+            vec![
+                "  driver  door  an automatic sliding door: opens when a robot comes near, closes after a while without anyone",
             ],
         ),
         (
@@ -434,7 +457,7 @@ fn ssxd_plugins_lists_every_bundled_library() {
         let (code, stdout, stderr) = run(&path);
         assert_eq!(code, Some(0), "{stderr}");
         let mut want = format!(
-            "library      {}\nABI version  1 (this ssxd speaks 1)\nplugins      {}\n",
+            "library      {}\nABI version  2 (this ssxd speaks 2)\nplugins      {}\n",
             path.display(),
             lines.len()
         );

@@ -52,7 +52,7 @@ fn d_k_form() -> f64 {
     0.8
 }
 fn d_k_obstacle() -> f64 {
-    1.5
+    2.5
 }
 fn d_safe() -> f64 {
     1.0
@@ -105,7 +105,12 @@ pub fn potential(
         }
     }
     if let Some([gx, gy]) = p.goal {
-        v += (Vector3::new(gx, gy, position.z) - position) * p.k_goal;
+        // Saturated on its own, so that near an obstacle the repulsion can outweigh it.
+        let mut pull = (Vector3::new(gx, gy, position.z) - position) * p.k_goal;
+        if pull.norm() > p.max_speed {
+            pull *= p.max_speed / pull.norm();
+        }
+        v += pull;
     }
     v.z = 0.0;
     let speed = v.norm();

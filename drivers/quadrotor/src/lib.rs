@@ -87,6 +87,7 @@ pub struct Flight {
     fresh_mocap: Option<[i32; 2]>,
     /// The last motion-capture state: position, velocity, orientation.
     mocap: Option<(Vector3<f64>, Vector3<f64>, UnitQuaternion<f64>)>,
+    last_input: Option<AttitudeInput>,
     timestep: f64,
 }
 
@@ -124,6 +125,7 @@ impl Flight {
             last_pose: 0,
             fresh_mocap: None,
             mocap: None,
+            last_input: None,
             timestep,
             params,
         })
@@ -132,6 +134,11 @@ impl Flight {
     /// The rotors.
     pub fn airframe(&self) -> &Airframe {
         &self.airframe
+    }
+
+    /// What the inner loop got at its last update (to record and replay it).
+    pub fn last_attitude_input(&self) -> Option<AttitudeInput> {
+        self.last_input
     }
 
     /// The last motion-capture state (position, velocity, orientation), if any.
@@ -219,6 +226,7 @@ impl Flight {
                 dt_us: (dt * 1e6).round() as u32,
             };
             let a = self.inner.update(&input);
+            self.last_input = Some(input);
             self.alpha = Vector3::from(a.map(|x| f64::from(x) / 65536.0));
         }
         let torque = inputs.inertia.component_mul(&self.alpha);

@@ -394,9 +394,10 @@ impl PhysicEngine for RapierEngine {
                 if other == body {
                     continue;
                 }
-                // The impulse is the one applied to collider1's body.
+                // The pair's impulse pushes collider2's body (checked against a resting box's
+                // weight in the tests); the force on this body follows from which side it is.
                 let impulse = back_v(pair.total_impulse());
-                let force = if mine_first { impulse } else { -impulse } / dt.max(f64::MIN_POSITIVE);
+                let force = if mine_first { -impulse } else { impulse } / dt.max(f64::MIN_POSITIVE);
                 let (mut sum, mut n) = (Vec3::zeros(), 0.0);
                 for m in pair.manifolds() {
                     for p in m.points.iter().filter(|p| p.dist <= 0.0) {
