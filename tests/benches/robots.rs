@@ -131,7 +131,14 @@ fn box_plot(boxes: &[(usize, Vec<f64>)], path: &std::path::Path) {
         .map(|(_, s)| percentile(s, 0.99))
         .fold(25.0f64, f64::max)
         * 1.1;
-    let names: Vec<String> = boxes.iter().map(|(n, _)| n.to_string()).collect();
+    // The segmented axis keeps its labels for the chart's lifetime; a bench process draws once.
+    let names: &'static [String] = Box::leak(
+        boxes
+            .iter()
+            .map(|(n, _)| n.to_string())
+            .collect::<Vec<_>>()
+            .into_boxed_slice(),
+    );
     let mut builder = ChartBuilder::on(&root);
     builder.margin(20);
     if labels {
@@ -144,7 +151,7 @@ fn box_plot(boxes: &[(usize, Vec<f64>)], path: &std::path::Path) {
             .y_label_area_size(60);
     }
     let mut chart = builder
-        .build_cartesian_2d(names.as_slice().into_segmented(), 0.0f32..y_max as f32)
+        .build_cartesian_2d(names.into_segmented(), 0.0f32..y_max as f32)
         .unwrap();
     let mut mesh = chart.configure_mesh();
     if labels {
@@ -153,7 +160,7 @@ fn box_plot(boxes: &[(usize, Vec<f64>)], path: &std::path::Path) {
         mesh.x_labels(0).y_labels(0);
     }
     mesh.draw().unwrap();
-    for ((_, s), name) in boxes.iter().zip(&names) {
+    for ((_, s), name) in boxes.iter().zip(names) {
         let q = Quartiles::new(&s.iter().map(|x| *x as f32).collect::<Vec<_>>());
         chart
             .draw_series(std::iter::once(Boxplot::new_vertical(

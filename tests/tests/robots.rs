@@ -358,7 +358,7 @@ fn with_its_rotors_stopped_a_quadrotor_falls_like_a_free_body() {
 struct Observed {
     flight: Flight,
     target: Reference,
-    log: Arc<Mutex<Vec<([f64; 4], Option<AttitudeInput>)>>>,
+    log: FlightLog,
 }
 
 impl Driver for Observed {
@@ -599,4 +599,62 @@ fn the_door_opens_when_a_robot_comes_near_and_closes_after_the_timeout() {
         closed - left > 3.0 && closed - left < 5.3,
         "left {left}, closed {closed}"
     );
+}
+
+#[test]
+fn the_figure_eight_experiment_writes_its_error_series_distribution_summary_and_plot() {
+    let scene = ssx_tests::repo_root().join("artifacts/scenes/figure8.json");
+    let tracks = ssx_tests::fidelity::run(&scene, 2.0).unwrap();
+    assert_eq!(
+        tracks.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["horizontal", "vertical"]
+    );
+    let out = Workspace::new();
+    let written = ssx_tests::fidelity::write(&tracks, out.path()).unwrap();
+    assert_eq!(written.len(), 5);
+    for t in &tracks {
+        // Two periods of 10 s at 1 kHz.
+        assert!(
+            (t.samples.len() as i64 - 20_000).abs() <= 1,
+            "{}",
+            t.samples.len()
+        );
+        let csv =
+            std::fs::read_to_string(out.path().join(format!("figure8_{}.csv", t.name))).unwrap();
+        assert_eq!(csv.lines().count(), t.samples.len() + 1);
+        // The error column is the distance between the desired and actual columns.
+        for line in csv.lines().skip(1).step_by(997) {
+            let v: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
+            let d = ((v[1] - v[4]).powi(2) + (v[2] - v[5]).powi(2) + (v[3] - v[6]).powi(2)).sqrt();
+            assert!((d - v[7]).abs() < 2e-5, "{line}");
+        }
+        let (mean, std) = t.mean_std();
+        assert!(
+            mean > 0.0 && mean < 0.3 && std > 0.0,
+            "{}: {mean} {std}",
+            t.name
+        );
+    }
+    let cdf = std::fs::read_to_string(out.path().join("figure8_cdf.csv")).unwrap();
+    let rows: Vec<Vec<f64>> = cdf
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    for w in rows.windows(2) {
+        assert!(
+            w[1][1] >= w[0][1] && w[1][2] >= w[0][2],
+            "F is not decreasing"
+        );
+    }
+    assert_eq!(&rows.last().unwrap()[1..], &[1.0, 1.0]);
+    assert_eq!(&rows[0][1..], &[0.0, 0.0]);
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.path().join("figure8_summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary[0]["paper_simulated"]["mean_m"], 0.1245);
+    assert_eq!(summary[1]["plane"], "vertical");
+    let png = std::fs::read(out.path().join("figure8_cdf.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
 }

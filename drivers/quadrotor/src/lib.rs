@@ -199,7 +199,7 @@ impl Flight {
             let r = reference(&p, &v, &q, dt);
             self.command = self
                 .outer
-                .update(&r, &p, &v, &q, inputs.mass, &inputs.gravity, dt);
+                .update(&r, &p, &v, &q, (inputs.mass, &inputs.gravity), dt);
             let (roll, pitch, _) = position::euler(&q);
             let q16 = |x: f64| (x * 65536.0).round() as i32;
             self.fresh_mocap = Some([q16(roll), q16(pitch)]);

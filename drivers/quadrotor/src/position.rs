@@ -84,15 +84,14 @@ impl PositionLoop {
         }
     }
 
-    /// One update, `dt` seconds after the last.
+    /// One update, `dt` seconds after the last, for a vehicle of this mass under this gravity.
     pub fn update(
         &mut self,
         r: &Reference,
         position: &Vector3<f64>,
         velocity: &Vector3<f64>,
         orientation: &UnitQuaternion<f64>,
-        mass: f64,
-        gravity: &Vector3<f64>,
+        (mass, gravity): (f64, &Vector3<f64>),
         dt: f64,
     ) -> AttitudeCommand {
         let g = &self.gains;

@@ -189,9 +189,9 @@ impl Trajectory {
                 if *looped && n > 1 && cycle > 0.0 {
                     t %= cycle;
                 }
-                for i in 0..n {
+                for (i, point) in points.iter().enumerate() {
                     if t < *dwell {
-                        return Reference::hold(points[i].into(), 0.0);
+                        return Reference::hold((*point).into(), 0.0);
                     }
                     t -= dwell;
                     if i + 1 == n && !looped {
