@@ -39,5 +39,5 @@ pub use plugin::{
 };
 pub use pool::WorkerPool;
 pub use render::{NullRenderEngine, RenderEngine, RenderNode};
-pub use stats::{Stats, StatsSummary};
+pub use stats::{Stats, StatsSummary, write_atomic};
 pub use world::{ArtifactId, ArtifactInfo, World};

@@ -129,23 +129,12 @@ impl StatsSummary {
     /// Writes the summary as JSON: to a temporary file beside `path`, then renamed over it, so
     /// a reader never sees half a file.
     pub fn write_json_atomic(&self, path: &Path) -> Result<(), SsxError> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| SsxError::io(path, &e))?;
-        serde_json::to_writer_pretty(&mut tmp, self).map_err(|e| SsxError::Io {
+        let mut text = serde_json::to_vec_pretty(self).map_err(|e| SsxError::Io {
             path: path.into(),
             message: e.to_string(),
         })?;
-        use std::io::Write;
-        tmp.write_all(b"\n").map_err(|e| SsxError::io(path, &e))?;
-        tmp.as_file()
-            .sync_all()
-            .map_err(|e| SsxError::io(path, &e))?;
-        tmp.persist(path)
-            .map_err(|e| SsxError::io(path, &e.error))?;
-        Ok(())
+        text.push(b'\n');
+        write_atomic(path, &text)
     }
 
     /// The human summary printed at exit.
@@ -406,6 +395,24 @@ impl MissReporter {
     pub fn flush(&mut self) -> Option<MissReport> {
         self.pending.take()
     }
+}
+
+/// Writes a file whole or not at all: a temporary file in the same directory, synced, then
+/// renamed over `path`. A reader never sees a half-written file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SsxError> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| SsxError::io(path, &e))?;
+    tmp.write_all(bytes).map_err(|e| SsxError::io(path, &e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| SsxError::io(path, &e))?;
+    tmp.persist(path)
+        .map_err(|e| SsxError::io(path, &e.error))?;
+    Ok(())
 }
 
 #[cfg(test)]

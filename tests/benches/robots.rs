@@ -110,20 +110,7 @@ fn formation() {
 
 fn box_plot(boxes: &[(usize, Vec<f64>)], path: &std::path::Path) {
     use plotters::prelude::*;
-    let font = [
-        "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-        "/usr/share/fonts/dejavu/DejaVuSans.ttf",
-    ]
-    .iter()
-    .find_map(|p| std::fs::read(p).ok());
-    let labels = font.is_some_and(|f| {
-        plotters::style::register_font(
-            "sans-serif",
-            FontStyle::Normal,
-            Box::leak(f.into_boxed_slice()),
-        )
-        .is_ok()
-    });
+    let labels = ssx_tests::fidelity::register_plot_font();
     let root = BitMapBackend::new(path, (1000, 600)).into_drawing_area();
     root.fill(&WHITE).unwrap();
     let y_max = boxes

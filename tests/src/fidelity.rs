@@ -10,7 +10,6 @@
 //! `figure8_cdf.png`.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use ssx_driver_quadrotor::trajectory::{Figure8, Trajectory};
@@ -89,17 +88,8 @@ pub fn run(scene: &Path, laps: f64) -> Result<Vec<Track>, String> {
     Ok(tracks)
 }
 
-/// Writes a file whole or not at all (temporary file, then rename).
 fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp =
-        tempfile::NamedTempFile::new_in(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    tmp.write_all(text.as_bytes())
-        .and_then(|_| tmp.flush())
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    tmp.persist(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(())
+    ssx_core::write_atomic(path, text.as_bytes()).map_err(|e| e.to_string())
 }
 
 /// The paper's numbers: (simulated mean, std), (real mean, std) for horizontal and vertical.
@@ -178,8 +168,9 @@ pub fn write(tracks: &[Track], out: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(written)
 }
 
-/// A TrueType font for the plot's text, from the usual places (none: the plot has no text).
-fn font() -> Option<&'static [u8]> {
+/// Registers a TrueType font as plotters' "sans-serif", from `SSX_PLOT_FONT` or the usual places;
+/// false when there is none (plots are then drawn without text).
+pub fn register_plot_font() -> bool {
     let candidates = [
         std::env::var("SSX_PLOT_FONT").unwrap_or_default(),
         "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf".into(),
@@ -191,14 +182,17 @@ fn font() -> Option<&'static [u8]> {
         .iter()
         .filter(|p| !p.is_empty())
         .find_map(|p| std::fs::read(p).ok())
-        .map(|bytes| &*Box::leak(bytes.into_boxed_slice()))
+        .is_some_and(|bytes| {
+            // plotters keeps the font for the process's lifetime.
+            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+            plotters::style::register_font("sans-serif", plotters::style::FontStyle::Normal, bytes)
+                .is_ok()
+        })
 }
 
 fn plot(tracks: &[Track], grid: &[f64], path: &Path) -> Result<(), String> {
     use plotters::prelude::*;
-    let labels = font().is_some_and(|f| {
-        plotters::style::register_font("sans-serif", FontStyle::Normal, f).is_ok()
-    });
+    let labels = register_plot_font();
     if !labels {
         eprintln!("figure8: no TrueType font found (set SSX_PLOT_FONT); the plot has no text");
     }
