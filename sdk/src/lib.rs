@@ -305,6 +305,12 @@ impl Ctx<'_> {
         check(unsafe { (self.host.sensor_index)(self.ctx, artifact, name.as_ptr(), &mut s) })?;
         Ok(s)
     }
+    /// Index of one of the calling artifact's own sensors by name; the error says the plugin
+    /// needs it (resolve once, at the first step: the lookup allocates a C string).
+    pub fn own_sensor(&self, name: &str) -> Result<u32, String> {
+        self.sensor_index(self.artifact, name)
+            .map_err(|e| format!("needs a sensor named '{name}' on its artifact: {e}"))
+    }
     /// Publishes this sensor's reading (sensor phase).
     pub fn publish(&self, values: &[f64]) -> Result<(), Error> {
         check(unsafe { (self.host.publish)(self.ctx, values.as_ptr(), values.len()) })

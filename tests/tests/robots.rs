@@ -17,6 +17,18 @@ fn scene(ws: &Workspace, timestep: f64, artifacts: &str) -> std::path::PathBuf {
     )
 }
 
+/// A scene of the ground plane and `instances` (JSON objects, comma-separated).
+fn on_ground(ws: &Workspace, timestep: f64, instances: &str) -> std::path::PathBuf {
+    scene(
+        ws,
+        timestep,
+        &format!(
+            r#"{{ "name": "ground", "artifact": "{}" }}, {instances}"#,
+            library("ground.json")
+        ),
+    )
+}
+
 /// A kinematic probe carrying the given sensors (JSON list).
 fn probe(ws: &Workspace, sensors: &str) -> String {
     ws.write(
@@ -76,13 +88,11 @@ fn imu_noise_matches_its_densities_and_a_resting_box_reads_g() {
             "sensors": [ { "name": "imu", "library": "libssx_sensors.so", "plugin": "imu",
               "descriptor": { "rate_divider": 2, "accel_noise_density": 0.002, "gyro_noise_density": 0.0002 } } ] }"#,
     );
-    let s = scene(
+    let s = on_ground(
         &ws,
         0.001,
         &format!(
-            r#"{{ "name": "ground", "artifact": "{}" }},
-               {{ "name": "b", "artifact": "{}", "pose": {{ "position": [0, 0, 0.1] }} }}"#,
-            library("ground.json"),
+            r#"{{ "name": "b", "artifact": "{}", "pose": {{ "position": [0, 0, 0.1] }} }}"#,
             b.display()
         ),
     );
@@ -194,8 +204,6 @@ fn neighbours_report_relative_state_within_radius_and_line_of_sight() {
     );
     let mut env = build_fast(&s, 1).unwrap();
     step_n(&mut env, 1);
-    let near = env.artifact("near").unwrap().bodies.start;
-    let _ = near;
     let id = |name: &str| env.artifacts().iter().position(|a| a.name == name).unwrap() as f64;
     let all = values(&env, "p", "all");
     assert_eq!(all[0], 2.0, "{all:?}");
@@ -220,13 +228,11 @@ fn a_contact_sensor_on_a_resting_box_feels_its_weight_on_the_ground() {
               "colliders": [ { "shape": { "box": { "size": [0.4, 0.4, 0.2] } } } ] } ],
             "sensors": [ { "name": "touch", "library": "libssx_sensors.so", "plugin": "contact" } ] }"#,
     );
-    let s = scene(
+    let s = on_ground(
         &ws,
         0.005,
         &format!(
-            r#"{{ "name": "ground", "artifact": "{}" }},
-               {{ "name": "b", "artifact": "{}", "pose": {{ "position": [1, 2, 0.5] }} }}"#,
-            library("ground.json"),
+            r#"{{ "name": "b", "artifact": "{}", "pose": {{ "position": [1, 2, 0.5] }} }}"#,
             b.display()
         ),
     );
@@ -279,13 +285,11 @@ fn a_pose_sensor_with_latency_reports_the_state_that_many_steps_ago() {
 }
 
 fn quad_scene(ws: &Workspace, start: [f64; 3], driver: &str) -> std::path::PathBuf {
-    scene(
+    on_ground(
         ws,
         0.001,
         &format!(
-            r#"{{ "name": "ground", "artifact": "{}" }},
-               {{ "name": "q", "artifact": "{}", "pose": {{ "position": {start:?} }}, "overrides": {{ "driver": {driver} }} }}"#,
-            library("ground.json"),
+            r#"{{ "name": "q", "artifact": "{}", "pose": {{ "position": {start:?} }}, "overrides": {{ "driver": {driver} }} }}"#,
             library("quadrotor.json"),
         ),
     )
@@ -373,6 +377,7 @@ impl Driver for Observed {
             pose: (pose.values(), pose.step()),
             imu: (imu.values(), imu.step()),
             orientation: q,
+            time: ctx.world.time,
             step: ctx.world.step,
             mass: ctx.world.mass(body),
             inertia: ctx.world.inertia(body),
@@ -397,9 +402,8 @@ fn observed_flight(target: [f64; 3], seconds: u64) -> (FlightLog, ssx_core::Envi
     let mut reg: PluginRegistry = registry();
     let sink = log.clone();
     reg.add_driver("observed", move |_, init| {
-        let params: FlightParams = serde_json::from_str("{}").unwrap();
         Ok(Box::new(Observed {
-            flight: Flight::new(params, init.timestep)?,
+            flight: Flight::new(FlightParams::default(), init.timestep)?,
             target: Reference::hold(target.into(), 0.0),
             log: sink.clone(),
         }))
@@ -482,28 +486,17 @@ fn the_fixed_point_attitude_loop_agrees_with_its_floating_point_twin_on_a_record
     );
 }
 
-fn ground_scene(ws: &Workspace, robots: &str, extra: &str) -> std::path::PathBuf {
-    scene(
-        ws,
-        0.01,
-        &format!(
-            r#"{{ "name": "ground", "artifact": "{}" }}, {robots} {extra}"#,
-            library("ground.json")
-        ),
-    )
-}
-
 #[test]
 fn a_diffdrive_robot_at_half_a_metre_per_second_for_two_seconds_travels_one_metre() {
     let ws = Workspace::new();
-    let s = ground_scene(
+    let s = on_ground(
         &ws,
+        0.01,
         &format!(
             r#"{{ "name": "r", "artifact": "{}", "pose": {{ "position": [1, 1, 0.12], "rpy": [0, 0, 0.7853981633974483] }},
                  "overrides": {{ "driver": {{ "behaviour": {{ "velocity": {{ "linear": 0.5, "angular": 0 }} }} }} }} }}"#,
             library("pioneer.json")
         ),
-        "",
     );
     let mut env = build_fast(&s, 1).unwrap();
     let start = position(&env, "r");
@@ -523,15 +516,15 @@ fn a_diffdrive_robot_at_half_a_metre_per_second_for_two_seconds_travels_one_metr
 fn twenty_robots_dispersing_from_a_cluster_end_farther_apart_than_their_range() {
     let ws = Workspace::new();
     let range = 1.0;
-    let s = ground_scene(
+    let s = on_ground(
         &ws,
+        0.01,
         &format!(
             r#"{{ "name": "r", "artifact": "{}", "pose": {{ "position": [0, 0, 0.12] }},
                  "replicate": {{ "grid": {{ "count": 20, "columns": 5, "spacing": [0.6, 0.6] }} }},
                  "overrides": {{ "sensors": {{ "range": {{ "count": 24, "max_range": {range}, "rate_divider": 10, "stagger": true }} }} }} }}"#,
             library("pioneer.json")
         ),
-        "",
     );
     let mut env = build_fast(&s, 2).unwrap();
     step_n(&mut env, 6000);
@@ -551,15 +544,14 @@ fn the_door_opens_when_a_robot_comes_near_and_closes_after_the_timeout() {
     let ws = Workspace::new();
     // The robot drives along y = 0 from x = -4 at 0.5 m/s; the door stands beside its path at
     // (0, 1.2), opening along x. Range 1.5 m, closes 3 s after the robot left.
-    let s = ground_scene(
+    let s = on_ground(
         &ws,
+        0.01,
         &format!(
             r#"{{ "name": "r", "artifact": "{}", "pose": {{ "position": [-4, 0, 0.12] }},
-                 "overrides": {{ "driver": {{ "behaviour": {{ "velocity": {{ "linear": 0.5, "angular": 0 }} }} }} }} }}"#,
-            library("pioneer.json")
-        ),
-        &format!(
-            r#", {{ "name": "door", "artifact": "{}", "pose": {{ "position": [0, 1.2, 0] }} }}"#,
+                 "overrides": {{ "driver": {{ "behaviour": {{ "velocity": {{ "linear": 0.5, "angular": 0 }} }} }} }} }},
+               {{ "name": "door", "artifact": "{}", "pose": {{ "position": [0, 1.2, 0] }} }}"#,
+            library("pioneer.json"),
             library("door.json")
         ),
     );

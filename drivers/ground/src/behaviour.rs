@@ -145,7 +145,6 @@ impl Behaviour {
         ranges: &[f64],
         position: [f64; 2],
         heading: f64,
-        _time: f64,
     ) -> Command {
         match self {
             Behaviour::Velocity { linear, angular } => Command {

@@ -115,41 +115,23 @@ impl Driver for DiffDrive {
         let [w, _, _, z] = state.orientation;
         // Planar: the orientation is a rotation about z.
         let heading = 2.0 * z.atan2(w);
-        let (t, step) = ctx.time()?;
+        let (_, step) = ctx.time()?;
+        // Range behaviours decide when the range sensor has a fresh sample, the others every step.
+        let mut ranges: &[f64] = &[];
+        let mut fresh = true;
         if self.p.behaviour.needs_range() {
             let index = match self.range {
                 Some(i) => i,
-                None => {
-                    let i = ctx.sensor_index(me, &self.p.range).map_err(|e| {
-                        format!(
-                            "this behaviour needs a range sensor named '{}' on its artifact: {e}",
-                            self.p.range
-                        )
-                    })?;
-                    self.range = Some(i);
-                    i
-                }
+                None => *self.range.insert(ctx.own_sensor(&self.p.range)?),
             };
-            let (ranges, at) = ctx.reading(me, index)?;
-            if at == step {
-                let wheels = (self.p.wheel_radius, self.p.wheel_base);
-                self.target = self.p.behaviour.decide(
-                    wheels,
-                    ranges,
-                    [state.position[0], state.position[1]],
-                    heading,
-                    t,
-                );
-            }
-        } else {
+            let (values, at) = ctx.reading(me, index)?;
+            ranges = values;
+            fresh = at == step;
+        }
+        if fresh {
             let wheels = (self.p.wheel_radius, self.p.wheel_base);
-            self.target = self.p.behaviour.decide(
-                wheels,
-                &[],
-                [state.position[0], state.position[1]],
-                heading,
-                t,
-            );
+            let position = [state.position[0], state.position[1]];
+            self.target = self.p.behaviour.decide(wheels, ranges, position, heading);
         }
         let p = &self.p;
         let linear = self.target.linear.clamp(-p.max_speed, p.max_speed);

@@ -73,8 +73,6 @@ impl Default for AirframeParams {
 pub struct Airframe {
     /// The parameters.
     pub params: AirframeParams,
-    /// Rotor positions in the body frame (x, y) and spin signs (+1: its drag torque is +z).
-    rotors: [(f64, f64, f64); 4],
     /// From rotor thrusts to [collective, τx, τy, τz].
     allocation: Matrix4<f64>,
     /// Its inverse.
@@ -110,7 +108,8 @@ impl Airframe {
         }
         let l = params.arm;
         let d = l / std::f64::consts::SQRT_2;
-        // Diagonally opposite rotors spin the same way.
+        // Rotor positions (x, y) in the body frame and spin signs (+1: its drag torque is +z);
+        // diagonally opposite rotors spin the same way.
         let rotors = match params.layout {
             Layout::X => [(d, -d, 1.0), (d, d, -1.0), (-d, d, 1.0), (-d, -d, -1.0)],
             Layout::Plus => [
@@ -133,7 +132,6 @@ impl Airframe {
             .ok_or("the rotor layout cannot produce every torque")?;
         Ok(Airframe {
             params,
-            rotors,
             allocation,
             mixer,
             omega: [0.0; 4],
@@ -172,10 +170,5 @@ impl Airframe {
         let f = Vector4::from_fn(|i, _| self.params.k_f * self.omega[i] * self.omega[i]);
         let w = self.allocation * f;
         (w[0], Vector3::new(w[1], w[2], w[3]))
-    }
-
-    /// Rotor positions and spin signs in the body frame.
-    pub fn rotors(&self) -> &[(f64, f64, f64); 4] {
-        &self.rotors
     }
 }

@@ -75,7 +75,7 @@ fn d_range() -> String {
 struct Descriptor {
     formation: FormationParams,
     #[serde(default)]
-    flight: Option<FlightParams>,
+    flight: FlightParams,
 }
 
 /// The velocity reference of the potentials: neighbours are `(dx, dy, dz, ...)` rows of the
@@ -151,13 +151,9 @@ impl Driver for Formation {
                     .into(),
             );
         }
-        let params = match d.flight {
-            Some(p) => p,
-            None => serde_json::from_str("{}").map_err(ssx_sdk::descriptor_error)?,
-        };
         Ok(Formation {
             params: d.formation,
-            flight: Flight::new(params, init.timestep)?,
+            flight: Flight::new(d.flight, init.timestep)?,
             sensors: None,
             target: None,
         })
@@ -167,16 +163,10 @@ impl Driver for Formation {
         let me = ctx.artifact();
         let (neighbours, range) = match self.sensors {
             Some(s) => s,
-            None => {
-                let find = |name: &str| {
-                    ctx.sensor_index(me, name).map_err(|e| {
-                        format!("the formation driver needs a sensor named '{name}' on its artifact: {e}")
-                    })
-                };
-                let s = (find(&self.params.neighbours)?, find(&self.params.range)?);
-                self.sensors = Some(s);
-                s
-            }
+            None => *self.sensors.insert((
+                ctx.own_sensor(&self.params.neighbours)?,
+                ctx.own_sensor(&self.params.range)?,
+            )),
         };
         let (near, _) = ctx.reading(me, neighbours)?;
         let (ranges, _) = ctx.reading(me, range)?;
@@ -184,7 +174,7 @@ impl Driver for Formation {
         let params = &self.params;
         let target = &mut self.target;
         let wrench = self.flight.step(&inputs, |p, _, q, dt| {
-            let (_, _, yaw) = crate::position::euler(q);
+            let (_, _, yaw) = q.euler_angles();
             let v = potential(params, p, near, ranges, yaw);
             let t = target.get_or_insert(Vector3::new(p.x, p.y, params.altitude));
             *t += v * dt;

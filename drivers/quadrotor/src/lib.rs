@@ -51,6 +51,12 @@ pub struct FlightParams {
     pub armed: bool,
 }
 
+impl Default for FlightParams {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("defaults parse")
+    }
+}
+
 fn d_imu() -> String {
     "imu".into()
 }
@@ -85,8 +91,6 @@ pub struct Flight {
     last_imu: u64,
     last_pose: u64,
     fresh_mocap: Option<[i32; 2]>,
-    /// The last motion-capture state: position, velocity, orientation.
-    mocap: Option<(Vector3<f64>, Vector3<f64>, UnitQuaternion<f64>)>,
     last_input: Option<AttitudeInput>,
     timestep: f64,
 }
@@ -99,6 +103,8 @@ pub struct FlightInputs<'a> {
     pub imu: (&'a [f64], u64),
     /// The body's true orientation (for the rotors' forces).
     pub orientation: UnitQuaternion<f64>,
+    /// Simulated time (s) and steps done.
+    pub time: f64,
     /// Steps done.
     pub step: u64,
     /// Body mass and principal inertia.
@@ -124,7 +130,6 @@ impl Flight {
             last_imu: 0,
             last_pose: 0,
             fresh_mocap: None,
-            mocap: None,
             last_input: None,
             timestep,
             params,
@@ -141,36 +146,24 @@ impl Flight {
         self.last_input
     }
 
-    /// The last motion-capture state (position, velocity, orientation), if any.
-    pub fn mocap(&self) -> Option<(Vector3<f64>, Vector3<f64>, UnitQuaternion<f64>)> {
-        self.mocap
-    }
-
     /// Reads the flight's sensors through the ABI.
     fn read<'c>(&mut self, ctx: &'c Ctx<'_>) -> Result<FlightInputs<'c>, String> {
         let me = ctx.artifact();
         let sensors = match self.sensors {
             Some(s) => s,
-            None => {
-                let find = |name: &str| {
-                    ctx.sensor_index(me, name).map_err(|e| {
-                        format!("the quadrotor needs a sensor named '{name}' on its artifact: {e}")
-                    })
-                };
-                let s = Sensors {
-                    imu: find(&self.params.imu)?,
-                    pose: find(&self.params.pose)?,
-                };
-                self.sensors = Some(s);
-                s
-            }
+            None => *self.sensors.insert(Sensors {
+                imu: ctx.own_sensor(&self.params.imu)?,
+                pose: ctx.own_sensor(&self.params.pose)?,
+            }),
         };
         let state = ctx.body_state(me, 0)?;
+        let (time, step) = ctx.time()?;
         Ok(FlightInputs {
             pose: ctx.reading(me, sensors.pose)?,
             imu: ctx.reading(me, sensors.imu)?,
             orientation: quat(&state.orientation),
-            step: ctx.time()?.1,
+            time,
+            step,
             mass: ctx.body_mass(me, 0)?,
             inertia: ctx.body_inertia(me, 0)?.into(),
             gravity: ctx.gravity()?.into(),
@@ -200,13 +193,13 @@ impl Flight {
             self.command = self
                 .outer
                 .update(&r, &p, &v, &q, (inputs.mass, &inputs.gravity), dt);
-            let (roll, pitch, _) = position::euler(&q);
+            let (roll, pitch, _) = q.euler_angles();
             let q16 = |x: f64| (x * 65536.0).round() as i32;
             self.fresh_mocap = Some([q16(roll), q16(pitch)]);
-            self.mocap = Some((p, v, q));
         }
         let (imu, imu_step) = inputs.imu;
-        if imu_step == inputs.step && imu.len() >= 6 && self.mocap.is_some() {
+        // The inner loop starts once motion capture has given it an attitude.
+        if imu_step == inputs.step && imu.len() >= 6 && self.last_pose != 0 {
             let dt = if self.last_imu == 0 {
                 tau
             } else {
@@ -249,7 +242,7 @@ fn apply(ctx: &Ctx<'_>, (force, torque): (Vector3<f64>, Vector3<f64>)) -> Result
 struct QuadrotorDescriptor {
     trajectory: Trajectory,
     #[serde(default)]
-    flight: Option<FlightParams>,
+    flight: FlightParams,
 }
 
 /// The `quadrotor` driver: flies a [`Trajectory`].
@@ -263,19 +256,15 @@ impl Driver for Quadrotor {
         let d: QuadrotorDescriptor =
             serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
         d.trajectory.validate()?;
-        let params = match d.flight {
-            Some(p) => p,
-            None => serde_json::from_str("{}").map_err(ssx_sdk::descriptor_error)?,
-        };
         Ok(Quadrotor {
             trajectory: d.trajectory,
-            flight: Flight::new(params, init.timestep)?,
+            flight: Flight::new(d.flight, init.timestep)?,
         })
     }
 
     fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
         let inputs = self.flight.read(ctx)?;
-        let t = ctx.time()?.0;
+        let t = inputs.time;
         let trajectory = &self.trajectory;
         let wrench = self.flight.step(&inputs, |_, _, _, _| trajectory.at(t))?;
         apply(ctx, wrench)

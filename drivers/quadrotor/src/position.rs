@@ -70,11 +70,6 @@ pub struct PositionLoop {
     integral: Vector3<f64>,
 }
 
-/// Roll, pitch and yaw (ZYX) of an orientation.
-pub fn euler(q: &UnitQuaternion<f64>) -> (f64, f64, f64) {
-    q.euler_angles()
-}
-
 impl PositionLoop {
     /// A loop with these gains.
     pub fn new(gains: PositionGains) -> Self {
@@ -100,7 +95,7 @@ impl PositionLoop {
         let a = r.acceleration + e * g.kp + (r.velocity - velocity) * g.kd + self.integral * g.ki;
         // The specific force to produce, world frame.
         let f = a - gravity;
-        let (_, _, yaw) = euler(orientation);
+        let (_, _, yaw) = orientation.euler_angles();
         let (s, c) = yaw.sin_cos();
         // In the yaw-aligned frame.
         let fx = c * f.x + s * f.y;
