@@ -19,8 +19,9 @@ use crate::engine::{BodyId, Contact};
 use crate::math::{Point3, Vec3};
 use crate::plugin::{
     CommandBuffer, Driver, DriverContext, ExtensionContext, ExtensionInit, PluginInit, Reading,
-    ReadingSource, Sensor, SensorContext, SimulationExtension,
+    ReadingSource, RunRequest, Sensor, SensorContext, SimulationExtension,
 };
+use crate::stats::StatsView;
 use crate::world::{ArtifactId, World};
 
 /// One plugin a library exports.
@@ -55,6 +56,24 @@ impl std::fmt::Debug for PluginLibrary {
             .field("path", &self.path)
             .finish()
     }
+}
+
+/// Keeps a library mapped until the process exits. Extensions start threads of their own (a
+/// network stack's runtime, for one) that may outlive their instance; unmapping the code under
+/// them would crash the daemon at exit, so libraries with extensions are never unloaded.
+fn pin(path: &Path) -> Result<(), String> {
+    use libloading::os::unix::Library;
+    // SAFETY: the library is already loaded (RTLD_NOLOAD): no initialiser runs again; this only
+    // marks it RTLD_NODELETE. The extra handle is forgotten, the mapping stays.
+    let handle = unsafe {
+        Library::open(
+            Some(path),
+            libc::RTLD_NOW | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
+        )
+    }
+    .map_err(|e| format!("'{}': cannot pin the library: {e}", path.display()))?;
+    std::mem::forget(handle);
+    Ok(())
 }
 
 fn c_text(p: *const c_char, what: &str) -> Result<String, String> {
@@ -178,6 +197,9 @@ impl PluginLibrary {
                 },
                 d,
             ));
+        }
+        if plugins.iter().any(|(i, _)| i.kind == "extension") {
+            pin(path)?;
         }
         Ok(Arc::new(Self {
             path: path.to_path_buf(),
@@ -436,9 +458,19 @@ unsafe impl Send for Instance {}
 impl Instance {
     fn step(&mut self, frame: &mut Frame<'_>) -> Result<(), String> {
         let step = self.desc.step.expect("checked at open");
-        let (instance, err) = (self.instance, self.err.raw());
+        let instance = self.instance;
         // SAFETY: the instance is live; the frame outlives the call.
-        let status = with_frame(frame, |ctx| unsafe { step(instance, ctx, err) });
+        self.call_guarded(frame, |ctx, err| unsafe { step(instance, ctx, err) })
+    }
+
+    /// Runs one entry of this instance with `frame` current and this instance's error buffer.
+    fn call_guarded(
+        &mut self,
+        frame: &mut Frame<'_>,
+        call: impl FnOnce(SsxCtx, *mut SsxErrorBuf) -> SsxStatus,
+    ) -> Result<(), String> {
+        let err = self.err.raw();
+        let status = with_frame(frame, |ctx| call(ctx, err));
         if status == SSX_OK {
             Ok(())
         } else {
@@ -496,9 +528,40 @@ impl SimulationExtension for AbiExtension {
             artifact: None,
             kind: FrameKind::Extension {
                 readings: ctx.readings,
+                stats: ctx.stats,
             },
         };
         instance.step(&mut frame)
+    }
+
+    fn control(&mut self, ctx: &ExtensionContext<'_>) -> Result<RunRequest, String> {
+        let Some(instance) = &mut self.instance else {
+            return Ok(RunRequest::None);
+        };
+        let Some(control) = instance.desc.control else {
+            return Ok(RunRequest::None);
+        };
+        let mut frame = Frame {
+            world: ctx.world,
+            artifact: None,
+            kind: FrameKind::Extension {
+                readings: ctx.readings,
+                stats: ctx.stats,
+            },
+        };
+        let mut request = SsxControl::default();
+        let handle = instance.instance;
+        // SAFETY: the instance is live; `request` and the error buffer outlive the call.
+        instance.call_guarded(&mut frame, |ctx, err| unsafe {
+            control(handle, ctx, &mut request, err)
+        })?;
+        Ok(match request.command {
+            SSX_CONTROL_PAUSE => RunRequest::Pause,
+            SSX_CONTROL_RESUME => RunRequest::Resume,
+            SSX_CONTROL_STEP if request.steps > 0 => RunRequest::Step(request.steps),
+            SSX_CONTROL_NONE | SSX_CONTROL_STEP => RunRequest::None,
+            other => return Err(format!("control asked for unknown command {other}")),
+        })
     }
 
     fn shutdown(&mut self) {
@@ -600,6 +663,7 @@ enum FrameKind<'a> {
     },
     Extension {
         readings: &'a dyn ReadingSource,
+        stats: StatsView<'a>,
     },
 }
 
@@ -747,6 +811,60 @@ unsafe extern "C" fn host_artifact_by_name(
             .artifact_by_name(name(n)?)
             .ok_or(SSX_ERR_NOT_FOUND)?
             .0;
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_artifact_name(
+    ctx: SsxCtx,
+    artifact: u32,
+    buf: *mut c_char,
+    capacity: usize,
+    len: *mut usize,
+) -> SsxStatus {
+    host(ctx, |f| {
+        if artifact as usize >= f.world.artifact_count() {
+            return Err(SSX_ERR_NOT_FOUND);
+        }
+        let name = f.world.artifact(ArtifactId(artifact)).name.as_bytes();
+        *out(len)? = name.len();
+        if capacity < name.len() + 1 {
+            return Err(SSX_ERR_OUT_OF_RANGE);
+        }
+        if buf.is_null() {
+            return Err(SSX_ERR_INVALID_ARGUMENT);
+        }
+        // SAFETY: `capacity` bytes at `buf` per the ABI, and the name plus NUL fit.
+        unsafe {
+            std::ptr::copy_nonoverlapping(name.as_ptr(), buf.cast::<u8>(), name.len());
+            *buf.add(name.len()) = 0;
+        }
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_stats(ctx: SsxCtx, stats: *mut SsxStats) -> SsxStatus {
+    host(ctx, |f| {
+        let FrameKind::Extension { stats: view, .. } = &f.kind else {
+            return Err(SSX_ERR_WRONG_PHASE);
+        };
+        let l = view.live();
+        *out(stats)? = SsxStats {
+            struct_size: std::mem::size_of::<SsxStats>() as u32,
+            paused: u32::from(l.paused),
+            steps: l.steps,
+            sim_time: l.sim_time,
+            wall_time: l.wall_time,
+            deadline_misses: l.deadline_misses,
+            miss_bursts: l.miss_bursts,
+            late_wakeups: l.late_wakeups,
+            plugin_faults: l.plugin_faults,
+            step_p50_us: l.step_p50_us,
+            step_p99_us: l.step_p99_us,
+            step_max_us: l.step_max_us,
+            lateness_p99_us: l.lateness_p99_us,
+            lateness_max_us: l.lateness_max_us,
+        };
         Ok(())
     })
 }
@@ -1039,7 +1157,7 @@ unsafe extern "C" fn host_reading(
 ) -> SsxStatus {
     host(ctx, |f| {
         let readings = match &f.kind {
-            FrameKind::Driver { readings, .. } | FrameKind::Extension { readings } => *readings,
+            FrameKind::Driver { readings, .. } | FrameKind::Extension { readings, .. } => *readings,
             FrameKind::Sensor { .. } => return Err(SSX_ERR_WRONG_PHASE),
         };
         if artifact as usize >= f.world.artifact_count() {
@@ -1153,4 +1271,6 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     status_message: host_status_message,
     body_inertia: host_body_inertia,
     contacts: host_contacts,
+    stats: host_stats,
+    artifact_name: host_artifact_name,
 };

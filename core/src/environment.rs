@@ -16,11 +16,11 @@ use crate::math::{Pose, Vec3};
 use crate::pacer::{LatePolicy, Mode, PaceOutcome, Pacer};
 use crate::plugin::{
     CommandBuffer, Driver, DriverContext, ExtensionContext, ExtensionInit, PluginInit, PluginKind,
-    PluginRegistry, Reading, ReadingSource, Sensor, SensorContext, SimulationExtension,
+    PluginRegistry, Reading, ReadingSource, RunRequest, Sensor, SensorContext, SimulationExtension,
 };
 use crate::pool::WorkerPool;
 use crate::render::{RenderEngine, RenderNode};
-use crate::stats::{Miss, MissReport, MissReporter, PhaseTimes, Stats, StatsSummary};
+use crate::stats::{Miss, MissReport, MissReporter, PhaseTimes, Stats, StatsSummary, StatsView};
 use crate::world::{ArtifactId, ArtifactInfo, Catalog, World};
 
 /// A plugin to create: its registered name, its JSON descriptor and where that came from.
@@ -258,6 +258,9 @@ fn split_evenly(n: usize, workers: usize) -> Vec<usize> {
         .collect()
 }
 
+/// How often a paused run asks its extensions whether to go on.
+const PAUSE_POLL: Duration = Duration::from_millis(1);
+
 /// Extensions, shut down in reverse order of initialisation when dropped.
 struct Extensions(Vec<(String, Box<dyn SimulationExtension>)>);
 
@@ -302,6 +305,10 @@ pub struct Environment {
     /// The last physics phase's time, to size the workers' pre-wake spin.
     last_physics: Duration,
     faults: Vec<PluginFault>,
+    /// Paused by an extension: [`Environment::run`] does not step until resumed.
+    paused: bool,
+    /// Steps asked for while paused, still to run.
+    pending_steps: u64,
 }
 
 impl Environment {
@@ -389,6 +396,8 @@ impl Environment {
             last_step_end: Duration::ZERO,
             last_physics: Duration::ZERO,
             faults: Vec::new(),
+            paused: false,
+            pending_steps: 0,
             config,
         };
         env.add_bodies(artifacts)?;
@@ -667,6 +676,12 @@ impl Environment {
         let ctx = ExtensionContext {
             world: &world,
             readings: &readings,
+            stats: StatsView {
+                stats: &self.stats,
+                paused: self.paused,
+                sim_time: time,
+                wall_time: (clock.now() - self.started_at.unwrap_or_default()).as_secs_f64(),
+            },
         };
         for (i, (name, ext)) in self.extensions.0.iter_mut().enumerate() {
             if self.extension_failed[i] {
@@ -826,7 +841,18 @@ impl Environment {
     ) -> Result<(), SsxError> {
         let mut last = (self.clock.now(), self.steps);
         while max_steps.is_none_or(|n| self.steps < n) && !stop.load(Ordering::Relaxed) {
+            if self.paused && self.pending_steps == 0 {
+                // Paused: no steps, no deadlines; ask the extensions again in a millisecond.
+                let clock = Arc::clone(&self.clock);
+                clock.sleep_until(clock.now() + PAUSE_POLL);
+                self.poll_control()?;
+                continue;
+            }
+            if self.paused {
+                self.pending_steps -= 1;
+            }
             self.step()?;
+            self.poll_control()?;
             let now = self.last_step_end;
             if now >= last.0 + Duration::from_secs(1) {
                 let sim = (self.steps - last.1) as f64 * self.config.timestep;
@@ -847,6 +873,94 @@ impl Environment {
             self.log_late_wakeups(&r);
         }
         Ok(())
+    }
+
+    /// Asks every extension what the run should do next and applies it: pause, resume (the
+    /// deadlines restart from now), or a number of steps while paused. Called by
+    /// [`Environment::run`] after every step and every millisecond while paused; a failing
+    /// `control` is handled like a failing `after_step`.
+    pub fn poll_control(&mut self) -> Result<(), SsxError> {
+        if self.extensions.0.is_empty() {
+            return Ok(());
+        }
+        let clock = Arc::clone(&self.clock);
+        let now = clock.now();
+        let world = World {
+            engine: &*self.engine,
+            catalog: &self.catalog,
+            states: &self.states,
+            extensions: &[],
+            time: self.sim_time(),
+            step: self.steps,
+            dt: self.config.timestep,
+            gravity: self.config.gravity,
+        };
+        let readings = Readings {
+            index: &self.reading_index,
+            shards: &self.sensor_shards,
+        };
+        let ctx = ExtensionContext {
+            world: &world,
+            readings: &readings,
+            stats: StatsView {
+                stats: &self.stats,
+                paused: self.paused,
+                sim_time: self.steps as f64 * self.config.timestep,
+                wall_time: (now - self.started_at.unwrap_or(now)).as_secs_f64(),
+            },
+        };
+        let mut requests = [RunRequest::None; 4];
+        let mut asked = 0;
+        for (i, (name, ext)) in self.extensions.0.iter_mut().enumerate() {
+            if self.extension_failed[i] {
+                continue;
+            }
+            match ext.control(&ctx) {
+                Ok(RunRequest::None) => {}
+                Ok(r) if asked < requests.len() => {
+                    requests[asked] = r;
+                    asked += 1;
+                }
+                Ok(_) => {}
+                Err(message) => {
+                    self.extension_failed[i] = true;
+                    self.faults.push(PluginFault {
+                        artifact: String::new(),
+                        plugin: format!("extension '{name}' (control)"),
+                        step: self.steps,
+                        message,
+                    });
+                }
+            }
+        }
+        for r in &requests[..asked] {
+            match *r {
+                RunRequest::Pause if !self.paused => {
+                    self.paused = true;
+                    self.pending_steps = 0;
+                    tracing::info!("paused at step {} by an extension", self.steps);
+                }
+                RunRequest::Resume if self.paused => {
+                    self.paused = false;
+                    self.pending_steps = 0;
+                    self.pacer.resume(clock.now());
+                    tracing::info!("resumed at step {}", self.steps);
+                }
+                RunRequest::Step(n) if self.paused => {
+                    if self.pending_steps == 0 {
+                        self.pacer.resume(clock.now());
+                    }
+                    self.pending_steps = self.pending_steps.saturating_add(n);
+                }
+                _ => {}
+            }
+        }
+        self.collect_faults()
+    }
+
+    /// Whether an extension has paused the run.
+    pub fn paused(&self) -> bool {
+        self.paused
     }
 
     /// Steps completed.

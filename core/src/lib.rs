@@ -34,10 +34,10 @@ pub use environment::{
 pub use error::{Origin, PluginFault, SsxError};
 pub use pacer::{LatePolicy, Mode, PaceOutcome, Pacer};
 pub use plugin::{
-    CommandBuffer, Driver, DriverContext, ExtensionInit, PluginRegistry, Reading, Sensor,
-    SensorContext, SimulationExtension,
+    CommandBuffer, Driver, DriverContext, ExtensionContext, ExtensionInit, PluginRegistry, Reading,
+    RunRequest, Sensor, SensorContext, SimulationExtension,
 };
 pub use pool::WorkerPool;
 pub use render::{NullRenderEngine, RenderEngine, RenderNode};
-pub use stats::{Stats, StatsSummary, write_atomic};
+pub use stats::{LiveStats, Stats, StatsSummary, StatsView, write_atomic};
 pub use world::{ArtifactId, ArtifactInfo, World};

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use crate::engine::{BodyCommand, BodyId, PhysicEngine};
 use crate::math::{Point3, Vec3};
+use crate::stats::StatsView;
 use crate::world::{ArtifactId, ArtifactInfo, World};
 
 /// A sensor's latest output: a flat vector of numbers whose layout the sensor documents.
@@ -245,6 +246,23 @@ pub struct ExtensionContext<'a> {
     /// The world after the step.
     pub world: &'a World<'a>,
     pub(crate) readings: &'a dyn ReadingSource,
+    /// The run's statistics so far.
+    pub stats: StatsView<'a>,
+}
+
+/// A change of run state an extension asks for (polled through
+/// [`SimulationExtension::control`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunRequest {
+    /// Keep the run state.
+    #[default]
+    None,
+    /// Pause after the current step.
+    Pause,
+    /// Resume a paused run; deadlines restart from now.
+    Resume,
+    /// While paused: run this many steps, then stay paused.
+    Step(u64),
 }
 
 impl<'a> ExtensionContext<'a> {
@@ -281,6 +299,11 @@ pub trait SimulationExtension: Send + Sync {
     /// once, during the sensor and driver phases.
     fn call(&self, service: &str, _request: &[u8], _response: &mut [u8]) -> Result<usize, String> {
         Err(format!("this extension offers no service '{service}'"))
+    }
+    /// What the run should do next. Polled on the stepping thread after every step (after
+    /// `after_step`) and about every millisecond while the run is paused.
+    fn control(&mut self, _ctx: &ExtensionContext<'_>) -> Result<RunRequest, String> {
+        Ok(RunRequest::None)
     }
     /// Stops the extension; called once, after the engines have stopped.
     fn shutdown(&mut self);

@@ -16,6 +16,53 @@ fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_TRACKED_NS, 3).expect("static histogram bounds are valid")
 }
 
+/// The run's statistics as extensions see them while it runs (the C ABI's `SsxStats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LiveStats {
+    /// The run is paused.
+    pub paused: bool,
+    /// Steps completed.
+    pub steps: u64,
+    /// Simulated time (s).
+    pub sim_time: f64,
+    /// Wall time since the first step (s), pauses included.
+    pub wall_time: f64,
+    /// Steps that ended after their deadline.
+    pub deadline_misses: u64,
+    /// Runs of consecutive misses.
+    pub miss_bursts: u64,
+    /// Late wake-ups (see [`StatsSummary::late_wakeups`]).
+    pub late_wakeups: u64,
+    /// Plugins disabled after a failure.
+    pub plugin_faults: u64,
+    /// Step compute time percentiles (µs).
+    pub step_p50_us: f64,
+    /// See `step_p50_us`.
+    pub step_p99_us: f64,
+    /// See `step_p50_us`.
+    pub step_max_us: f64,
+    /// Lateness 99th percentile (µs).
+    pub lateness_p99_us: f64,
+    /// Largest lateness (µs).
+    pub lateness_max_us: f64,
+}
+
+/// What an extension may ask about the statistics during a call: computed only when asked.
+#[derive(Clone, Copy)]
+pub struct StatsView<'a> {
+    pub(crate) stats: &'a Stats,
+    pub(crate) paused: bool,
+    pub(crate) sim_time: f64,
+    pub(crate) wall_time: f64,
+}
+
+impl StatsView<'_> {
+    /// The live statistics.
+    pub fn live(&self) -> LiveStats {
+        self.stats.live(self.paused, self.sim_time, self.wall_time)
+    }
+}
+
 /// Per-phase compute times of one step.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PhaseTimes {
@@ -260,6 +307,38 @@ impl Stats {
     /// Deadline misses so far.
     pub fn misses(&self) -> u64 {
         self.misses
+    }
+
+    /// The live figures extensions publish. Reads three quantiles from two histograms (a few
+    /// µs); the caller decides how often.
+    pub fn live(&self, paused: bool, sim_time: f64, wall_time: f64) -> LiveStats {
+        let us = |ns: u64| ns as f64 / 1000.0;
+        let q = |h: &Histogram<u64>, q: f64| {
+            if h.is_empty() {
+                0.0
+            } else {
+                us(h.value_at_quantile(q))
+            }
+        };
+        LiveStats {
+            paused,
+            steps: self.steps,
+            sim_time,
+            wall_time,
+            deadline_misses: self.misses,
+            miss_bursts: self.bursts,
+            late_wakeups: self.late_wakeups,
+            plugin_faults: self.plugin_faults,
+            step_p50_us: q(&self.step, 0.5),
+            step_p99_us: q(&self.step, 0.99),
+            step_max_us: if self.step.is_empty() {
+                0.0
+            } else {
+                us(self.step.max())
+            },
+            lateness_p99_us: q(&self.lateness, 0.99),
+            lateness_max_us: self.max_lateness.as_nanos() as f64 / 1000.0,
+        }
     }
 
     /// The summary, given what the stats do not know themselves.

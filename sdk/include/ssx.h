@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 // The ABI version this SDK speaks. A host refuses plugins of any other version.
-#define SSX_ABI_VERSION 2
+#define SSX_ABI_VERSION 3
 
 // A status code. 0 is success; the values never change meaning.
 typedef int32_t SsxStatus;
@@ -34,6 +34,9 @@ typedef uint32_t SsxPluginKind;
 
 // Log levels for [`SsxHostApi::log`].
 typedef uint32_t SsxLogLevel;
+
+// What an extension's `control` asks of the run. See [`SsxControl`].
+typedef uint32_t SsxControlCommand;
 
 // The handle of the current call, passed to every host function.
 typedef uint64_t SsxCtx;
@@ -97,6 +100,38 @@ typedef struct {
   // The contact force on the queried body (world frame, N).
   double force[3];
 } SsxContact;
+
+// Live deadline statistics of the run so far, from [`SsxHostApi::stats`]. Times in µs.
+typedef struct {
+  // `sizeof(SsxStats)` as the host knows it.
+  uint32_t struct_size;
+  // 1 while the run is paused, else 0.
+  uint32_t paused;
+  // Steps completed.
+  uint64_t steps;
+  // Simulated time (s).
+  double sim_time;
+  // Wall time since the first step started (s), pauses included.
+  double wall_time;
+  // Steps that ended after their deadline.
+  uint64_t deadline_misses;
+  // Runs of consecutive missed steps.
+  uint64_t miss_bursts;
+  // Waits that returned more than a tenth of a period late while compute was on time.
+  uint64_t late_wakeups;
+  // Plugins disabled after a failure.
+  uint64_t plugin_faults;
+  // Step compute time: median, 99th percentile, largest.
+  double step_p50_us;
+  // See `step_p50_us`.
+  double step_p99_us;
+  // See `step_p50_us`.
+  double step_max_us;
+  // Lateness past each deadline: 99th percentile and largest.
+  double lateness_p99_us;
+  // See `lateness_p99_us`.
+  double lateness_max_us;
+} SsxStats;
 
 // Functions the host offers plugins. See the module rules for handles and phases.
 typedef struct {
@@ -163,6 +198,13 @@ typedef struct {
   // touched body: writes up to `capacity` into `contacts` and the full count into `count`
   // (call again with more room when `count > capacity`). Any phase. Since version 2.
   SsxStatus (*contacts)(SsxCtx ctx, uint32_t artifact, uint32_t body, SsxContact *contacts, uintptr_t capacity, uintptr_t *count);
+  // The run's live deadline statistics. Extensions only (`step` and `control`). Since
+  // version 3.
+  SsxStatus (*stats)(SsxCtx ctx, SsxStats *stats);
+  // The name of an artifact: writes up to `capacity` bytes (NUL included) into `name` and the
+  // name's full length (NUL excluded) into `len`; `SSX_ERR_OUT_OF_RANGE` when it did not fit.
+  // Any phase. Since version 3.
+  SsxStatus (*artifact_name)(SsxCtx ctx, uint32_t artifact, char *name, uintptr_t capacity, uintptr_t *len);
 } SsxHostApi;
 
 // Creates an instance from its JSON descriptor. On success stores it in `instance` and returns
@@ -179,6 +221,14 @@ typedef SsxStatus (*SsxStepFn)(void *instance, SsxCtx ctx, SsxErrorBuf *error);
 // Serves an extension request; writes up to `capacity` bytes of the response and its full
 // length. Thread-safe: drivers and sensors on several workers may call it at once.
 typedef SsxStatus (*SsxCallFn)(void *instance, const char *service, const uint8_t *request, uintptr_t request_len, uint8_t *response, uintptr_t capacity, uintptr_t *response_len, SsxErrorBuf *error);
+
+// A request from an extension to change the run state, written by its `control` entry.
+typedef struct {
+  // One of the `SSX_CONTROL_*` commands.
+  SsxControlCommand command;
+  // Steps to run, for `SSX_CONTROL_STEP`.
+  uint64_t steps;
+} SsxControl;
 
 // One plugin of a library.
 typedef struct {
@@ -199,6 +249,10 @@ typedef struct {
   // Extensions only (null for drivers and sensors): serves a request (an [`SsxCallFn`]).
   // Called from worker threads, possibly several at once: it must be thread-safe.
   SsxStatus (*call)(void *instance, const char *service, const uint8_t *request, uintptr_t request_len, uint8_t *response, uintptr_t capacity, uintptr_t *response_len, SsxErrorBuf *error);
+  // Extensions only (may be null): asks what the run should do next (an
+  // [`SsxControlFn`]). Called on the main thread after every step's `step`, and about
+  // every millisecond while the run is paused. Since version 3.
+  SsxStatus (*control)(void *instance, SsxCtx ctx, SsxControl *control, SsxErrorBuf *error);
 } SsxPluginDesc;
 
 // What `ssx_plugin_entry` returns: every plugin in the library. Static, never freed.
@@ -262,6 +316,18 @@ typedef const SsxPluginTable *(*SsxEntryFn)(void);
 
 // Debugging.
 #define SSX_LOG_DEBUG 4
+
+// Nothing: keep the run state.
+#define SSX_CONTROL_NONE 0
+
+// Pause after the current step (no steps until resumed or stepped).
+#define SSX_CONTROL_PAUSE 1
+
+// Resume a paused run (its deadlines restart from now).
+#define SSX_CONTROL_RESUME 2
+
+// While paused: run `steps` more steps, then stay paused. Ignored while running.
+#define SSX_CONTROL_STEP 3
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,7 +1,10 @@
-//! The C ABI between the ssx host and plugin libraries. ABI version 2.
+//! The C ABI between the ssx host and plugin libraries. ABI version 3.
 //!
 //! Version 2 added `body_inertia` and `contacts` to [`SsxHostApi`] (for the IMU, the contact
-//! sensor and the quadrotor and ground-robot drivers); version 1 plugins must be rebuilt.
+//! sensor and the quadrotor and ground-robot drivers). Version 3 added `stats` and
+//! `artifact_name` to [`SsxHostApi`] and an extension's `control` entry to [`SsxPluginDesc`] (for
+//! extensions that report live statistics and pause, resume or step the run). Plugins of another
+//! version must be rebuilt.
 //!
 //! Rules (they hold for every type and function here):
 //! - A plugin library exports one symbol, `ssx_plugin_entry`, returning a pointer to a static
@@ -26,7 +29,7 @@
 use std::ffi::{c_char, c_void};
 
 /// The ABI version this SDK speaks. A host refuses plugins of any other version.
-pub const SSX_ABI_VERSION: u32 = 2;
+pub const SSX_ABI_VERSION: u32 = 3;
 
 /// A status code. 0 is success; the values never change meaning.
 pub type SsxStatus = i32;
@@ -95,6 +98,61 @@ pub const SSX_LOG_DEBUG: SsxLogLevel = 4;
 
 /// The handle of the current call, passed to every host function.
 pub type SsxCtx = u64;
+
+/// What an extension's `control` asks of the run. See [`SsxControl`].
+pub type SsxControlCommand = u32;
+/// Nothing: keep the run state.
+pub const SSX_CONTROL_NONE: SsxControlCommand = 0;
+/// Pause after the current step (no steps until resumed or stepped).
+pub const SSX_CONTROL_PAUSE: SsxControlCommand = 1;
+/// Resume a paused run (its deadlines restart from now).
+pub const SSX_CONTROL_RESUME: SsxControlCommand = 2;
+/// While paused: run `steps` more steps, then stay paused. Ignored while running.
+pub const SSX_CONTROL_STEP: SsxControlCommand = 3;
+
+/// A request from an extension to change the run state, written by its `control` entry.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SsxControl {
+    /// One of the `SSX_CONTROL_*` commands.
+    pub command: SsxControlCommand,
+    /// Steps to run, for `SSX_CONTROL_STEP`.
+    pub steps: u64,
+}
+
+/// Live deadline statistics of the run so far, from [`SsxHostApi::stats`]. Times in µs.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SsxStats {
+    /// `sizeof(SsxStats)` as the host knows it.
+    pub struct_size: u32,
+    /// 1 while the run is paused, else 0.
+    pub paused: u32,
+    /// Steps completed.
+    pub steps: u64,
+    /// Simulated time (s).
+    pub sim_time: f64,
+    /// Wall time since the first step started (s), pauses included.
+    pub wall_time: f64,
+    /// Steps that ended after their deadline.
+    pub deadline_misses: u64,
+    /// Runs of consecutive missed steps.
+    pub miss_bursts: u64,
+    /// Waits that returned more than a tenth of a period late while compute was on time.
+    pub late_wakeups: u64,
+    /// Plugins disabled after a failure.
+    pub plugin_faults: u64,
+    /// Step compute time: median, 99th percentile, largest.
+    pub step_p50_us: f64,
+    /// See `step_p50_us`.
+    pub step_p99_us: f64,
+    /// See `step_p50_us`.
+    pub step_max_us: f64,
+    /// Lateness past each deadline: 99th percentile and largest.
+    pub lateness_p99_us: f64,
+    /// See `lateness_p99_us`.
+    pub lateness_max_us: f64,
+}
 
 /// Pose and velocity of a body, world frame.
 #[repr(C)]
@@ -297,6 +355,19 @@ pub struct SsxHostApi {
         capacity: usize,
         count: *mut usize,
     ) -> SsxStatus,
+    /// The run's live deadline statistics. Extensions only (`step` and `control`). Since
+    /// version 3.
+    pub stats: unsafe extern "C" fn(ctx: SsxCtx, stats: *mut SsxStats) -> SsxStatus,
+    /// The name of an artifact: writes up to `capacity` bytes (NUL included) into `name` and the
+    /// name's full length (NUL excluded) into `len`; `SSX_ERR_OUT_OF_RANGE` when it did not fit.
+    /// Any phase. Since version 3.
+    pub artifact_name: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        artifact: u32,
+        name: *mut c_char,
+        capacity: usize,
+        len: *mut usize,
+    ) -> SsxStatus,
 }
 
 /// Creates an instance from its JSON descriptor. On success stores it in `instance` and returns
@@ -325,6 +396,15 @@ pub type SsxCallFn = unsafe extern "C" fn(
     response: *mut u8,
     capacity: usize,
     response_len: *mut usize,
+    error: *mut SsxErrorBuf,
+) -> SsxStatus;
+
+/// An extension's run-control poll: writes a [`SsxControl`] (`SSX_CONTROL_NONE` for no change).
+/// Runs on the main thread with a context valid for the host's read functions and `stats`.
+pub type SsxControlFn = unsafe extern "C" fn(
+    instance: *mut c_void,
+    ctx: SsxCtx,
+    control: *mut SsxControl,
     error: *mut SsxErrorBuf,
 ) -> SsxStatus;
 
@@ -373,6 +453,17 @@ pub struct SsxPluginDesc {
             response: *mut u8,
             capacity: usize,
             response_len: *mut usize,
+            error: *mut SsxErrorBuf,
+        ) -> SsxStatus,
+    >,
+    /// Extensions only (may be null): asks what the run should do next (an
+    /// [`SsxControlFn`]). Called on the main thread after every step's `step`, and about
+    /// every millisecond while the run is paused. Since version 3.
+    pub control: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            ctx: SsxCtx,
+            control: *mut SsxControl,
             error: *mut SsxErrorBuf,
         ) -> SsxStatus,
     >,

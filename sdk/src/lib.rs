@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod abi;
+pub mod bus;
 
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -28,6 +29,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 pub use abi::SsxBodyState as BodyState;
 pub use abi::SsxContact as Contact;
 pub use abi::SsxRayHit as RayHit;
+pub use abi::SsxStats as Stats;
 use abi::*;
 
 /// A failed host call: the status the host returned.
@@ -361,6 +363,35 @@ impl Ctx<'_> {
         })?;
         Ok(len)
     }
+    /// The run's live deadline statistics (extensions only).
+    pub fn stats(&self) -> Result<Stats, Error> {
+        let mut s = Stats::default();
+        check(unsafe { (self.host.stats)(self.ctx, &mut s) })?;
+        Ok(s)
+    }
+    /// The name of an artifact.
+    pub fn artifact_name(&self, artifact: u32) -> Result<String, Error> {
+        let mut buf = vec![0u8; 64];
+        loop {
+            let mut len = 0usize;
+            let status = unsafe {
+                (self.host.artifact_name)(
+                    self.ctx,
+                    artifact,
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                    &mut len,
+                )
+            };
+            if status == SSX_ERR_OUT_OF_RANGE && len + 1 > buf.len() {
+                buf.resize(len + 1, 0);
+                continue;
+            }
+            check(status)?;
+            buf.truncate(len);
+            return String::from_utf8(buf).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT));
+        }
+    }
     /// Logs a message.
     pub fn log(&self, level: SsxLogLevel, message: &str) {
         if let Ok(m) = CString::new(message.replace('\0', " ")) {
@@ -399,6 +430,38 @@ pub trait Extension: Sized + Send + Sync + 'static {
     /// Serves a request: write as much of the response as fits, return its full length.
     fn call(&self, service: &str, _request: &[u8], _response: &mut [u8]) -> Result<usize, String> {
         Err(format!("no service '{service}'"))
+    }
+    /// What the run should do next: polled on the main thread after every step and about
+    /// every millisecond while paused. Read the world and [`Ctx::stats`] here as in
+    /// `after_step`.
+    fn control(&mut self, _ctx: &Ctx<'_>) -> Result<Control, String> {
+        Ok(Control::None)
+    }
+}
+
+/// A change of run state an extension asks for (see [`Extension::control`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Keep the run state.
+    None,
+    /// Pause after the current step.
+    Pause,
+    /// Resume a paused run.
+    Resume,
+    /// While paused, run this many steps and stay paused.
+    Step(u64),
+}
+
+impl Control {
+    /// The C form.
+    pub fn to_abi(self) -> SsxControl {
+        let (command, steps) = match self {
+            Control::None => (SSX_CONTROL_NONE, 0),
+            Control::Pause => (SSX_CONTROL_PAUSE, 0),
+            Control::Resume => (SSX_CONTROL_RESUME, 0),
+            Control::Step(n) => (SSX_CONTROL_STEP, n),
+        };
+        SsxControl { command, steps }
     }
 }
 
@@ -649,6 +712,29 @@ pub unsafe extern "C" fn __extension_call<T: Extension>(
 }
 
 #[doc(hidden)]
+pub unsafe extern "C" fn __extension_control<T: Extension>(
+    inst: *mut c_void,
+    ctx: SsxCtx,
+    control: *mut SsxControl,
+    error: *mut SsxErrorBuf,
+) -> SsxStatus {
+    guarded(error, || {
+        // SAFETY: a live instance from `__extension_create::<T>`, polled on the main thread
+        // between steps, when nothing else runs it.
+        let inst =
+            unsafe { inst.cast::<Instance<AsExtension<T>>>().as_mut() }.ok_or("null instance")?;
+        let out = unsafe { control.as_mut() }.ok_or("null control")?;
+        let c = Ctx {
+            host: inst.host,
+            ctx,
+            artifact: inst.artifact,
+        };
+        *out = inst.value.0.control(&c)?.to_abi();
+        Ok(())
+    })
+}
+
+#[doc(hidden)]
 #[macro_export]
 macro_rules! __ssx_desc {
     (driver, $name:literal, $desc:literal, $ty:ty) => {
@@ -661,6 +747,7 @@ macro_rules! __ssx_desc {
             destroy: Some($crate::__driver_destroy::<$ty>),
             step: Some($crate::__driver_step::<$ty>),
             call: None,
+            control: None,
         }
     };
     (extension, $name:literal, $desc:literal, $ty:ty) => {
@@ -673,6 +760,7 @@ macro_rules! __ssx_desc {
             destroy: Some($crate::__extension_destroy::<$ty>),
             step: Some($crate::__extension_step::<$ty>),
             call: Some($crate::__extension_call::<$ty>),
+            control: Some($crate::__extension_control::<$ty>),
         }
     };
     (sensor, $name:literal, $desc:literal, $ty:ty) => {
@@ -685,6 +773,7 @@ macro_rules! __ssx_desc {
             destroy: Some($crate::__sensor_destroy::<$ty>),
             step: Some($crate::__sensor_step::<$ty>),
             call: None,
+            control: None,
         }
     };
 }

@@ -169,6 +169,8 @@ pub fn rust_plugin_dir() -> PathBuf {
                 "ssx-driver-door",
                 "-p",
                 "ssx-test-plugins",
+                "-p",
+                "ssx-zenoh",
             ])
             .current_dir(&root)
             .status()

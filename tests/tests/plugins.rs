@@ -204,7 +204,7 @@ fn abi_versions_from_the_future_and_the_past_are_refused_naming_both() {
         let l = c_library(name);
         let err = error_of(&driver_scene(&ws, &l, "hover", "{}"));
         assert!(
-            err.ends_with(&format!("'{}': plugin ABI version mismatch: host = 2, plugin = {version} (rebuild the plugin against this ssx-sdk)", l.display())),
+            err.ends_with(&format!("'{}': plugin ABI version mismatch: host = 3, plugin = {version} (rebuild the plugin against this ssx-sdk)", l.display())),
             "{err}"
         );
     }
@@ -472,7 +472,7 @@ fn ssxd_plugins_lists_every_bundled_library() {
     assert_eq!(
         stderr,
         format!(
-            "error: '{}': plugin ABI version mismatch: host = 2, plugin = 99 (rebuild the plugin against this ssx-sdk)\n",
+            "error: '{}': plugin ABI version mismatch: host = 3, plugin = 99 (rebuild the plugin against this ssx-sdk)\n",
             c_library("abi_future").display()
         )
     );

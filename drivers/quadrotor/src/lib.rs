@@ -16,6 +16,7 @@ pub mod airframe;
 pub mod attitude;
 pub mod formation;
 pub mod position;
+pub mod teleop;
 pub mod trajectory;
 
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
@@ -274,4 +275,5 @@ impl Driver for Quadrotor {
 ssx_sdk::export_plugins!(
     driver "quadrotor" "a quadrotor with a cascaded flight controller (fixed-point attitude loop) flying a trajectory" => Quadrotor,
     driver "formation" "a quadrotor keeping formation and avoiding obstacles by artificial potentials (SwarmSimX sec. 3.2)" => formation::Formation,
+    driver "teleop" "a quadrotor of a group driven by a haptic handle over Zenoh, with force feedback (SwarmSimX sec. 3)" => teleop::Teleop,
 );
