@@ -6,6 +6,8 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod rt;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -113,6 +115,19 @@ struct RunArgs {
     /// The pacer sleeps natively until this many microseconds before a deadline, then spins.
     #[arg(long, default_value_t = 500)]
     spin_margin_us: u64,
+    /// SCHED_FIFO at this priority (1-99) for the stepping thread and the workers.
+    #[arg(long, value_parser = clap::value_parser!(i32).range(1..=99))]
+    rt_priority: Option<i32>,
+    /// Pin the stepping thread to the first CPU of this list (e.g. 2,3 or 2-3) and worker k to
+    /// the (k+1)-th, cycling.
+    #[arg(long, value_parser = rt::parse_cpu_list)]
+    cpu_affinity: Option<rt::CpuList>,
+    /// Lock all memory in RAM (mlockall), so no page fault stalls a step.
+    #[arg(long)]
+    lock_memory: bool,
+    /// Stop (exit status 2) when a real-time setting cannot be applied, instead of warning.
+    #[arg(long)]
+    strict_rt: bool,
 }
 
 fn registry() -> PluginRegistry {
@@ -314,6 +329,15 @@ fn run(o: &RunArgs) -> Result<(), SsxError> {
             .map(|n| format!(", {n} steps"))
             .unwrap_or_default(),
     );
+    rt::apply(
+        &env,
+        &rt::RtOptions {
+            priority: o.rt_priority,
+            affinity: o.cpu_affinity.clone().map(|c| c.0),
+            lock_memory: o.lock_memory,
+            strict: o.strict_rt,
+        },
+    )?;
     let watch: Vec<(String, u32)> = scene
         .watch
         .iter()

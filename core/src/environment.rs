@@ -20,7 +20,9 @@ use crate::plugin::{
 };
 use crate::pool::WorkerPool;
 use crate::render::{RenderEngine, RenderNode};
-use crate::stats::{Miss, MissReport, MissReporter, PhaseTimes, Stats, StatsSummary, StatsView};
+use crate::stats::{
+    DisplayFn, Miss, MissReport, MissReporter, PhaseTimes, Stats, StatsSummary, StatsView,
+};
 use crate::world::{ArtifactId, ArtifactInfo, Catalog, World};
 
 /// A plugin to create: its registered name, its JSON descriptor and where that came from.
@@ -341,8 +343,8 @@ impl Environment {
                 }
             };
             let mut e = created.map_err(|m| SsxError::PluginCreate {
-                artifact: spec.name.clone(),
-                plugin: format!("extension '{}'", spec.plugin.plugin),
+                artifact: String::new(),
+                plugin: format!("extension '{}'", spec.name),
                 message: m,
                 origin: spec.plugin.origin.clone().map(Box::new),
             })?;
@@ -352,8 +354,8 @@ impl Environment {
                 seed: config.seed,
             })
             .map_err(|m| SsxError::PluginCreate {
-                artifact: spec.name.clone(),
-                plugin: format!("extension '{}' (init)", spec.plugin.plugin),
+                artifact: String::new(),
+                plugin: format!("extension '{}'", spec.name),
                 message: m,
                 origin: spec.plugin.origin.clone().map(Box::new),
             })?;
@@ -803,17 +805,16 @@ impl Environment {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         let t = r.first.times;
         let (phase, phase_time) = t.slowest();
-        let artifact = r
-            .first
-            .slowest_artifact
-            .map(|(a, d)| {
-                format!(
-                    ", slowest artifact '{}' {:.3} ms",
-                    self.catalog.artifacts[a as usize].name,
-                    ms(d)
-                )
-            })
-            .unwrap_or_default();
+        let slowest = r.first.slowest_artifact;
+        let artifact = DisplayFn(move |f: &mut std::fmt::Formatter<'_>| match slowest {
+            Some((a, d)) => write!(
+                f,
+                ", slowest artifact '{}' {:.3} ms",
+                self.catalog.artifacts[a as usize].name,
+                ms(d)
+            ),
+            None => Ok(()),
+        });
         let more = r.since_last("misses", " late");
         tracing::warn!(
             target: "ssx::deadline",
@@ -956,6 +957,18 @@ impl Environment {
             }
         }
         self.collect_faults()
+    }
+
+    /// Runs `f(k)` once on every thread that steps: k = 0 is the calling (stepping) thread, k >= 1
+    /// the pool's workers. For per-thread settings such as scheduling policy and CPU affinity;
+    /// returns each thread's result in order.
+    pub fn on_stepping_threads<R: Send + Default>(
+        &self,
+        f: &(dyn Fn(usize) -> R + Sync),
+    ) -> Vec<R> {
+        let mut out: Vec<R> = (0..self.pool.workers()).map(|_| R::default()).collect();
+        self.pool.for_each_mut(&mut out, &|k, r| *r = f(k));
+        out
     }
 
     /// Whether an extension has paused the run.

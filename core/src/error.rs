@@ -75,11 +75,11 @@ pub enum SsxError {
         message: String,
     },
     /// A plugin could not be created from its descriptor.
-    #[error("artifact '{artifact}': cannot create {plugin}: {message}{}", origin.as_ref().map(|o| format!(" (descriptor at {o})")).unwrap_or_default())]
+    #[error("{}cannot create {plugin}: {message}{}", if artifact.is_empty() { String::new() } else { format!("artifact '{artifact}': ") }, origin.as_ref().map(|o| format!(" (descriptor at {o})")).unwrap_or_default())]
     PluginCreate {
-        /// The artifact that asked for it.
+        /// The artifact that asked for it (empty for an extension).
         artifact: String,
-        /// What it is: `driver 'hover'`.
+        /// What it is: `driver 'hover'`, `extension 'zenoh'`.
         plugin: String,
         /// The plugin's own message.
         message: String,

@@ -410,16 +410,29 @@ pub struct MissReport {
 impl MissReport {
     /// `"; N <what> since the last report, worst X ms<suffix>"` when the report stands for more
     /// than one event, else empty.
-    pub fn since_last(&self, what: &str, suffix: &str) -> String {
-        if self.count > 1 {
-            format!(
-                "; {} {what} since the last report, worst {:.3} ms{suffix}",
-                self.count,
-                self.worst.as_secs_f64() * 1e3
-            )
-        } else {
-            String::new()
-        }
+    /// Formats lazily: the report is logged from the stepping thread, which must not allocate.
+    pub fn since_last<'a>(&'a self, what: &'a str, suffix: &'a str) -> impl std::fmt::Display + 'a {
+        DisplayFn(move |f: &mut std::fmt::Formatter<'_>| {
+            if self.count > 1 {
+                write!(
+                    f,
+                    "; {} {what} since the last report, worst {:.3} ms{suffix}",
+                    self.count,
+                    self.worst.as_secs_f64() * 1e3
+                )
+            } else {
+                Ok(())
+            }
+        })
+    }
+}
+
+/// Something displayed by a closure, formatted only when written (no intermediate `String`).
+pub(crate) struct DisplayFn<F>(pub F);
+
+impl<F: Fn(&mut std::fmt::Formatter<'_>) -> std::fmt::Result> std::fmt::Display for DisplayFn<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (self.0)(f)
     }
 }
 

@@ -347,13 +347,22 @@ impl Ctx<'_> {
         request: &[u8],
         response: &mut [u8],
     ) -> Result<usize, Error> {
-        let service = CString::new(service).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT))?;
+        // The service name as a C string on the stack (a call every step must not allocate).
+        let mut name = [0u8; 64];
+        let heap;
+        let service_c: &CStr = if service.len() < name.len() && !service.contains('\0') {
+            name[..service.len()].copy_from_slice(service.as_bytes());
+            CStr::from_bytes_until_nul(&name).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT))?
+        } else {
+            heap = CString::new(service).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT))?;
+            &heap
+        };
         let mut len = 0usize;
         check(unsafe {
             (self.host.call_extension)(
                 self.ctx,
                 extension,
-                service.as_ptr(),
+                service_c.as_ptr(),
                 request.as_ptr(),
                 request.len(),
                 response.as_mut_ptr(),

@@ -182,3 +182,37 @@ pub fn rust_plugin_dir() -> PathBuf {
     })
     .clone()
 }
+
+/// A loopback port nothing listens on (now).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A shipped scene, rewritten into `ws` with absolute artifact paths, the extension listening
+/// on `port` and keys under `prefix`.
+pub fn hil_scene(
+    ws: &Workspace,
+    name: &str,
+    port: u16,
+    prefix: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> String {
+    let path = repo_root().join(format!("artifacts/scenes/{name}.json"));
+    let mut s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for a in s["artifacts"].as_array_mut().unwrap() {
+        let rel = a["artifact"].as_str().unwrap().to_string();
+        a["artifact"] = serde_json::json!(path.parent().unwrap().join(rel).display().to_string());
+    }
+    let d = &mut s["extensions"][0]["descriptor"];
+    d["listen"] = serde_json::json!([format!("tcp/127.0.0.1:{port}")]);
+    d["prefix"] = serde_json::json!(prefix);
+    edit(&mut s);
+    let out = ws.path().join(format!("{name}.json"));
+    std::fs::write(&out, serde_json::to_string_pretty(&s).unwrap()).unwrap();
+    out.display().to_string()
+}

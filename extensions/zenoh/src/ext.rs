@@ -72,7 +72,10 @@ impl Shared {
 
     /// Hands a payload to the publisher thread; drops it (counted) when the queue is full.
     fn send(&self, key: u32, write: impl FnOnce(&mut Vec<u8>)) -> bool {
-        let mut buf = self.free.pop().unwrap_or_default();
+        let Some(mut buf) = self.free.pop() else {
+            self.out_dropped.fetch_add(1, Ordering::Relaxed);
+            return false;
+        };
         buf.clear();
         write(&mut buf);
         match self.out.push(Out { key, buf }) {
@@ -208,9 +211,11 @@ impl Zenoh {
             .wait()
             .map_err(|e| format!("cannot open the zenoh session: {e}"))?;
         let n = desc.outbound_queue;
+        // Every buffer there will ever be, allocated now: when all are queued or in flight the
+        // publisher is behind, and a new message is dropped rather than allocated.
         let free = ArrayQueue::new(n);
-        for _ in 0..n.min(1024) {
-            let _ = free.push(Vec::with_capacity(512));
+        for _ in 0..n {
+            let _ = free.push(Vec::with_capacity(1024));
         }
         let shared = Arc::new(Shared {
             prefix: prefix.clone(),

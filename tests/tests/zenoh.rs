@@ -1,0 +1,423 @@
+//! The Zenoh extension end to end: `ssxd` runs a shipped scene as a child process, and a real
+//! Zenoh session in the test (client mode, 127.0.0.1 only) plays the hardware. Every test is
+//! bounded: the daemon gets a `--duration`, every wait has a deadline, and the daemon is killed
+//! if a test fails half-way.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use ssx_tests::{Workspace, free_port, hil_scene as scene, ssxd};
+use zenoh::Wait;
+
+/// `ssxd run` as a child; its log collected line by line. Killed when dropped.
+struct Daemon {
+    child: Child,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Daemon {
+    fn start(scene: &str, seconds: u32) -> Daemon {
+        let mut child = Command::new(ssxd())
+            .args(["run", scene, "--duration", &seconds.to_string(), "--quiet"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn ssxd");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&log);
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push(line);
+            }
+        });
+        Daemon { child, log }
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+
+    /// SIGINT, then the exit code (bounded wait).
+    fn interrupt(mut self) -> (Option<i32>, String) {
+        let pid = self.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-INT", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                std::thread::sleep(Duration::from_millis(100)); // the log reader drains
+                return (s.code(), self.log());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "ssxd did not stop: {}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A client session to the daemon's endpoint, retried until the daemon listens (≤ 60 s: the
+/// first run may still be loading libraries).
+fn connect(port: u16, daemon: &mut Daemon) -> zenoh::Session {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let mut c = zenoh::Config::default();
+        c.insert_json5("mode", r#""client""#).unwrap();
+        c.insert_json5("connect/endpoints", &format!(r#"["tcp/127.0.0.1:{port}"]"#))
+            .unwrap();
+        c.insert_json5("scouting/multicast/enabled", "false")
+            .unwrap();
+        if let Ok(s) = zenoh::open(c).wait() {
+            return s;
+        }
+        if let Some(status) = daemon.child.try_wait().unwrap() {
+            panic!("ssxd exited ({status}) before listening: {}", daemon.log());
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no daemon on port {port}: {}",
+            daemon.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// One control command; the JSON answer (an error reply too).
+fn control(session: &zenoh::Session, prefix: &str, command: &str) -> Value {
+    let replies = session
+        .get(format!("{prefix}/control"))
+        .payload(command)
+        .timeout(Duration::from_secs(10))
+        .wait()
+        .unwrap();
+    let reply = replies
+        .recv_timeout(Duration::from_secs(11))
+        .unwrap()
+        .unwrap_or_else(|| panic!("no answer to '{command}'"));
+    let bytes = match reply.result() {
+        Ok(sample) => sample.payload().to_bytes().into_owned(),
+        Err(e) => e.payload().to_bytes().into_owned(),
+    };
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+/// Messages on a key, kept as JSON.
+fn collect(
+    session: &zenoh::Session,
+    key: &str,
+) -> (Arc<Mutex<Vec<Value>>>, zenoh::pubsub::Subscriber<()>) {
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&got);
+    let sub = session
+        .declare_subscriber(key.to_string())
+        .callback(move |s| {
+            if let Ok(v) = serde_json::from_slice::<Value>(&s.payload().to_bytes()) {
+                sink.lock().unwrap().push(v);
+            }
+        })
+        .wait()
+        .unwrap();
+    (got, sub)
+}
+
+/// The daemon tests run one at a time: two real-time daemons and a flooding client at once
+/// would share two cores.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn teleop_handle_drives_the_group_feels_feedback_and_controls_the_run() {
+    let _one = one_at_a_time();
+    let ws = Workspace::new();
+    let port = free_port();
+    let prefix = "ssx/test-teleop";
+    let scene = scene(&ws, "teleop", port, prefix, |_| {});
+    let mut daemon = Daemon::start(&scene, 60);
+    let session = connect(port, &mut daemon);
+    let (force, _f) = collect(&session, &format!("{prefix}/teleop/force"));
+    let (lead, _l) = collect(&session, &format!("{prefix}/artifacts/uav_lead/state"));
+    wait_for("the leader's state", Duration::from_secs(20), || {
+        lead.lock().unwrap().len() > 10
+    });
+    // Let it take off (1 m) before steering; no handle yet: the group hovers.
+    wait_for("take-off", Duration::from_secs(20), || {
+        lead.lock().unwrap().last().unwrap()["position"][2]
+            .as_f64()
+            .unwrap()
+            > 0.9
+    });
+    let start_x = lead.lock().unwrap().last().unwrap()["position"][0]
+        .as_f64()
+        .unwrap();
+    assert!(
+        force
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|f| f["handle_live"] == false),
+        "no handle yet"
+    );
+
+    // The handle 5.5 cm to +x for 3 s at 1 kHz: a 0.5 m/s reference along x.
+    let handle = session
+        .declare_publisher(format!("{prefix}/teleop/handle"))
+        .wait()
+        .unwrap();
+    let t0 = Instant::now();
+    let mut sent = 0u32;
+    while t0.elapsed() < Duration::from_secs(3) {
+        handle
+            .put(r#"{"position": [0.055, 0.0, 0.0], "velocity": [0, 0, 0]}"#)
+            .wait()
+            .unwrap();
+        sent += 1;
+        let next = t0 + Duration::from_micros(1000 * u64::from(sent));
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+    let end_x = lead.lock().unwrap().last().unwrap()["position"][0]
+        .as_f64()
+        .unwrap();
+    assert!(
+        end_x - start_x > 0.5,
+        "0.5 m/s for 3 s moves the group about 1.5 m (less the controller's lag), got {}",
+        end_x - start_x
+    );
+    let live: Vec<Value> = force
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|f| f["handle_live"] == true)
+        .cloned()
+        .collect();
+    assert!(
+        live.len() > 1000,
+        "feedback every step while the handle is live: {}",
+        live.len()
+    );
+    for f in &live {
+        assert!(
+            (f["velocity_ref"][0].as_f64().unwrap() - 0.5).abs() < 1e-9,
+            "{f}"
+        );
+    }
+    // Accelerating from hover the group lags its reference: the handle is pushed back (-x).
+    let first = &live[0];
+    assert!(first["force"][0].as_f64().unwrap() < -0.5, "{first}");
+    let last = live.last().unwrap();
+    assert!(
+        last["velocity_mean"][0].as_f64().unwrap() > 0.35,
+        "the group flies at about the reference: {last}"
+    );
+    let steps: Vec<u64> = live.iter().map(|f| f["step"].as_u64().unwrap()).collect();
+    assert!(
+        steps.windows(2).all(|w| w[0] < w[1]),
+        "feedback in step order"
+    );
+
+    // Run control: pause, step 10 while paused, resume; stats and list.
+    let paused = control(&session, prefix, "pause");
+    assert_eq!(paused["ok"], true, "{paused}");
+    assert_eq!(paused["state"], "paused");
+    let at = paused["step"].as_u64().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let still = control(&session, prefix, "stats");
+    assert_eq!(
+        (still["paused"].clone(), still["steps"].as_u64()),
+        (json!(true), Some(at))
+    );
+    let stepped = control(&session, prefix, r#"{"cmd": "step", "n": 10}"#);
+    assert_eq!(stepped["step"].as_u64(), Some(at + 10), "{stepped}");
+    assert_eq!(stepped["state"], "paused");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        control(&session, prefix, "stats")["steps"].as_u64(),
+        Some(at + 10)
+    );
+    let running = control(&session, prefix, "resume");
+    assert_eq!(running["state"], "running", "{running}");
+    std::thread::sleep(Duration::from_millis(500));
+    let stats = control(&session, prefix, "stats");
+    assert_eq!(stats["paused"], false);
+    assert!(stats["steps"].as_u64().unwrap() > at + 100, "{stats}");
+    let inputs = stats["inputs"].as_array().unwrap();
+    assert_eq!(
+        inputs.len(),
+        1,
+        "one handle subscription shared by the group: {stats}"
+    );
+    assert_eq!(inputs[0]["key"], format!("{prefix}/teleop/handle"));
+    assert_eq!(inputs[0]["accepted"].as_u64(), Some(u64::from(sent)));
+    assert_eq!(inputs[0]["malformed"].as_u64(), Some(0));
+    let list = control(&session, prefix, "list");
+    let names: Vec<&str> = list["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "ground", "uav_lead", "uav_0", "uav_1", "uav_2", "pillar_0", "pillar_1", "pillar_2",
+            "pillar_3"
+        ]
+    );
+    // Nothing but run state: a command to load a library is refused, by name.
+    let refused = control(&session, prefix, "load /tmp/evil.so");
+    assert_eq!(
+        refused,
+        json!({"ok": false, "error": "unknown command 'load'; known: pause, resume, step N (1 to 1000000, while paused), stats, list"})
+    );
+    let early = control(&session, prefix, "step 5");
+    assert_eq!(early["error"], "step needs a paused run: pause first");
+
+    drop(session);
+    let (code, log) = daemon.interrupt();
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("paused at step"), "{log}");
+}
+
+#[test]
+fn malformed_and_flooding_poses_are_dropped_counted_and_warned_about_by_key() {
+    let _one = one_at_a_time();
+    let ws = Workspace::new();
+    let port = free_port();
+    let prefix = "ssx/test-lab";
+    let scene = scene(&ws, "virtual-obstacles", port, prefix, |s| {
+        s["extensions"][0]["descriptor"]["artifacts"]["robot"]["state"]["every"] = json!(1);
+    });
+    let mut daemon = Daemon::start(&scene, 60);
+    let session = connect(port, &mut daemon);
+    let (state, _s) = collect(&session, &format!("{prefix}/artifacts/robot/state"));
+    wait_for("the robot's state", Duration::from_secs(20), || {
+        !state.lock().unwrap().is_empty()
+    });
+    // The proxy subscribes on its first step; wait until the daemon lists the subscription.
+    wait_for("the proxy's subscription", Duration::from_secs(20), || {
+        control(&session, prefix, "stats")["inputs"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty())
+    });
+    let key = format!("{prefix}/artifacts/robot/pose");
+    let pose = session.declare_publisher(key.clone()).wait().unwrap();
+    let bad: [&[u8]; 6] = [
+        b"not json",
+        br#"{"position": [1, 2]}"#,
+        br#"{"position": [1e9, 0, 0.12]}"#,
+        br#"{"position": [0, 0, 0.12], "colour": "red"}"#,
+        br#"{"position": [0, "x", 0.12]}"#,
+        b"\xff\xfe\x00garbage",
+    ];
+    for b in bad {
+        pose.put(b).wait().unwrap();
+    }
+    pose.put(r#"{"position": [0.5, -1.0, 0.12]}"#)
+        .wait()
+        .unwrap();
+    wait_for(
+        "the robot at the good pose",
+        Duration::from_secs(10),
+        || {
+            let p = state.lock().unwrap().last().unwrap()["position"].clone();
+            (p[0].as_f64().unwrap() - 0.5).abs() < 1e-4
+                && (p[1].as_f64().unwrap() + 1.0).abs() < 1e-4
+        },
+    );
+    let stats = control(&session, prefix, "stats");
+    let input = &stats["inputs"][0];
+    assert_eq!(input["key"], key);
+    assert_eq!(input["malformed"].as_u64(), Some(6), "{stats}");
+    assert_eq!(input["accepted"].as_u64(), Some(1), "{stats}");
+
+    // A flood: 50,000 poses as fast as the client can put them. The mailbox keeps the newest;
+    // the step reads one per step; the run keeps stepping through it.
+    let before = control(&session, prefix, "stats")["steps"]
+        .as_u64()
+        .unwrap();
+    let n: u32 = 50_000;
+    for i in 1..=n {
+        let x = -1.0 + f64::from(i) * 2e-5;
+        pose.put(format!(r#"{{"position": [{x}, 1.0, 0.12]}}"#))
+            .wait()
+            .unwrap();
+    }
+    wait_for(
+        "the robot at the last flooded pose",
+        Duration::from_secs(20),
+        || {
+            let p = state.lock().unwrap().last().unwrap()["position"].clone();
+            (p[0].as_f64().unwrap() - 0.0).abs() < 1e-4
+                && (p[1].as_f64().unwrap() - 1.0).abs() < 1e-4
+        },
+    );
+    let after = control(&session, prefix, "stats");
+    assert!(after["steps"].as_u64().unwrap() > before, "{after}");
+    let input = &after["inputs"][0];
+    let accepted = input["accepted"].as_u64().unwrap();
+    assert!(accepted <= 1 + u64::from(n), "{after}");
+    assert!(accepted > 1, "{after}");
+    assert_eq!(input["malformed"].as_u64(), Some(6));
+
+    drop(session);
+    let (code, log) = daemon.interrupt();
+    assert_eq!(code, Some(0), "{log}");
+    let warnings: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(&format!("zenoh: dropped a malformed message on '{key}'")))
+        .collect();
+    // Six bad messages within a second: one warning, counting the first.
+    assert_eq!(warnings.len(), 1, "{log}");
+    assert!(
+        warnings[0].contains(
+            "(1 dropped on this key in the last second; 1 malformed and 0 overflowed in all)"
+        ),
+        "{}",
+        warnings[0]
+    );
+}
+
+#[test]
+fn a_listening_endpoint_beyond_loopback_must_be_asked_for() {
+    let ws = Workspace::new();
+    let scene = scene(&ws, "virtual-obstacles", free_port(), "ssx/x", |s| {
+        s["extensions"][0]["descriptor"]["listen"] = json!(["tcp/0.0.0.0:7447"]);
+    });
+    let out = Command::new(ssxd())
+        .args(["check", &scene])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: cannot create extension 'zenoh': zenoh listen endpoint 'tcp/0.0.0.0:7447' is not on loopback; set \"expose\": true to open it beyond this machine (descriptor at "),
+        "{err}"
+    );
+}
