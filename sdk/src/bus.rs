@@ -6,13 +6,14 @@
 //! | service     | request                                   | response                         |
 //! |-------------|-------------------------------------------|----------------------------------|
 //! | `subscribe` | a [`Subscription`] spec as JSON            | `u32` id, little-endian          |
-//! | `read`      | `u32` id                                  | nothing new: empty; else `u64` sequence number, `u32` value count, 4 bytes padding, the values as `f64`, all little-endian |
+//! | `read`      | `u32` id                                  | nothing (yet): empty; else `u64` sequence number, `u32` value count, 4 bytes padding, the values as `f64`, all little-endian |
 //! | `advertise` | `{"key": K, "encoding": "json"\|"binary"}` | `u32` id                         |
 //! | `publish`   | `u32` id, then the payload bytes          | empty                            |
 //!
 //! Inbound messages are decoded and checked (JSON fields, lengths, finite values within the
 //! spec's bounds) on the extension's network threads; a driver only copies the newest values out
-//! of a lock-free mailbox, so a `read` never waits on the network. `subscribe` and `advertise`
+//! of a mailbox (a seqlock) or the oldest out of a lock-free queue, so a `read` never waits on
+//! the network. `subscribe` and `advertise`
 //! declare things on the network: call them once (the first step), not every step.
 
 use crate::{Ctx, Error};
@@ -32,8 +33,9 @@ pub struct Subscription<'a> {
     pub key: &'a str,
     /// The fields in order: name, length, largest magnitude, required (else 0 when missing).
     pub fields: &'a [Field<'a>],
-    /// 0: a latest-value mailbox (a new message replaces an unread one); n > 0: a queue of n
-    /// (when full, new messages are dropped and counted).
+    /// 0: a latest-value mailbox (every `read` returns the newest message, the same one again
+    /// until a newer one arrives; several readers may share it); n > 0: a queue of n (each
+    /// message read once; when full, new messages are dropped and counted).
     pub queue: u32,
     /// The payload is the values as little-endian `f64`s in field order instead of JSON.
     pub binary: bool,
@@ -147,8 +149,9 @@ impl Bus {
         self.call_id(ctx, "subscribe", spec.to_json().as_bytes())
     }
 
-    /// The next message of a subscription: the newest unread one (mailbox) or the oldest
-    /// (queue); None when there is none. Never blocks.
+    /// The newest message (mailbox: compare [`Message::seq`] with the last one seen to tell a
+    /// new message) or the oldest unread one (queue); None when there is none yet (mailbox) or
+    /// none left (queue). Never blocks.
     pub fn read(&self, ctx: &Ctx<'_>, subscription: u32) -> Result<Option<Message>, String> {
         let mut buf = [0u8; 16 + 8 * MAX_VALUES];
         let n = ctx

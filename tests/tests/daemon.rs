@@ -244,3 +244,46 @@ fn stops_cleanly_on(signal: &str) {
     assert!(steps > 0);
     assert!((v["sim_time_s"].as_f64().unwrap() - steps as f64 * 0.001).abs() < 1e-9);
 }
+
+#[test]
+fn real_time_settings_that_cannot_be_applied_warn_or_stop_under_strict_rt() {
+    let scene = repo_root().join("artifacts/scenes/minimal.json");
+    let scene = scene.to_str().unwrap();
+    // CPU 1000 is within the kernel's set size but on no machine we run on: EINVAL.
+    let args = [
+        "run",
+        scene,
+        "--mode",
+        "fast",
+        "--steps",
+        "10",
+        "--quiet",
+        "--cpu-affinity",
+        "1000",
+    ];
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("--cpu-affinity: cannot pin thread 0 to CPU 1000: Invalid argument (os error 22); running without it"),
+        "{err}"
+    );
+    let strict: Vec<&str> = args.iter().copied().chain(["--strict-rt"]).collect();
+    let (code, _, err) = run(&strict);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("error: --cpu-affinity: cannot pin thread 0 to CPU 1000: Invalid argument (os error 22) (--strict-rt)"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["run", scene, "--rt-priority", "0"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("invalid value '0' for '--rt-priority <RT_PRIORITY>': 0 is not in 1..=99"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["run", scene, "--cpu-affinity", "3-1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("invalid CPU list '3-1': expected numbers and ranges like 0,2-3"),
+        "{err}"
+    );
+}

@@ -52,33 +52,45 @@ unsafe extern "C" {
     fn __libc_free(p: *mut c_void);
 }
 
-// SAFETY (all below): each forwards to glibc's own implementation with the same arguments; the
-// only addition is a counter bump that neither allocates nor unwinds.
+// The C allocator's entry points, interposed. Each forwards to glibc's own implementation with
+// the same arguments; the only addition is the counting in `note`.
+/// # Safety
+/// The C contract of `malloc`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
     note(&ALLOCATIONS);
     unsafe { __libc_malloc(size) }
 }
+/// # Safety
+/// The C contract of `calloc`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
     note(&ALLOCATIONS);
     unsafe { __libc_calloc(n, size) }
 }
+/// # Safety
+/// The C contract of `realloc`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn realloc(p: *mut c_void, size: usize) -> *mut c_void {
     note(&ALLOCATIONS);
     unsafe { __libc_realloc(p, size) }
 }
+/// # Safety
+/// The C contract of `memalign`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn memalign(align: usize, size: usize) -> *mut c_void {
     note(&ALLOCATIONS);
     unsafe { __libc_memalign(align, size) }
 }
+/// # Safety
+/// The C contract of `aligned_alloc`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aligned_alloc(align: usize, size: usize) -> *mut c_void {
     note(&ALLOCATIONS);
     unsafe { __libc_memalign(align, size) }
 }
+/// # Safety
+/// The C contract of `posix_memalign`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, size: usize) -> i32 {
     note(&ALLOCATIONS);
@@ -89,6 +101,8 @@ pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, siz
     unsafe { *out = p };
     0
 }
+/// # Safety
+/// The C contract of `free`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn free(p: *mut c_void) {
     if !p.is_null() {

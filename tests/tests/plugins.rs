@@ -457,7 +457,7 @@ fn ssxd_plugins_lists_every_bundled_library() {
         let (code, stdout, stderr) = run(&path);
         assert_eq!(code, Some(0), "{stderr}");
         let mut want = format!(
-            "library      {}\nABI version  2 (this ssxd speaks 2)\nplugins      {}\n",
+            "library      {}\nABI version  3 (this ssxd speaks 3)\nplugins      {}\n",
             path.display(),
             lines.len()
         );

@@ -138,6 +138,16 @@ fn collect(
     (got, sub)
 }
 
+/// The counters of the subscription on `key` in a `stats` answer.
+fn input_of<'a>(stats: &'a Value, key: &str) -> &'a Value {
+    stats["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["key"] == key)
+        .unwrap_or_else(|| panic!("no input '{key}' in {stats}"))
+}
+
 /// The daemon tests run one at a time: two real-time daemons and a flooding client at once
 /// would share two cores.
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
@@ -352,8 +362,7 @@ fn malformed_and_flooding_poses_are_dropped_counted_and_warned_about_by_key() {
         },
     );
     let stats = control(&session, prefix, "stats");
-    let input = &stats["inputs"][0];
-    assert_eq!(input["key"], key);
+    let input = input_of(&stats, &key);
     assert_eq!(input["malformed"].as_u64(), Some(6), "{stats}");
     assert_eq!(input["accepted"].as_u64(), Some(1), "{stats}");
 
@@ -380,15 +389,69 @@ fn malformed_and_flooding_poses_are_dropped_counted_and_warned_about_by_key() {
     );
     let after = control(&session, prefix, "stats");
     assert!(after["steps"].as_u64().unwrap() > before, "{after}");
-    let input = &after["inputs"][0];
+    let input = input_of(&after, &key);
     let accepted = input["accepted"].as_u64().unwrap();
     assert!(accepted <= 1 + u64::from(n), "{after}");
     assert!(accepted > 1, "{after}");
     assert_eq!(input["malformed"].as_u64(), Some(6));
 
+    // A simulated robot driven from outside: a command beyond the descriptor's max_speed (1.2)
+    // is dropped; a good one drives it for its timeout (0.5 s), then the behaviour (stand
+    // still) takes over again.
+    let (rover, _r) = collect(&session, &format!("{prefix}/artifacts/rover/state"));
+    let cmd_key = format!("{prefix}/artifacts/rover/cmd");
+    let cmd = session.declare_publisher(cmd_key.clone()).wait().unwrap();
+    cmd.put(r#"{"linear": 5.0, "angular": 0.0}"#)
+        .wait()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        rover
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|s| s["linear_velocity"][0].as_f64().unwrap().abs() < 1e-9),
+        "the absurd command was dropped"
+    );
+    cmd.put(r#"{"linear": 0.5, "angular": 0.0}"#)
+        .wait()
+        .unwrap();
+    wait_for("the rover at 0.5 m/s", Duration::from_secs(10), || {
+        rover
+            .lock()
+            .unwrap()
+            .last()
+            .is_some_and(|s| (s["linear_velocity"][0].as_f64().unwrap() - 0.5).abs() < 1e-6)
+    });
+    wait_for(
+        "the rover stopped after the command's timeout",
+        Duration::from_secs(10),
+        || {
+            rover
+                .lock()
+                .unwrap()
+                .last()
+                .is_some_and(|s| s["linear_velocity"][0].as_f64().unwrap().abs() < 1e-9)
+        },
+    );
+    let stats = control(&session, prefix, "stats");
+    let rover_input = input_of(&stats, &cmd_key);
+    assert_eq!(
+        (
+            rover_input["accepted"].as_u64(),
+            rover_input["malformed"].as_u64()
+        ),
+        (Some(1), Some(1)),
+        "{rover_input}"
+    );
+
     drop(session);
     let (code, log) = daemon.interrupt();
     assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains(&format!("zenoh: dropped a malformed message on '{cmd_key}': field 'linear' = 5 is beyond its limit 1.2")),
+        "{log}"
+    );
     let warnings: Vec<&str> = log
         .lines()
         .filter(|l| l.contains(&format!("zenoh: dropped a malformed message on '{key}'")))

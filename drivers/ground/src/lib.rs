@@ -17,6 +17,12 @@
 //!
 //! Behaviours that read ranges update their command when the `range` sensor publishes (its
 //! `rate_divider` sets the controller rate) and hold it in between.
+//!
+//! With `"commands": {}` the robot also takes body commands from outside, through a messaging
+//! extension (`zenoh` by default) on `artifacts/<name>/cmd`: `{"linear": v, "angular": w}`.
+//! A command beyond `max_speed` or `max_turn_rate` is dropped by the extension as malformed. A
+//! command overrides the behaviour for `timeout` seconds after it arrived; then the behaviour
+//! drives again.
 
 pub mod behaviour;
 
@@ -52,6 +58,31 @@ pub struct DiffDriveParams {
     pub range: String,
     /// What it does.
     pub behaviour: Behaviour,
+    /// Take body commands from a messaging extension.
+    #[serde(default)]
+    pub commands: Option<Remote>,
+}
+
+/// Where commands come from.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Remote {
+    /// The extension's name in the scene.
+    #[serde(default = "d_ext")]
+    pub extension: String,
+    /// The key, relative to its prefix (default `artifacts/<name>/cmd`).
+    #[serde(default)]
+    pub key: Option<String>,
+    /// Seconds a command holds.
+    #[serde(default = "d_timeout")]
+    pub timeout: f64,
+}
+
+fn d_ext() -> String {
+    "zenoh".into()
+}
+fn d_timeout() -> f64 {
+    0.5
 }
 
 fn d_base() -> f64 {
@@ -73,6 +104,11 @@ fn d_range() -> String {
 /// The `diffdrive` driver.
 pub struct DiffDrive {
     p: DiffDriveParams,
+    name: String,
+    remote: Option<(ssx_sdk::bus::Bus, u32)>,
+    /// The last outside command and the simulated time it arrived, and its sequence number.
+    commanded: Option<(Command, f64)>,
+    seq: u64,
     range: Option<u32>,
     target: Command,
     now: Command,
@@ -100,7 +136,17 @@ impl Driver for DiffDrive {
             return Err("invalid descriptor: wheel sizes, speed and acceleration limits must be finite numbers > 0".into());
         }
         p.behaviour.validate()?;
+        if p.commands
+            .as_ref()
+            .is_some_and(|r| !(r.timeout.is_finite() && r.timeout > 0.0))
+        {
+            return Err("invalid descriptor: commands.timeout must be a positive number".into());
+        }
         Ok(DiffDrive {
+            name: init.artifact_name.clone(),
+            remote: None,
+            commanded: None,
+            seq: 0,
             p,
             range: None,
             target: Command::default(),
@@ -133,9 +179,13 @@ impl Driver for DiffDrive {
             let position = [state.position[0], state.position[1]];
             self.target = self.p.behaviour.decide(wheels, ranges, position, heading);
         }
+        let target = match self.outside_command(ctx)? {
+            Some(c) => c,
+            None => self.target,
+        };
         let p = &self.p;
-        let linear = self.target.linear.clamp(-p.max_speed, p.max_speed);
-        let angular = self.target.angular.clamp(-p.max_turn_rate, p.max_turn_rate);
+        let linear = target.linear.clamp(-p.max_speed, p.max_speed);
+        let angular = target.angular.clamp(-p.max_turn_rate, p.max_turn_rate);
         self.now.linear = ramp(self.now.linear, linear, p.max_accel, self.timestep);
         self.now.angular = ramp(
             self.now.angular,
@@ -156,3 +206,54 @@ impl Driver for DiffDrive {
 ssx_sdk::export_plugins!(
     driver "diffdrive" "a differential-drive ground robot: velocity or wheel commands, Stage's dispersal, waypoints with obstacle avoidance" => DiffDrive,
 );
+
+impl DiffDrive {
+    /// The outside command in force, if any (reading the mailbox; subscribing on the first call).
+    fn outside_command(&mut self, ctx: &Ctx<'_>) -> Result<Option<Command>, String> {
+        let Some(r) = &self.p.commands else {
+            return Ok(None);
+        };
+        let (bus, sub) = match self.remote {
+            Some(link) => link,
+            None => {
+                use ssx_sdk::bus::{Bus, Field, Subscription};
+                let bus = Bus::find(ctx, &r.extension)?;
+                let key = r
+                    .key
+                    .clone()
+                    .unwrap_or_else(|| format!("artifacts/{}/cmd", self.name));
+                let field = |name, max| Field {
+                    name,
+                    len: 1,
+                    max,
+                    required: true,
+                };
+                let fields = [
+                    field("linear", self.p.max_speed),
+                    field("angular", self.p.max_turn_rate),
+                ];
+                let spec = Subscription {
+                    key: &key,
+                    fields: &fields,
+                    queue: 0,
+                    binary: false,
+                };
+                *self.remote.insert((bus, bus.subscribe(ctx, &spec)?))
+            }
+        };
+        let (time, _) = ctx.time()?;
+        if let Some(m) = bus.read(ctx, sub)?.filter(|m| m.seq != self.seq) {
+            let v = m.values();
+            let c = Command {
+                linear: v[0],
+                angular: v[1],
+            };
+            self.seq = m.seq;
+            self.commanded = Some((c, time));
+        }
+        Ok(self
+            .commanded
+            .filter(|(_, at)| time - at <= r.timeout)
+            .map(|(c, _)| c))
+    }
+}

@@ -181,8 +181,9 @@ pub struct Teleop {
     flight: Flight,
     link: Option<Link>,
     handle: Vector3<f64>,
-    /// Simulated time of the last handle message.
+    /// Simulated time of the last new handle message, and its sequence number.
     last_handle: Option<f64>,
+    seq: u64,
     target: Option<Vector3<f64>>,
     payload: Vec<u8>,
     scratch: Vec<u8>,
@@ -216,6 +217,7 @@ impl Driver for Teleop {
             link: None,
             handle: Vector3::zeros(),
             last_handle: None,
+            seq: 0,
             target: None,
             payload: Vec::with_capacity(512),
             scratch: Vec::with_capacity(512),
@@ -228,9 +230,12 @@ impl Driver for Teleop {
         }
         let link = self.link.as_ref().expect("connected");
         let (time, step) = ctx.time()?;
-        // Only the newest handle sample matters: the mailbox keeps it.
-        if let Some(m) = link.bus.read(ctx, link.handle)? {
+        // Only the newest handle sample matters: the mailbox keeps it, for every member.
+        if let Some(m) = link.bus.read(ctx, link.handle)?
+            && m.seq != self.seq
+        {
             let v = m.values();
+            self.seq = m.seq;
             self.handle = Vector3::new(v[0], v[1], v[2]);
             self.last_handle = Some(time);
         }

@@ -1,17 +1,26 @@
 """Shared by the stand-in clients: a Zenoh session on one endpoint, nothing else."""
 
 import json
+import time
 
 import zenoh
 
 
-def open_session(endpoint: str) -> "zenoh.Session":
-    """A client session connected to the daemon only: no scouting, no listening."""
-    conf = zenoh.Config()
-    conf.insert_json5("mode", '"client"')
-    conf.insert_json5("connect/endpoints", json.dumps([endpoint]))
-    conf.insert_json5("scouting/multicast/enabled", "false")
-    return zenoh.open(conf)
+def open_session(endpoint: str, wait: float = 30.0) -> "zenoh.Session":
+    """A client session connected to the daemon only (no scouting, no listening), retried for
+    `wait` seconds while the daemon starts."""
+    deadline = time.monotonic() + wait
+    while True:
+        conf = zenoh.Config()
+        conf.insert_json5("mode", '"client"')
+        conf.insert_json5("connect/endpoints", json.dumps([endpoint]))
+        conf.insert_json5("scouting/multicast/enabled", "false")
+        try:
+            return zenoh.open(conf)
+        except zenoh.ZError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def control(session: "zenoh.Session", prefix: str, command: str, timeout: float = 5.0) -> dict:

@@ -138,10 +138,10 @@ impl Shared {
             .declare_subscriber(full.clone())
             .callback(move |sample| {
                 let payload = sample.payload().to_bytes();
-                if let Some(w) = rx.receive(&payload) {
-                    if let Some(s) = shared.upgrade() {
-                        let _ = s.warnings.push(w);
-                    }
+                if let Some(w) = rx.receive(&payload)
+                    && let Some(s) = shared.upgrade()
+                {
+                    let _ = s.warnings.push(w);
                 }
             })
             .wait()
@@ -236,14 +236,12 @@ impl Zenoh {
         let queryable = session
             .declare_queryable(format!("{prefix}/control"))
             .callback(move |query| {
-                if let Some(s) = q.upgrade() {
-                    if let Err(query) = s.queries.push(query) {
-                        let _ = query
-                            .reply_err(
-                                r#"{"ok":false,"error":"busy: 16 control queries are waiting"}"#,
-                            )
-                            .wait();
-                    }
+                if let Some(s) = q.upgrade()
+                    && let Err(query) = s.queries.push(query)
+                {
+                    let _ = query
+                        .reply_err(r#"{"ok":false,"error":"busy: 16 control queries are waiting"}"#)
+                        .wait();
                 }
             })
             .wait()
@@ -515,7 +513,6 @@ impl Zenoh {
             j.open();
             j.str("key", &inbox.key);
             j.u64("accepted", inbox.accepted.load(Ordering::Relaxed));
-            j.u64("replaced", inbox.replaced.load(Ordering::Relaxed));
             j.u64("malformed", inbox.malformed.load(Ordering::Relaxed));
             j.u64("overflow", inbox.overflow.load(Ordering::Relaxed));
             j.close();
@@ -648,22 +645,22 @@ fn publisher_loop(shared: &Shared) {
             if publishers.len() <= k {
                 publishers.resize_with(k + 1, || None);
             }
-            if publishers[k].is_none() {
-                if let Some(pk) = shared.keys[k].get() {
-                    let enc = match pk.encoding {
-                        Encoding::Json => ZEncoding::from(JSON),
-                        Encoding::Binary => ZEncoding::APPLICATION_OCTET_STREAM,
-                    };
-                    publishers[k] = shared
-                        .session
-                        .declare_publisher(pk.key.clone())
-                        .encoding(enc)
-                        // State streams drop rather than block on a slow subscriber.
-                        .congestion_control(CongestionControl::Drop)
-                        .express(true)
-                        .wait()
-                        .ok();
-                }
+            if publishers[k].is_none()
+                && let Some(pk) = shared.keys[k].get()
+            {
+                let enc = match pk.encoding {
+                    Encoding::Json => ZEncoding::from(JSON),
+                    Encoding::Binary => ZEncoding::APPLICATION_OCTET_STREAM,
+                };
+                publishers[k] = shared
+                    .session
+                    .declare_publisher(pk.key.clone())
+                    .encoding(enc)
+                    // State streams drop rather than block on a slow subscriber.
+                    .congestion_control(CongestionControl::Drop)
+                    .express(true)
+                    .wait()
+                    .ok();
             }
             if let Some(p) = &publishers[k] {
                 let _ = p.put(buf.as_slice()).wait();

@@ -1,10 +1,15 @@
-//! Inbound data: one [`Inbox`] per subscription, filled on Zenoh's threads and emptied by
-//! drivers on worker threads, lock-free (crossbeam's `ArrayQueue`), with counters and
-//! rate-limited warnings for what was dropped.
+//! Inbound data: one [`Inbox`] per subscription, filled on Zenoh's threads and read by drivers
+//! on worker threads, with counters and rate-limited warnings for what was dropped.
+//!
+//! A mailbox holds the newest message in a crossbeam `AtomicCell` (a seqlock: a read is an
+//! optimistic copy, retried under a per-address spin lock only when it races a write); every
+//! reader sees the newest message, so several drivers may share one subscription. A queue is a
+//! crossbeam `ArrayQueue` (lock-free); each message goes to one reader.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crossbeam::atomic::AtomicCell;
 use crossbeam::queue::ArrayQueue;
 use ssx_sdk::bus::MAX_VALUES;
 
@@ -19,30 +24,34 @@ pub struct Msg {
     pub values: [f64; MAX_VALUES],
 }
 
-/// A subscription's mailbox (capacity 1, newest wins) or bounded queue (oldest kept, newest
-/// dropped when full), and its counters.
+/// A subscription's mailbox (the newest message, for every reader) or bounded queue (oldest
+/// kept, newest dropped when full), and its counters.
 pub struct Inbox {
     /// The full key.
     pub key: String,
     /// What messages must look like.
     pub spec: SubSpec,
     queue: ArrayQueue<Msg>,
-    latest: bool,
+    /// The mailbox (seq 0: nothing yet); None for a queue.
+    latest: Option<AtomicCell<Msg>>,
     /// Messages accepted into the inbox.
     pub accepted: AtomicU64,
     /// Messages dropped as malformed.
     pub malformed: AtomicU64,
     /// Messages dropped because the queue was full.
     pub overflow: AtomicU64,
-    /// Unread messages a newer one replaced (mailbox only): not an error, the point of a mailbox.
-    pub replaced: AtomicU64,
     warn: RateLimit,
 }
 
 impl Inbox {
     /// An empty inbox for `spec` on `key`.
     pub fn new(key: String, spec: SubSpec) -> Inbox {
-        let latest = spec.queue == 0;
+        let latest = (spec.queue == 0).then(|| {
+            AtomicCell::new(Msg {
+                seq: 0,
+                values: [0.0; MAX_VALUES],
+            })
+        });
         Inbox {
             key,
             queue: ArrayQueue::new(spec.queue.max(1) as usize),
@@ -51,7 +60,6 @@ impl Inbox {
             accepted: AtomicU64::new(0),
             malformed: AtomicU64::new(0),
             overflow: AtomicU64::new(0),
-            replaced: AtomicU64::new(0),
             warn: RateLimit::new(Duration::from_secs(1)),
         }
     }
@@ -72,10 +80,8 @@ impl Inbox {
         }
         let seq = self.accepted.fetch_add(1, Ordering::Relaxed) + 1;
         let msg = Msg { seq, values };
-        if self.latest {
-            if self.queue.force_push(msg).is_some() {
-                self.replaced.fetch_add(1, Ordering::Relaxed);
-            }
+        if let Some(cell) = &self.latest {
+            cell.store(msg);
             None
         } else if self.queue.push(msg).is_err() {
             self.accepted.fetch_sub(1, Ordering::Relaxed);
@@ -101,9 +107,14 @@ impl Inbox {
         )
     }
 
-    /// The next message for a driver: never blocks, never allocates.
+    /// For a driver: the newest message (mailbox, the same again until a newer one arrives:
+    /// compare `seq`) or the oldest unread one (queue). Never waits on the network, never
+    /// allocates.
     pub fn take(&self) -> Option<Msg> {
-        self.queue.pop()
+        match &self.latest {
+            Some(cell) => Some(cell.load()).filter(|m| m.seq > 0),
+            None => self.queue.pop(),
+        }
     }
 }
 
@@ -158,15 +169,16 @@ mod tests {
     }
 
     #[test]
-    fn a_mailbox_keeps_the_newest_and_a_queue_the_oldest() {
+    fn a_mailbox_keeps_the_newest_for_every_reader_and_a_queue_the_oldest() {
         let m = inbox(0);
+        assert!(m.take().is_none());
         for v in 1..=5 {
             assert_eq!(m.receive(format!(r#"{{"v":{v}}}"#).as_bytes()), None);
         }
-        let got = m.take().unwrap();
-        assert_eq!((got.seq, got.values[0]), (5, 5.0));
-        assert!(m.take().is_none());
-        assert_eq!(m.replaced.load(Ordering::Relaxed), 4);
+        for _reader in 0..3 {
+            let got = m.take().unwrap();
+            assert_eq!((got.seq, got.values[0]), (5, 5.0));
+        }
 
         let q = inbox(3);
         let mut warnings = 0;
@@ -194,6 +206,6 @@ mod tests {
             assert_eq!(m.receive(b"garbage"), None);
         }
         assert_eq!(m.malformed.load(Ordering::Relaxed), 1001);
-        assert!(m.take().is_none());
+        assert!(m.take().is_none(), "nothing accepted");
     }
 }

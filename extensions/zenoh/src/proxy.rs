@@ -51,10 +51,10 @@ pub struct Proxy {
 impl Driver for Proxy {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
         let d: Descriptor = serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
-        if !(d.bound > 0.0 && d.max_speed > 0.0 && d.max_turn_rate > 0.0)
-            || ![d.bound, d.max_speed, d.max_turn_rate]
-                .iter()
-                .all(|x| x.is_finite())
+        let positive = |x: f64| x.is_finite() && x > 0.0;
+        if ![d.bound, d.max_speed, d.max_turn_rate]
+            .into_iter()
+            .all(positive)
         {
             return Err(
                 "invalid descriptor: bound, max_speed and max_turn_rate must be positive numbers"

@@ -3,7 +3,7 @@
 //! from `<prefix>/teleop/force` ten times a second and a summary at the end. The same as
 //! `clients/teleop_handle.py`.
 //!
-//!     cargo run --release -p ssx-zenoh --example teleop_handle -- --duration 10
+//!     cargo build --release --workspace && ./target/release/ssx-teleop-handle --duration 10
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
