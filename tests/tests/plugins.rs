@@ -434,6 +434,14 @@ fn ssxd_plugins_lists_every_bundled_library() {
             vec![
                 "  driver  quadrotor  a quadrotor with a cascaded flight controller (fixed-point attitude loop) flying a trajectory",
                 "  driver  formation  a quadrotor keeping formation and avoiding obstacles by artificial potentials (SwarmSimX sec. 3.2)",
+                "  driver  teleop     a quadrotor of a group driven by a haptic handle over Zenoh, with force feedback (SwarmSimX sec. 3)",
+            ],
+        ),
+        (
+            lib("ssx_zenoh"),
+            vec![
+                "  extension  zenoh  Zenoh bridge: clock, stats, states, readings, driver pub/sub, control queryable",
+                "  driver  proxy  a kinematic body following an external pose stream (motion capture)",
             ],
         ),
         (

@@ -870,6 +870,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn binary_streams_have_the_documented_little_endian_layout() {
+        let s = ssx_sdk::BodyState {
+            position: [1.0, 2.0, 3.0],
+            orientation: [1.0, 0.0, 0.0, 0.0],
+            linear_velocity: [0.5, 0.0, -0.5],
+            angular_velocity: [0.0, 0.0, 0.25],
+        };
+        let mut b = Vec::new();
+        write_state(&mut b, Encoding::Binary, 7, 0.007, &s);
+        assert_eq!(b.len(), 8 + 8 + 13 * 8);
+        let f = |i: usize| f64::from_le_bytes(b[16 + 8 * i..24 + 8 * i].try_into().unwrap());
+        assert_eq!(u64::from_le_bytes(b[..8].try_into().unwrap()), 7);
+        assert_eq!(f64::from_le_bytes(b[8..16].try_into().unwrap()), 0.007);
+        let values: Vec<f64> = (0..13).map(f).collect();
+        assert_eq!(
+            values,
+            [
+                1.0, 2.0, 3.0, 1.0, 0.0, 0.0, 0.0, 0.5, 0.0, -0.5, 0.0, 0.0, 0.25
+            ]
+        );
+
+        let mut r = Vec::new();
+        write_reading(&mut r, Encoding::Binary, 9, 0.009, 8, &[4.0, 5.0]);
+        assert_eq!(r.len(), 8 + 8 + 8 + 4 + 4 + 2 * 8);
+        assert_eq!(u64::from_le_bytes(r[16..24].try_into().unwrap()), 8);
+        assert_eq!(u32::from_le_bytes(r[24..28].try_into().unwrap()), 2);
+        assert_eq!(f64::from_le_bytes(r[32..40].try_into().unwrap()), 4.0);
+
+        let mut j = Vec::new();
+        write_state(&mut j, Encoding::Json, 7, 0.007, &s);
+        let v: serde_json::Value = serde_json::from_slice(&j).unwrap();
+        assert_eq!(v["position"], serde_json::json!([1.0, 2.0, 3.0]));
+        assert_eq!(v["orientation"], serde_json::json!([1.0, 0.0, 0.0, 0.0]));
+        assert_eq!(v["step"], 7);
+    }
+
+    #[test]
     fn the_control_language_is_small_and_closed() {
         assert_eq!(parse_command_text("pause"), Ok(Command::Pause));
         assert_eq!(parse_command_text(" step 10 "), Ok(Command::Step(10)));
