@@ -682,3 +682,99 @@ fn a_failing_extension_is_reported_once_and_no_longer_stepped() {
         "extension 'link' failed at step 3: link down (strict mode: stopping)"
     );
 }
+
+/// Pauses the run after step 5, asks for 3 steps after 50 paused polls, resumes 20 polls later;
+/// records (steps, paused) at every poll.
+struct Remote {
+    seen: Arc<Mutex<Vec<(u64, bool)>>>,
+    polls_paused: u32,
+}
+
+impl SimulationExtension for Remote {
+    fn init(&mut self, _: &ExtensionInit) -> Result<(), String> {
+        Ok(())
+    }
+    fn control(
+        &mut self,
+        ctx: &ssx_core::plugin::ExtensionContext<'_>,
+    ) -> Result<ssx_core::RunRequest, String> {
+        let live = ctx.stats.live();
+        self.seen.lock().unwrap().push((live.steps, live.paused));
+        if !live.paused {
+            return Ok(if live.steps == 5 {
+                ssx_core::RunRequest::Pause
+            } else {
+                ssx_core::RunRequest::None
+            });
+        }
+        self.polls_paused += 1;
+        Ok(match self.polls_paused {
+            50 => ssx_core::RunRequest::Step(3),
+            70 => ssx_core::RunRequest::Resume,
+            _ => ssx_core::RunRequest::None,
+        })
+    }
+    fn shutdown(&mut self) {}
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[test]
+fn an_extension_pauses_steps_and_resumes_the_run_without_counting_the_pause_as_lateness() {
+    let ws = Workspace::new();
+    burner_scene(&ws);
+    let scene = ws.write(
+        "s.json",
+        r#"{ "timestep": 0.001, "extensions": [ { "name": "remote", "plugin": "remote" } ],
+             "artifacts": [ { "name": "b", "artifact": "b.json" } ] }"#,
+    );
+    let clock = VirtualClock::new();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut reg = registry();
+    let c = clock.clone();
+    reg.add_driver("burner", move |_, _| {
+        Ok(Box::new(Burner {
+            clock: c.clone(),
+            script: vec![],
+        }))
+    });
+    let s = Arc::clone(&seen);
+    reg.add_extension("remote", move |_| {
+        Ok(Box::new(Remote {
+            seen: Arc::clone(&s),
+            polls_paused: 0,
+        }))
+    });
+    let mut env = build_with(
+        &scene,
+        &reg,
+        1,
+        Mode::Realtime { factor: 1.0 },
+        true,
+        Arc::new(clock.clone()),
+    )
+    .unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    env.run(Some(20), &stop, |_, _| {}).unwrap();
+    let seen = seen.lock().unwrap().clone();
+    // Running: one poll after each of steps 1..=5; then paused at 5 for 50 polls (1 ms apart);
+    // three steps (polls 51-53, still paused); polls 54-70 at step 8, the last one resumes; then
+    // running to 20.
+    let mut want: Vec<(u64, bool)> = (1..=5).map(|s| (s, false)).collect();
+    want.extend(std::iter::repeat_n((5, true), 50));
+    want.extend((6..=8).map(|s| (s, true)));
+    want.extend(std::iter::repeat_n((8, true), 17));
+    want.extend((9..=20).map(|s| (s, false)));
+    assert_eq!(seen, want);
+    let summary = env.summary();
+    assert_eq!(summary.steps, 20);
+    assert_eq!(summary.deadline_misses, 0, "the pause is not lateness");
+    assert_eq!(summary.max_lateness_us, 0.0);
+    // 20 steps of 1 ms and 67 paused polls 1 ms apart.
+    assert!(
+        clock.now() >= Duration::from_millis(20 + 67),
+        "{:?}",
+        clock.now()
+    );
+}
