@@ -34,11 +34,19 @@ struct Args {
 
 fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let a = Args::parse();
-    let mut c = zenoh::Config::default();
-    c.insert_json5("mode", r#""client""#)?;
-    c.insert_json5("connect/endpoints", &serde_json::to_string(&[&a.endpoint])?)?;
-    c.insert_json5("scouting/multicast/enabled", "false")?;
-    let session = zenoh::open(c).wait()?;
+    // Retried for 30 s while the daemon starts.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let session = loop {
+        let mut c = zenoh::Config::default();
+        c.insert_json5("mode", r#""client""#)?;
+        c.insert_json5("connect/endpoints", &serde_json::to_string(&[&a.endpoint])?)?;
+        c.insert_json5("scouting/multicast/enabled", "false")?;
+        match zenoh::open(c).wait() {
+            Ok(s) => break s,
+            Err(e) if Instant::now() > deadline => return Err(e),
+            Err(_) => std::thread::sleep(Duration::from_millis(200)),
+        }
+    };
 
     let last: Arc<Mutex<(u64, Option<serde_json::Value>)>> = Arc::new(Mutex::new((0, None)));
     let sink = Arc::clone(&last);
