@@ -17,7 +17,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ssx_artifacts::Scene;
 use ssx_core::{
-    Environment, LatePolicy, Mode, MonotonicClock, NullRenderEngine, PluginRegistry, SsxError,
+    Environment, LatePolicy, Mode, MonotonicClock, NullRenderEngine, PluginRegistry, RenderEngine,
+    SsxError,
 };
 
 /// Exit status for bad input (scene, flags, files).
@@ -128,6 +129,23 @@ struct RunArgs {
     /// Stop (exit status 2) when a real-time setting cannot be applied, instead of warning.
     #[arg(long)]
     strict_rt: bool,
+    /// Serve the live view: Foxglove WebSocket on 127.0.0.1:8765, the built-in page on the next
+    /// port (the scene's "view" block can change both).
+    #[arg(long)]
+    view: bool,
+    /// View frames per wall second (default 30, or the scene's view.rate).
+    #[arg(long, requires = "view", allow_negative_numbers = true)]
+    view_rate: Option<f64>,
+    /// The view's WebSocket port (0: any free port; the page takes the next one, or any free one
+    /// with 0).
+    #[arg(long, requires = "view")]
+    view_port: Option<u16>,
+    /// Record the run into this MCAP file (it must not exist yet).
+    #[arg(long)]
+    record: Option<PathBuf>,
+    /// Record a snapshot every N steps (default 1: every step).
+    #[arg(long, requires = "record", default_value_t = 1)]
+    record_every: u64,
 }
 
 fn registry() -> PluginRegistry {
@@ -136,28 +154,36 @@ fn registry() -> PluginRegistry {
     r
 }
 
-fn init_logging(level: &str, format: LogFormat) -> Result<(), SsxError> {
+/// Logs to stderr; warnings and errors also go to the live view's and the recording's `/log`
+/// channel through `hub`.
+fn init_logging(level: &str, format: LogFormat, hub: &ssx_view::Hub) -> Result<(), SsxError> {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let filter = tracing_subscriber::EnvFilter::try_new(level)
         .map_err(|e| SsxError::Config(format!("--log-level '{level}': {e}")))?;
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let fmt = match format {
+        LogFormat::Text => fmt.boxed(),
+        LogFormat::Json => fmt.json().boxed(),
+    };
+    tracing_subscriber::registry()
+        .with(fmt.with_filter(filter))
+        .with(ssx_view::LogLayer::new(hub.clone()))
+        .init();
     Ok(())
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Err(e) = init_logging(&cli.log_level, cli.log_format) {
+    let hub = ssx_view::Hub::new();
+    if let Err(e) = init_logging(&cli.log_level, cli.log_format, &hub) {
         eprintln!("error: {e}");
         return ExitCode::from(EXIT_BAD_INPUT);
     }
     let result = match &cli.command {
         Command::Check { scene } => check(scene),
-        Command::Run(args) => run(args),
+        Command::Run(args) => run(args, &hub),
         Command::Plugins { library } => plugins(library),
     };
     match result {
@@ -252,7 +278,47 @@ fn check_output_path(path: &Path) -> Result<(), SsxError> {
     Ok(())
 }
 
-fn run(o: &RunArgs) -> Result<(), SsxError> {
+/// The live view and the recorder, as the flags and the scene ask; None when neither is on.
+fn output(
+    o: &RunArgs,
+    scene: &Scene,
+    hub: &ssx_view::Hub,
+) -> Result<Option<ssx_view::Output>, SsxError> {
+    if !o.view && o.record.is_none() {
+        return Ok(None);
+    }
+    let view = o.view.then(|| {
+        let file = scene.view.unwrap_or_default();
+        let defaults = ssx_view::ViewOptions::default();
+        let port = o.view_port.or(file.port).unwrap_or(defaults.port);
+        let page_port = match (o.view_port, file.page_port) {
+            (Some(0), _) => 0,
+            (Some(p), _) => p.saturating_add(1),
+            (None, Some(p)) => p,
+            (None, None) if port == 0 => 0,
+            (None, None) => port.saturating_add(1),
+        };
+        ssx_view::ViewOptions {
+            host: if file.expose { "0.0.0.0" } else { "127.0.0.1" }.into(),
+            port,
+            page_port,
+            rate: o
+                .view_rate
+                .or(file.rate.map(|r| r.0))
+                .unwrap_or(defaults.rate),
+            ..defaults
+        }
+    });
+    let record = o.record.as_ref().map(|path| ssx_view::RecordOptions {
+        path: path.clone(),
+        every: o.record_every,
+    });
+    ssx_view::Output::new(hub.clone(), view.as_ref(), record.as_ref())
+        .map(Some)
+        .map_err(SsxError::Config)
+}
+
+fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
     let path = o.scene.as_path();
     let mode = match (o.mode, o.rt_factor) {
         (ModeArg::Fast, _) => Mode::Fast,
@@ -305,12 +371,21 @@ fn run(o: &RunArgs) -> Result<(), SsxError> {
         LatePolicyArg::Reanchor => LatePolicy::Reanchor,
     };
     let config = scene.config(workers, mode, late_policy, o.strict);
+    let render: Box<dyn RenderEngine> = match output(o, &scene, hub)? {
+        Some(out) => {
+            if let Some((ws, page)) = out.endpoints() {
+                tracing::info!("live view: open {page} in a browser, or connect Foxglove to {ws}");
+            }
+            Box::new(out)
+        }
+        None => Box::new(NullRenderEngine::default()),
+    };
     let mut env = Environment::build(
         config,
         &registry,
         &scene.extensions,
         &scene.artifacts,
-        Box::new(NullRenderEngine::default()),
+        render,
         Arc::new(MonotonicClock::new(Duration::from_micros(o.spin_margin_us))),
     )?;
     tracing::info!(
@@ -345,6 +420,12 @@ fn run(o: &RunArgs) -> Result<(), SsxError> {
         .collect();
     let quiet = o.quiet;
     let outcome = env.run(max_steps, &stop, |s, env| {
+        if hub.active() {
+            // Once a second, the --stats-json fields for the view's and the recording's /stats.
+            if let Ok(json) = serde_json::to_string(&env.summary()) {
+                hub.stats(json, s.sim_time);
+            }
+        }
         if quiet {
             return;
         }
@@ -362,9 +443,15 @@ fn run(o: &RunArgs) -> Result<(), SsxError> {
         tracing::info!("stopped by signal at step {}", env.steps());
     }
     let summary = env.summary();
-    // Shut down in order: drivers and sensors, then the engines, then the extensions.
+    // Shut down in order: drivers and sensors, then the engines and the view (which finishes
+    // the recording), then the extensions.
     drop(env);
     println!("{}", summary.render_text());
+    let view = hub.report();
+    print!("{}", view.render_text());
+    if let Some(e) = view.record_error {
+        return Err(SsxError::Config(format!("the recording failed: {e}")));
+    }
     if let Some(p) = &o.stats_json {
         summary.write_json_atomic(p)?;
     }

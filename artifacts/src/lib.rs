@@ -50,6 +50,8 @@ pub struct Scene {
     pub artifacts: Vec<ArtifactSpec>,
     /// Artifacts whose position the status line shows.
     pub watch: Vec<String>,
+    /// The scene's live-view settings, if it has any.
+    pub view: Option<ViewFile>,
 }
 
 impl Scene {
@@ -75,6 +77,14 @@ impl Scene {
                     "unknown physics engine '{engine}' (known: {})",
                     registry.names(PluginKind::Engine).join(", ")
                 ),
+            ));
+        }
+        if let Some(rate) = scene.view.and_then(|v| v.rate)
+            && rate.0 > 1000.0
+        {
+            return Err(top.err(
+                "view.rate",
+                format!("the view rate must be at most 1000 Hz, got {}", rate.0),
             ));
         }
         let name = scene.name.clone().unwrap_or_else(|| {
@@ -115,6 +125,7 @@ impl Scene {
             extensions: loader.extensions,
             artifacts: loader.artifacts,
             watch: scene.watch,
+            view: scene.view,
         })
     }
 

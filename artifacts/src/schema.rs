@@ -243,6 +243,27 @@ pub struct SceneFile {
     /// Artifacts whose position the status line shows.
     #[serde(default)]
     pub watch: Vec<String>,
+    /// Where and how fast `ssxd run --view` serves the live view.
+    #[serde(default)]
+    pub view: Option<ViewFile>,
+}
+
+/// The live view's settings (`"view"` in a scene; used when `ssxd run --view` is given).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ViewFile {
+    /// Foxglove WebSocket port (default 8765; 0: any free port).
+    #[serde(default)]
+    pub port: Option<u16>,
+    /// The built-in page's HTTP port (default: `port` + 1; 0: any free port).
+    #[serde(default)]
+    pub page_port: Option<u16>,
+    /// Frames a wall second (default 30, at most 1000).
+    #[serde(default)]
+    pub rate: Option<Positive>,
+    /// Listen on every interface instead of loopback only.
+    #[serde(default)]
+    pub expose: bool,
 }
 
 /// A collision shape. Sizes are full extents; lengths run along z.

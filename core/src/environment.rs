@@ -19,7 +19,7 @@ use crate::plugin::{
     PluginRegistry, Reading, ReadingSource, RunRequest, Sensor, SensorContext, SimulationExtension,
 };
 use crate::pool::WorkerPool;
-use crate::render::{RenderEngine, RenderNode};
+use crate::render::{RenderEngine, RenderFrame, RenderNode, RenderScene};
 use crate::stats::{
     DisplayFn, Miss, MissReport, MissReporter, PhaseTimes, Stats, StatsSummary, StatsView,
 };
@@ -404,6 +404,15 @@ impl Environment {
         };
         env.add_bodies(artifacts)?;
         env.add_plugins(artifacts, registry)?;
+        let scene = RenderScene {
+            name: &env.config.scene,
+            timestep: env.config.timestep,
+            artifacts: &env.catalog.artifacts,
+            specs: artifacts,
+        };
+        env.render.start(&scene).map_err(|m| {
+            SsxError::Config(format!("render backend '{}': {m}", env.render.name()))
+        })?;
         Ok(env)
     }
 
@@ -659,8 +668,18 @@ impl Environment {
         }
         let t_drivers = clock.now();
 
-        self.render.sync(self.steps, &self.states);
         let (time, step) = (world.time, world.step);
+        let readings = Readings {
+            index: &self.reading_index,
+            shards: &self.sensor_shards,
+        };
+        self.render.sync(&RenderFrame::new(
+            step,
+            time,
+            t_drivers,
+            &self.states,
+            &readings,
+        ));
         let world = World {
             engine: &*self.engine,
             catalog: &self.catalog,
@@ -670,10 +689,6 @@ impl Environment {
             step,
             dt: self.config.timestep,
             gravity: self.config.gravity,
-        };
-        let readings = Readings {
-            index: &self.reading_index,
-            shards: &self.sensor_shards,
         };
         let ctx = ExtensionContext {
             world: &world,

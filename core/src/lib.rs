@@ -35,9 +35,9 @@ pub use error::{Origin, PluginFault, SsxError};
 pub use pacer::{LatePolicy, Mode, PaceOutcome, Pacer};
 pub use plugin::{
     CommandBuffer, Driver, DriverContext, ExtensionContext, ExtensionInit, PluginRegistry, Reading,
-    RunRequest, Sensor, SensorContext, SimulationExtension,
+    ReadingSource, RunRequest, Sensor, SensorContext, SimulationExtension,
 };
 pub use pool::WorkerPool;
-pub use render::{NullRenderEngine, RenderEngine, RenderNode};
+pub use render::{NullRenderEngine, RenderEngine, RenderFrame, RenderNode, RenderScene};
 pub use stats::{LiveStats, Stats, StatsSummary, StatsView, write_atomic};
 pub use world::{ArtifactId, ArtifactInfo, World};

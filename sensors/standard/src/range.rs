@@ -78,16 +78,9 @@ impl Sensor for Range {
             return Err("invalid descriptor: 'position' and 'yaw' must be finite".into());
         }
         let n = d.count as usize;
-        let full = (d.fov - TAU).abs() < 1e-9;
-        let rays = (0..n)
+        let rays = (0..d.count)
             .map(|i| {
-                let a = if full {
-                    d.yaw + TAU * i as f64 / n as f64
-                } else if n == 1 {
-                    d.yaw
-                } else {
-                    d.yaw - d.fov / 2.0 + d.fov * i as f64 / (n - 1) as f64
-                };
+                let a = ssx_sdk::geometry::range_ray_yaw(i, d.count, d.fov, d.yaw);
                 Vector3::new(a.cos(), a.sin(), 0.0)
             })
             .collect();

@@ -1,0 +1,146 @@
+//! Snapshots of the world and the bounded pipe that carries them off the stepping thread.
+//!
+//! The stepping thread takes a free buffer, copies poses and fresh readings into it and queues it;
+//! a consumer thread publishes it and hands the buffer back. Buffers are reused, so after the
+//! first few frames a snapshot allocates nothing. When every buffer is in use (the consumer is
+//! behind) the frame is dropped and counted; the stepping thread never waits.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::Thread;
+
+use crossbeam::queue::ArrayQueue;
+use ssx_core::{ArtifactId, RenderFrame};
+
+/// One body's pose: position, then the rotation as x, y, z, w.
+pub(crate) type PoseArray = [f64; 7];
+
+/// The world at one step, as copied for a consumer.
+#[derive(Default)]
+pub(crate) struct Frame {
+    pub step: u64,
+    pub time: f64,
+    pub poses: Vec<PoseArray>,
+    /// Fresh readings: (sensor slot, start, length) into `values`.
+    pub readings: Vec<(u32, u32, u32)>,
+    pub values: Vec<f64>,
+}
+
+impl Frame {
+    /// Copies the bodies and every reading taken after step `since` (slots: artifact, sensor).
+    fn fill(&mut self, frame: &RenderFrame<'_>, slots: &[(ArtifactId, usize)], since: u64) {
+        self.step = frame.step;
+        self.time = frame.time;
+        self.poses.clear();
+        self.poses.extend(frame.bodies.iter().map(|b| {
+            let t = b.pose.translation.vector;
+            let q = b.pose.rotation.quaternion();
+            [t.x, t.y, t.z, q.i, q.j, q.k, q.w]
+        }));
+        self.readings.clear();
+        self.values.clear();
+        for (slot, &(artifact, sensor)) in slots.iter().enumerate() {
+            let Some(r) = frame.reading(artifact, sensor) else {
+                continue;
+            };
+            if r.step() > since {
+                let start = self.values.len() as u32;
+                self.values.extend_from_slice(r.values());
+                self.readings
+                    .push((slot as u32, start, r.values().len() as u32));
+            }
+        }
+    }
+
+    /// The values of one fresh reading.
+    pub fn values(&self, start: u32, len: u32) -> &[f64] {
+        &self.values[start as usize..(start + len) as usize]
+    }
+}
+
+/// Counters of one pipe, shared with whoever reports them.
+#[derive(Debug, Default)]
+pub struct PipeCounters {
+    /// Frames handed to the consumer.
+    pub taken: AtomicU64,
+    /// Frames dropped because every buffer was in use.
+    pub dropped: AtomicU64,
+}
+
+/// The buffers of one pipe: free ones and queued ones. Shared by both ends.
+pub(crate) struct Queues {
+    free: ArrayQueue<Box<Frame>>,
+    full: ArrayQueue<Box<Frame>>,
+    pub counters: Arc<PipeCounters>,
+}
+
+impl Queues {
+    /// Consumer: the next queued frame.
+    pub fn next(&self) -> Option<Box<Frame>> {
+        self.full.pop()
+    }
+
+    /// Consumer: gives a published frame's buffer back.
+    pub fn recycle(&self, frame: Box<Frame>) {
+        let _ = self.free.push(frame);
+    }
+}
+
+/// The producer end: a fixed set of frame buffers circulating between the stepping thread and
+/// one consumer thread.
+pub(crate) struct Pipe {
+    queues: Arc<Queues>,
+    /// The last step whose readings went into a frame (readings up to it are not copied again).
+    since: u64,
+    consumer: Option<Thread>,
+}
+
+impl Pipe {
+    pub fn new(buffers: usize, counters: Arc<PipeCounters>) -> Self {
+        let free = ArrayQueue::new(buffers);
+        for _ in 0..buffers {
+            let _ = free.push(Box::default());
+        }
+        let queues = Queues {
+            free,
+            full: ArrayQueue::new(buffers),
+            counters,
+        };
+        Self {
+            queues: Arc::new(queues),
+            since: 0,
+            consumer: None,
+        }
+    }
+
+    /// The consumer's end.
+    pub fn queues(&self) -> Arc<Queues> {
+        Arc::clone(&self.queues)
+    }
+
+    /// The thread to wake when a frame is queued.
+    pub fn set_consumer(&mut self, t: Thread) {
+        self.consumer = Some(t);
+    }
+
+    /// Stepping thread: snapshot `frame` into a free buffer and queue it, or count a drop.
+    /// Readings taken since the last frame sent are carried into the next one that is sent.
+    pub fn offer(&mut self, frame: &RenderFrame<'_>, slots: &[(ArtifactId, usize)]) {
+        let q = &*self.queues;
+        match q.free.pop() {
+            Some(mut buf) => {
+                buf.fill(frame, slots, self.since);
+                self.since = frame.step;
+                // Cannot fail: there are only as many buffers as places in the queue.
+                let _ = q.full.push(buf);
+                q.counters.taken.fetch_add(1, Ordering::Relaxed);
+                if let Some(t) = &self.consumer {
+                    t.unpark();
+                }
+            }
+            None => {
+                q.counters.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! ssx-view: the [`RenderEngine`] backend that lets people watch a run and keep it.
+//!
+//! - a live stream over the Foxglove WebSocket protocol (the `foxglove` crate's server and
+//!   built-in schemas), which Foxglove (or Lichtblick) and the built-in three.js page both show;
+//! - MCAP recordings of the same channels, with a snapshot every N steps.
+//!
+//! The stepping thread only copies a snapshot (body poses, fresh readings) into a free buffer at
+//! the view rate or the recording's step divider; encoding, network and disk work happen on
+//! threads of their own. When their consumer is behind, snapshots are dropped and counted, and
+//! the step goes on ([`frame`]). Channels and their schemas: `docs/view.md`.
+#![warn(missing_docs)]
+
+mod frame;
+mod hub;
+mod live;
+mod log_layer;
+mod page;
+mod publish;
+mod record;
+mod scene;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use ssx_core::{ArtifactId, RenderEngine, RenderFrame, RenderNode, RenderScene};
+
+pub use frame::PipeCounters;
+pub use hub::{Hub, Report};
+pub use live::ViewOptions;
+pub use log_layer::LogLayer;
+pub use publish::{Side, topics};
+pub use record::RecordOptions;
+pub use scene::{RangeGeometry, SceneInfo, SensorKind, WORLD_FRAME};
+
+use frame::Pipe;
+use live::Live;
+use record::Recorder;
+
+/// Snapshots in flight to the live publisher: a few frames; more would only show old ones.
+const LIVE_BUFFERS: usize = 4;
+/// Snapshots in flight to the recorder: enough for a few hundred milliseconds at 1 kHz.
+const RECORD_BUFFERS: usize = 512;
+
+struct LiveSink {
+    server: Live,
+    pipe: Pipe,
+    period: Duration,
+    next_at: Option<Duration>,
+}
+
+struct RecordSink {
+    recorder: Recorder,
+    pipe: Pipe,
+    every: u64,
+}
+
+/// The view and recording backend. Build it before the Environment (so a busy port or an
+/// existing file is refused before anything runs), hand it over as the render engine, and read
+/// the counts through the [`Hub`] after the Environment is dropped (dropping it finishes the
+/// recording).
+pub struct Output {
+    nodes: Vec<RenderNode>,
+    hub: Hub,
+    live: Option<LiveSink>,
+    record: Option<RecordSink>,
+    /// Every sensor as (artifact, index), in scene order: the frames' reading slots.
+    slots: Vec<(ArtifactId, usize)>,
+}
+
+impl Output {
+    /// Binds the live view's ports and creates the recording's file, as asked.
+    pub fn new(
+        hub: Hub,
+        view: Option<&ViewOptions>,
+        record: Option<&RecordOptions>,
+    ) -> Result<Self, String> {
+        let live = match view {
+            Some(o) => {
+                if !(o.rate.is_finite() && o.rate > 0.0 && o.rate <= 1000.0) {
+                    return Err(format!(
+                        "view rate must be above 0 and at most 1000 Hz, got {}",
+                        o.rate
+                    ));
+                }
+                let server = Live::bind(o)?;
+                *hub.0.live_endpoints.lock().expect("not poisoned") =
+                    Some((server.ws_url.clone(), server.page_url.clone()));
+                Some(LiveSink {
+                    server,
+                    pipe: Pipe::new(LIVE_BUFFERS, Arc::clone(&hub.0.live_frames)),
+                    period: Duration::from_secs_f64(1.0 / o.rate),
+                    next_at: None,
+                })
+            }
+            None => None,
+        };
+        let record = match record {
+            Some(o) => {
+                if o.every == 0 {
+                    return Err("--record-every must be at least 1".into());
+                }
+                let recorder = Recorder::create(o)?;
+                *hub.0.recording.lock().expect("not poisoned") = Some(recorder.state());
+                Some(RecordSink {
+                    recorder,
+                    pipe: Pipe::new(RECORD_BUFFERS, Arc::clone(&hub.0.record_frames)),
+                    every: o.every,
+                })
+            }
+            None => None,
+        };
+        Ok(Self {
+            nodes: Vec::new(),
+            hub,
+            live,
+            record,
+            slots: Vec::new(),
+        })
+    }
+
+    /// The live view's WebSocket and page URLs, when it runs.
+    pub fn endpoints(&self) -> Option<(&str, &str)> {
+        self.live
+            .as_ref()
+            .map(|l| (l.server.ws_url.as_str(), l.server.page_url.as_str()))
+    }
+}
+
+impl RenderEngine for Output {
+    fn name(&self) -> &'static str {
+        "view"
+    }
+
+    fn add_node(&mut self, node: RenderNode) -> usize {
+        self.nodes.push(node);
+        self.nodes.len() - 1
+    }
+
+    fn start(&mut self, scene: &RenderScene<'_>) -> Result<(), String> {
+        let info = Arc::new(SceneInfo::new(scene, &self.nodes));
+        self.slots = info.sensors.iter().map(|s| (s.artifact, s.index)).collect();
+        if let Some(l) = &mut self.live {
+            let t = l
+                .server
+                .start(Arc::clone(&info), l.pipe.queues(), self.hub.clone())?;
+            l.pipe.set_consumer(t);
+            self.hub.0.live.on.store(true, Ordering::Relaxed);
+        }
+        if let Some(r) = &mut self.record {
+            let t = r
+                .recorder
+                .start(Arc::clone(&info), r.pipe.queues(), self.hub.clone())?;
+            r.pipe.set_consumer(t);
+            self.hub.0.record.on.store(true, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    fn sync(&mut self, frame: &RenderFrame<'_>) {
+        self.hub
+            .0
+            .sim_ns
+            .store(publish::nanos(frame.time), Ordering::Relaxed);
+        if let Some(l) = &mut self.live {
+            // The view rate is in wall time (the Environment's clock): a fast run is shown at
+            // the same rate as a real-time one.
+            let due = l.next_at.is_none_or(|t| frame.now >= t);
+            if due {
+                let next = l.next_at.map_or(frame.now, |t| t + l.period);
+                // Behind by more than a period (a pause, a stall): start the schedule afresh.
+                l.next_at = Some(if next + l.period < frame.now {
+                    frame.now + l.period
+                } else {
+                    next.max(frame.now)
+                });
+                l.pipe.offer(frame, &self.slots);
+            }
+        }
+        if let Some(r) = &mut self.record
+            && frame.step % r.every == 0
+        {
+            r.pipe.offer(frame, &self.slots);
+        }
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        self.hub.0.live.on.store(false, Ordering::Relaxed);
+        self.hub.0.record.on.store(false, Ordering::Relaxed);
+        // Fields drop next: the live publisher and servers stop, the recorder writes what is
+        // queued and finishes its file.
+    }
+}

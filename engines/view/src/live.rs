@@ -1,0 +1,189 @@
+//! The live stream: a Foxglove WebSocket server fed by its own publisher thread, and the
+//! built-in three.js page on a small HTTP server beside it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam::queue::ArrayQueue;
+use foxglove::websocket::{Capability, ChannelView, Client, ServerListener};
+use foxglove::{Context, SinkId, WebSocketServer, WebSocketServerHandle};
+
+use crate::frame::Queues;
+use crate::hub::Hub;
+use crate::publish::{Channels, nanos};
+use crate::scene::SceneInfo;
+
+/// Where and how fast the live view runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewOptions {
+    /// Address to listen on: 127.0.0.1 unless the scene says `"expose": true`.
+    pub host: String,
+    /// WebSocket port (0: any free port).
+    pub port: u16,
+    /// Port of the page (0: any free port).
+    pub page_port: u16,
+    /// Frames a wall second.
+    pub rate: f64,
+    /// Messages each client's queue holds before the oldest are dropped.
+    pub backlog: usize,
+}
+
+impl Default for ViewOptions {
+    fn default() -> Self {
+        Self {
+            host: "127.0.0.1".into(),
+            port: 8765,
+            page_port: 8766,
+            rate: 30.0,
+            backlog: 1024,
+        }
+    }
+}
+
+/// Clients that just subscribed to the scene, to send it to them.
+struct SceneRequests {
+    queue: ArrayQueue<SinkId>,
+    publisher: std::sync::OnceLock<std::thread::Thread>,
+}
+
+impl ServerListener for SceneRequests {
+    fn on_subscribe(&self, client: Client, channel: ChannelView) {
+        if Channels::is_scene(channel.topic())
+            && let Some(sink) = client.sink_id()
+        {
+            let _ = self.queue.push(sink);
+            if let Some(t) = self.publisher.get() {
+                t.unpark();
+            }
+        }
+    }
+}
+
+/// The running server, page and publisher.
+pub(crate) struct Live {
+    ctx: Arc<Context>,
+    server: Option<Arc<WebSocketServerHandle>>,
+    page: Arc<tiny_http::Server>,
+    page_thread: Option<JoinHandle<()>>,
+    publisher: Option<JoinHandle<()>>,
+    stop: Arc<AtomicBool>,
+    requests: Arc<SceneRequests>,
+    pub ws_url: String,
+    pub page_url: String,
+}
+
+impl Live {
+    /// Binds the WebSocket server and the page; fails with a message naming the address.
+    pub fn bind(o: &ViewOptions) -> Result<Self, String> {
+        let ctx = Context::new();
+        let requests = Arc::new(SceneRequests {
+            queue: ArrayQueue::new(64),
+            publisher: std::sync::OnceLock::new(),
+        });
+        let server = WebSocketServer::new()
+            .name("ssx")
+            .bind(o.host.clone(), o.port)
+            .context(&ctx)
+            .capabilities([Capability::Time])
+            .message_backlog_size(o.backlog)
+            .listener(requests.clone())
+            .start_blocking()
+            .map_err(|e| {
+                format!(
+                    "view: cannot serve the Foxglove WebSocket on {}:{}: {e}",
+                    o.host, o.port
+                )
+            })?;
+        let port = server.port();
+        let page = tiny_http::Server::http((o.host.as_str(), o.page_port)).map_err(|e| {
+            format!(
+                "view: cannot serve the page on http://{}:{}/: {e}",
+                o.host, o.page_port
+            )
+        })?;
+        let page_port = page.server_addr().to_ip().map_or(o.page_port, |a| a.port());
+        let page = Arc::new(page);
+        let index = crate::page::index_html(port);
+        let p = Arc::clone(&page);
+        let page_thread = std::thread::Builder::new()
+            .name("ssx-view-page".into())
+            .spawn(move || crate::page::serve(&p, &index))
+            .map_err(|e| format!("view: cannot start the page thread: {e}"))?;
+        Ok(Self {
+            ctx,
+            server: Some(Arc::new(server)),
+            page,
+            page_thread: Some(page_thread),
+            publisher: None,
+            stop: Arc::new(AtomicBool::new(false)),
+            requests,
+            ws_url: format!("ws://{}:{port}", o.host),
+            page_url: format!("http://{}:{page_port}/", o.host),
+        })
+    }
+
+    /// Starts the publisher thread for `scene`, fed by `frames`.
+    pub fn start(
+        &mut self,
+        scene: Arc<SceneInfo>,
+        frames: Arc<Queues>,
+        hub: Hub,
+    ) -> Result<std::thread::Thread, String> {
+        let mut ch = Channels::new(&self.ctx, scene)?;
+        let stop = Arc::clone(&self.stop);
+        let requests = Arc::clone(&self.requests);
+        let server = self.server.clone();
+        let thread = std::thread::Builder::new()
+            .name("ssx-view".into())
+            .spawn(move || {
+                loop {
+                    let stopping = stop.load(Ordering::Acquire);
+                    while let Some(sink) = requests.queue.pop() {
+                        let ns = hub.0.sim_ns.load(Ordering::Relaxed);
+                        ch.publish_scene(ns, Some(sink));
+                    }
+                    while let Some(side) = hub.0.live.queue.pop() {
+                        ch.publish_side(&side);
+                    }
+                    while let Some(f) = frames.next() {
+                        ch.publish_frame(&f);
+                        if let Some(s) = &server {
+                            // Foxglove's clock follows simulated time.
+                            s.broadcast_time(nanos(f.time));
+                        }
+                        frames.recycle(f);
+                    }
+                    if stopping {
+                        break;
+                    }
+                    std::thread::park_timeout(Duration::from_millis(100));
+                }
+            })
+            .map_err(|e| format!("view: cannot start the publisher thread: {e}"))?;
+        let t = thread.thread().clone();
+        let _ = self.requests.publisher.set(t.clone());
+        self.publisher = Some(thread);
+        Ok(t)
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(t) = self.publisher.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+        // The publisher, which held the other reference, has ended.
+        if let Some(s) = self.server.take().and_then(|s| Arc::into_inner(s)) {
+            // Closes every client connection.
+            drop(s.stop());
+        }
+        self.page.unblock();
+        if let Some(t) = self.page_thread.take() {
+            let _ = t.join();
+        }
+    }
+}

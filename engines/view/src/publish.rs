@@ -1,0 +1,413 @@
+//! The channels, and turning snapshots into messages. The live stream and the recording each
+//! have their own foxglove `Context` (one channel set, its own sinks) and publish the same way.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use foxglove::schemas::{
+    Color, FrameTransform, FrameTransforms, LinePrimitive, Log, Point3, Quaternion, SceneEntity,
+    SceneUpdate, Timestamp, line_primitive, log::Level,
+};
+use foxglove::{Channel, ChannelBuilder, Context, PartialMetadata, RawChannel, Schema, SinkId};
+
+use crate::frame::Frame;
+use crate::scene::{SceneInfo, SensorKind, WORLD_FRAME, vec3};
+
+/// Topic names, fixed: docs/view.md lists them.
+pub mod topics {
+    /// Every body's shapes, frame-locked to its transform (`foxglove.SceneUpdate`).
+    pub const SCENE: &str = "/scene";
+    /// One transform per body from `world` (`foxglove.FrameTransforms`).
+    pub const TF: &str = "/tf";
+    /// Range sensors' rays from the mount to each hit (`foxglove.SceneUpdate`, line lists).
+    pub const RAYS: &str = "/rays";
+    /// Deadline violations and other warnings (`foxglove.Log`).
+    pub const LOG: &str = "/log";
+    /// Simulated step and time (JSON).
+    pub const CLOCK: &str = "/clock";
+    /// The run's statistics, the `--stats-json` fields, once a wall second (JSON).
+    pub const STATS: &str = "/stats";
+    /// Prefix of each sensor's readings, `/readings/<artifact>/<sensor>` (JSON).
+    pub const READINGS: &str = "/readings/";
+}
+
+/// Something other than a frame for the channels: a log line or the statistics.
+#[derive(Clone, Debug)]
+pub enum Side {
+    /// A warning or error from the daemon's log.
+    Log {
+        /// Foxglove log level.
+        level: Level,
+        /// The message.
+        text: String,
+        /// Where it came from (the tracing target).
+        name: String,
+        /// Simulated time it refers to (ns).
+        time_ns: u64,
+    },
+    /// The statistics as JSON (`StatsSummary`), with the simulated time they were taken at.
+    Stats {
+        /// JSON object.
+        json: String,
+        /// Simulated time (ns).
+        time_ns: u64,
+    },
+}
+
+const CLOCK_SCHEMA: &str =
+    r#"{"type":"object","properties":{"step":{"type":"integer"},"time":{"type":"number"}}}"#;
+const STATS_SCHEMA: &str =
+    r#"{"type":"object","description":"ssx run statistics: the --stats-json fields"}"#;
+const VALUES_SCHEMA: &str = r#"{"type":"object","properties":{"step":{"type":"integer"},"time":{"type":"number"},"values":{"type":"array","items":{"type":"number"}}}}"#;
+const POSE_SCHEMA: &str = r##"{"type":"object","properties":{"step":{"type":"integer"},"time":{"type":"number"},"values":{"type":"array","items":{"type":"number"}},"position":{"$ref":"#/$defs/v"},"orientation":{"type":"object","properties":{"w":{"type":"number"},"x":{"type":"number"},"y":{"type":"number"},"z":{"type":"number"}}},"linear_velocity":{"$ref":"#/$defs/v"},"angular_velocity":{"$ref":"#/$defs/v"}},"$defs":{"v":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"},"z":{"type":"number"}}}}}"##;
+const IMU_SCHEMA: &str = r##"{"type":"object","properties":{"step":{"type":"integer"},"time":{"type":"number"},"values":{"type":"array","items":{"type":"number"}},"specific_force":{"$ref":"#/$defs/v"},"angular_velocity":{"$ref":"#/$defs/v"}},"$defs":{"v":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"},"z":{"type":"number"}}}}}"##;
+
+fn json_channel(
+    ctx: &Arc<Context>,
+    topic: &str,
+    name: &str,
+    schema: &str,
+) -> Result<Arc<RawChannel>, String> {
+    ChannelBuilder::new(topic)
+        .context(ctx)
+        .message_encoding("json")
+        .schema(Schema::new(name, "jsonschema", schema.as_bytes().to_vec()))
+        .build_raw()
+        .map_err(|e| format!("cannot create channel '{topic}': {e}"))
+}
+
+/// Simulated seconds as nanoseconds (the messages' log time).
+pub fn nanos(t: f64) -> u64 {
+    (t * 1e9).round().max(0.0) as u64
+}
+
+fn stamp(ns: u64) -> Option<Timestamp> {
+    Some(Timestamp::new(
+        (ns / 1_000_000_000) as u32,
+        (ns % 1_000_000_000) as u32,
+    ))
+}
+
+fn at(ns: u64) -> PartialMetadata {
+    PartialMetadata { log_time: Some(ns) }
+}
+
+/// One set of channels in one context.
+pub(crate) struct Channels {
+    scene_info: Arc<SceneInfo>,
+    scene: Channel<SceneUpdate>,
+    tf: Channel<FrameTransforms>,
+    rays: Channel<SceneUpdate>,
+    log: Channel<Log>,
+    clock: Arc<RawChannel>,
+    stats: Arc<RawChannel>,
+    readings: Vec<Arc<RawChannel>>,
+    text: String,
+    /// Messages logged so far.
+    pub messages: u64,
+}
+
+impl Channels {
+    pub fn new(ctx: &Arc<Context>, scene_info: Arc<SceneInfo>) -> Result<Self, String> {
+        let readings = scene_info
+            .sensors
+            .iter()
+            .map(|s| {
+                let (name, schema) = match s.kind {
+                    SensorKind::Pose => ("ssx.PoseReading", POSE_SCHEMA),
+                    SensorKind::Imu => ("ssx.ImuReading", IMU_SCHEMA),
+                    SensorKind::Range(_) | SensorKind::Values => ("ssx.Reading", VALUES_SCHEMA),
+                };
+                json_channel(
+                    ctx,
+                    &format!("{}{}", topics::READINGS, s.path),
+                    name,
+                    schema,
+                )
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            scene: ctx.channel_builder(topics::SCENE).build(),
+            tf: ctx.channel_builder(topics::TF).build(),
+            rays: ctx.channel_builder(topics::RAYS).build(),
+            log: ctx.channel_builder(topics::LOG).build(),
+            clock: json_channel(ctx, topics::CLOCK, "ssx.Clock", CLOCK_SCHEMA)?,
+            stats: json_channel(ctx, topics::STATS, "ssx.Stats", STATS_SCHEMA)?,
+            readings,
+            scene_info,
+            text: String::new(),
+            messages: 0,
+        })
+    }
+
+    /// Whether `topic` is the scene's.
+    pub fn is_scene(topic: &str) -> bool {
+        topic == topics::SCENE
+    }
+
+    /// The scene's shapes, to every sink or to one (a client that just subscribed).
+    pub fn publish_scene(&mut self, time_ns: u64, sink: Option<SinkId>) {
+        let mut update = self.scene_info.entities.clone();
+        for e in &mut update.entities {
+            e.timestamp = stamp(time_ns);
+        }
+        self.scene.log_with_meta_to_sink(&update, at(time_ns), sink);
+        self.messages += 1;
+    }
+
+    /// Everything in one snapshot: clock, transforms, rays, readings.
+    pub fn publish_frame(&mut self, f: &Frame) {
+        let ns = nanos(f.time);
+        let info = Arc::clone(&self.scene_info);
+        self.text.clear();
+        let _ = write!(self.text, r#"{{"step":{},"time":{}}}"#, f.step, f.time);
+        if self.clock.has_sinks() {
+            self.clock.log_with_meta(self.text.as_bytes(), at(ns));
+            self.messages += 1;
+        }
+
+        if self.tf.has_sinks() {
+            let transforms = f
+                .poses
+                .iter()
+                .zip(&info.frames)
+                .map(|(p, name)| FrameTransform {
+                    timestamp: stamp(ns),
+                    parent_frame_id: WORLD_FRAME.into(),
+                    child_frame_id: name.clone(),
+                    translation: vec3(p[0], p[1], p[2]),
+                    rotation: Some(Quaternion {
+                        x: p[3],
+                        y: p[4],
+                        z: p[5],
+                        w: p[6],
+                    }),
+                })
+                .collect();
+            self.tf
+                .log_with_meta(&FrameTransforms { transforms }, at(ns));
+            self.messages += 1;
+        }
+
+        let mut rays = Vec::new();
+        for &(slot, start, len) in &f.readings {
+            let sensor = &info.sensors[slot as usize];
+            let values = f.values(start, len);
+            if let SensorKind::Range(g) = &sensor.kind
+                && self.rays.has_sinks()
+            {
+                rays.push(ray_entity(&sensor.path, g, f, values, ns));
+            }
+            let ch = &self.readings[slot as usize];
+            if ch.has_sinks() {
+                reading_json(&mut self.text, f, &sensor.kind, values);
+                ch.log_with_meta(self.text.as_bytes(), at(ns));
+                self.messages += 1;
+            }
+        }
+        if !rays.is_empty() {
+            self.rays.log_with_meta(
+                &SceneUpdate {
+                    deletions: Vec::new(),
+                    entities: rays,
+                },
+                at(ns),
+            );
+            self.messages += 1;
+        }
+    }
+
+    /// A log line or the statistics.
+    pub fn publish_side(&mut self, side: &Side) {
+        match side {
+            Side::Log {
+                level,
+                text,
+                name,
+                time_ns,
+            } => {
+                let msg = Log {
+                    timestamp: stamp(*time_ns),
+                    level: *level as i32,
+                    message: text.clone(),
+                    name: name.clone(),
+                    file: String::new(),
+                    line: 0,
+                };
+                self.log.log_with_meta(&msg, at(*time_ns));
+            }
+            Side::Stats { json, time_ns } => {
+                self.stats.log_with_meta(json.as_bytes(), at(*time_ns));
+            }
+        }
+        self.messages += 1;
+    }
+}
+
+fn rotate(q: &[f64], v: [f64; 3]) -> [f64; 3] {
+    let (x, y, z, w) = (q[3], q[4], q[5], q[6]);
+    // v' = v + 2w(u × v) + 2u × (u × v), u = (x, y, z)
+    let (ux, uy, uz) = (x, y, z);
+    let c1 = [
+        uy * v[2] - uz * v[1],
+        uz * v[0] - ux * v[2],
+        ux * v[1] - uy * v[0],
+    ];
+    let c2 = [
+        uy * c1[2] - uz * c1[1],
+        uz * c1[0] - ux * c1[2],
+        ux * c1[1] - uy * c1[0],
+    ];
+    [
+        v[0] + 2.0 * (w * c1[0] + c2[0]),
+        v[1] + 2.0 * (w * c1[1] + c2[1]),
+        v[2] + 2.0 * (w * c1[2] + c2[2]),
+    ]
+}
+
+const HIT: Color = Color {
+    r: 1.0,
+    g: 0.35,
+    b: 0.1,
+    a: 1.0,
+};
+const MISS: Color = Color {
+    r: 0.45,
+    g: 0.75,
+    b: 0.45,
+    a: 0.5,
+};
+
+/// The rays of one range reading, in the world frame: origin to hit (orange) or to the maximum
+/// range (faint green).
+fn ray_entity(
+    path: &str,
+    g: &crate::scene::RangeGeometry,
+    f: &Frame,
+    values: &[f64],
+    ns: u64,
+) -> SceneEntity {
+    let body = &f.poses[g.body as usize];
+    let off = rotate(body, g.position);
+    let origin = [body[0] + off[0], body[1] + off[1], body[2] + off[2]];
+    let mut points = Vec::with_capacity(2 * values.len());
+    let mut colors = Vec::with_capacity(2 * values.len());
+    for (dir, &d) in g.directions.iter().zip(values) {
+        let w = rotate(body, *dir);
+        let d = if d.is_finite() { d } else { g.max_range };
+        points.push(Point3 {
+            x: origin[0],
+            y: origin[1],
+            z: origin[2],
+        });
+        points.push(Point3 {
+            x: origin[0] + d * w[0],
+            y: origin[1] + d * w[1],
+            z: origin[2] + d * w[2],
+        });
+        let c = if d < g.max_range - 1e-9 { HIT } else { MISS };
+        colors.push(c);
+        colors.push(c);
+    }
+    SceneEntity {
+        timestamp: stamp(ns),
+        frame_id: WORLD_FRAME.into(),
+        id: format!("rays/{path}"),
+        lines: vec![LinePrimitive {
+            r#type: line_primitive::Type::LineList as i32,
+            thickness: 0.01,
+            points,
+            colors,
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+fn num(out: &mut String, x: f64) {
+    if x.is_finite() {
+        let _ = write!(out, "{x}");
+    } else {
+        out.push_str("null");
+    }
+}
+
+fn xyz(out: &mut String, key: &str, v: &[f64]) {
+    let _ = write!(out, r#","{key}":{{"x":"#);
+    num(out, v[0]);
+    out.push_str(r#","y":"#);
+    num(out, v[1]);
+    out.push_str(r#","z":"#);
+    num(out, v[2]);
+    out.push('}');
+}
+
+/// `{"step","time","values"}`, plus named fields for the standard pose and IMU readings.
+fn reading_json(out: &mut String, f: &Frame, kind: &SensorKind, v: &[f64]) {
+    out.clear();
+    let _ = write!(out, r#"{{"step":{},"time":{},"values":["#, f.step, f.time);
+    for (i, &x) in v.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        num(out, x);
+    }
+    out.push(']');
+    match kind {
+        SensorKind::Pose if v.len() >= 13 => {
+            xyz(out, "position", &v[0..3]);
+            out.push_str(r#","orientation":{"w":"#);
+            num(out, v[3]);
+            out.push_str(r#","x":"#);
+            num(out, v[4]);
+            out.push_str(r#","y":"#);
+            num(out, v[5]);
+            out.push_str(r#","z":"#);
+            num(out, v[6]);
+            out.push('}');
+            xyz(out, "linear_velocity", &v[7..10]);
+            xyz(out, "angular_velocity", &v[10..13]);
+        }
+        SensorKind::Imu if v.len() >= 6 => {
+            xyz(out, "specific_force", &v[0..3]);
+            xyz(out, "angular_velocity", &v[3..6]);
+        }
+        _ => {}
+    }
+    out.push('}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn imu_readings_are_named_and_non_finite_values_are_null() {
+        let f = Frame {
+            step: 3,
+            time: 0.003,
+            ..Default::default()
+        };
+        let mut out = String::new();
+        reading_json(
+            &mut out,
+            &f,
+            &SensorKind::Imu,
+            &[0.0, 0.5, 9.81, 1.0, f64::NAN, -2.0],
+        );
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["step"], 3);
+        assert_eq!(v["specific_force"]["z"], 9.81);
+        assert_eq!(v["angular_velocity"]["x"], 1.0);
+        assert!(v["angular_velocity"]["y"].is_null());
+        assert_eq!(v["values"].as_array().unwrap().len(), 6);
+    }
+
+    #[test]
+    fn rotate_turns_x_into_y_by_a_quarter_turn_about_z() {
+        let h = std::f64::consts::FRAC_PI_4;
+        let q = [0.0, 0.0, 0.0, 0.0, 0.0, h.sin(), h.cos()];
+        let r = rotate(&q, [1.0, 0.0, 0.0]);
+        assert!((r[0]).abs() < 1e-12 && (r[1] - 1.0).abs() < 1e-12 && r[2].abs() < 1e-12);
+    }
+}

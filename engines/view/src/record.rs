@@ -1,0 +1,155 @@
+//! MCAP recordings: the same channels as the live view, every snapshot the loop hands over,
+//! written by a thread of their own into zstd chunks.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use foxglove::{Context, McapCompression, McapWriteOptions, McapWriter};
+
+use crate::frame::Queues;
+use crate::hub::{Hub, RecordState};
+use crate::publish::Channels;
+use crate::scene::SceneInfo;
+
+/// What to record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordOptions {
+    /// The file to write (must not exist yet).
+    pub path: PathBuf,
+    /// A snapshot every this many steps.
+    pub every: u64,
+}
+
+/// The writer's chunks are closed at least this often, so a killed run loses at most this much.
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// Target chunk size (bytes, before compression).
+const CHUNK_SIZE: u64 = 1 << 20;
+
+pub(crate) struct Recorder {
+    file: Option<File>,
+    state: Arc<RecordState>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Recorder {
+    /// Creates the file; refuses one that exists, so no earlier recording is overwritten.
+    pub fn create(o: &RecordOptions) -> Result<Self, String> {
+        let file = File::create_new(&o.path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                format!(
+                    "--record '{}': the file exists; remove it or name another",
+                    o.path.display()
+                )
+            } else {
+                format!("--record '{}': {e}", o.path.display())
+            }
+        })?;
+        Ok(Self {
+            file: Some(file),
+            state: Arc::new(RecordState {
+                path: Some(o.path.clone()),
+                ..Default::default()
+            }),
+            stop: Arc::new(AtomicBool::new(false)),
+            thread: None,
+        })
+    }
+
+    pub fn state(&self) -> Arc<RecordState> {
+        Arc::clone(&self.state)
+    }
+
+    /// Starts the writer thread.
+    pub fn start(
+        &mut self,
+        scene: Arc<SceneInfo>,
+        frames: Arc<Queues>,
+        hub: Hub,
+    ) -> Result<std::thread::Thread, String> {
+        let file = self
+            .file
+            .take()
+            .ok_or("the recording was already started")?;
+        let ctx = Context::new();
+        let options = McapWriteOptions::new()
+            .compression(Some(McapCompression::Zstd))
+            // One thread: the writer's own. zstd's worker pool would compete with the workers.
+            .compression_threads(0)
+            .chunk_size(Some(CHUNK_SIZE));
+        let writer = McapWriter::with_options(options)
+            .context(&ctx)
+            .create(BufWriter::new(file))
+            .map_err(|e| format!("--record: cannot start the MCAP writer: {e}"))?;
+        let mut ch = Channels::new(&ctx, scene)?;
+        let state = Arc::clone(&self.state);
+        let stop = Arc::clone(&self.stop);
+        let thread = std::thread::Builder::new()
+            .name("ssx-record".into())
+            .spawn(move || {
+                // Channels close when their context goes: it lives as long as this thread.
+                let _ctx = ctx;
+                ch.publish_scene(0, None);
+                let mut flushed = Instant::now();
+                loop {
+                    let stopping = stop.load(Ordering::Acquire);
+                    while let Some(side) = hub.0.record.queue.pop() {
+                        ch.publish_side(&side);
+                    }
+                    while let Some(f) = frames.next() {
+                        ch.publish_frame(&f);
+                        frames.recycle(f);
+                    }
+                    state.messages.store(ch.messages, Ordering::Relaxed);
+                    if stopping {
+                        break;
+                    }
+                    if flushed.elapsed() >= FLUSH_EVERY {
+                        if let Err(e) = writer.flush() {
+                            fail(&state, format!("cannot write: {e}"));
+                        }
+                        flushed = Instant::now();
+                    }
+                    std::thread::park_timeout(Duration::from_millis(20));
+                }
+                match writer.close() {
+                    Ok(_) => state.finished.store(true, Ordering::Release),
+                    Err(e) => fail(&state, format!("cannot finish the file: {e}")),
+                }
+            })
+            .map_err(|e| format!("--record: cannot start the writer thread: {e}"))?;
+        let t = thread.thread().clone();
+        self.thread = Some(thread);
+        Ok(t)
+    }
+}
+
+fn fail(state: &RecordState, message: String) {
+    let mut e = state.error.lock().expect("not poisoned");
+    if e.is_none() {
+        tracing::error!(
+            "recording {}: {message}",
+            state
+                .path
+                .as_ref()
+                .map_or(String::new(), |p| p.display().to_string())
+        );
+        *e = Some(message);
+    }
+}
+
+impl Drop for Recorder {
+    /// Writes what is queued, then the MCAP footer.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
