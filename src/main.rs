@@ -299,6 +299,7 @@ fn output(
             (None, None) => port.saturating_add(1),
         };
         ssx_view::ViewOptions {
+            name: format!("ssx: {}", scene.name),
             host: if file.expose { "0.0.0.0" } else { "127.0.0.1" }.into(),
             port,
             page_port,
@@ -312,6 +313,8 @@ fn output(
     let record = o.record.as_ref().map(|path| ssx_view::RecordOptions {
         path: path.clone(),
         every: o.record_every,
+        // Fast runs have no deadline to protect: the recording is complete instead.
+        lossless: o.mode == ModeArg::Fast,
     });
     ssx_view::Output::new(hub.clone(), view.as_ref(), record.as_ref())
         .map(Some)

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use ssx_artifacts::Scene;
 use ssx_core::{
     Clock, Environment, LatePolicy, Mode, MonotonicClock, NullRenderEngine, PluginRegistry,
-    SsxError,
+    RenderEngine, SsxError,
 };
 
 /// The registry ssxd uses (the Rapier engine; plugins come from libraries), after making sure
@@ -71,13 +71,34 @@ pub fn build_with(
     strict: bool,
     clock: Arc<dyn Clock>,
 ) -> Result<Environment, SsxError> {
+    build_rendered(
+        scene,
+        registry,
+        workers,
+        mode,
+        strict,
+        clock,
+        Box::new(NullRenderEngine::default()),
+    )
+}
+
+/// [`build_with`], drawn by `render`.
+pub fn build_rendered(
+    scene: &Path,
+    registry: &PluginRegistry,
+    workers: usize,
+    mode: Mode,
+    strict: bool,
+    clock: Arc<dyn Clock>,
+    render: Box<dyn RenderEngine>,
+) -> Result<Environment, SsxError> {
     let s = Scene::load(scene, registry)?;
     Environment::build(
         s.config(workers, mode, LatePolicy::CatchUp, strict),
         registry,
         &s.extensions,
         &s.artifacts,
-        Box::new(NullRenderEngine::default()),
+        render,
         clock,
     )
 }

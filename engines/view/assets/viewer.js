@@ -1,4 +1,4 @@
-// The ssx viewer: a Foxglove WebSocket client (protocol foxglove.websocket.v1) that draws the
+// The ssx viewer: a Foxglove WebSocket client (subprotocol foxglove.sdk.v1) that draws the
 // /scene, /tf and /rays channels with three.js and shows /clock and /stats in a status bar.
 // The scene channels carry Foxglove's protobuf schemas; a small decoder below reads the few
 // message types used here.
@@ -171,13 +171,24 @@ function fit() {
   fitted = true;
   const c = box.getCenter(new THREE.Vector3()), r = Math.max(box.getSize(new THREE.Vector3()).length() / 2, 1);
   controls.target.copy(c);
-  camera.position.set(c.x - 0.9 * r, c.y - 1.3 * r, c.z + 1.0 * r);
+  camera.position.set(c.x - 0.5 * r, c.y - 1.0 * r, c.z + 0.7 * r);
   controls.update();
 }
 
 // ---- the Foxglove WebSocket protocol ----
 const state = { simTime: null, step: null, misses: null, tfFrames: 0, rtf: null, connected: false, scene: null };
 window.ssxView = state; // for tests and the console
+// Where a body is: its frame's world position, and that point on the screen in CSS pixels.
+state.locate = prefix => {
+  for (const [id, g] of frames) {
+    if (!id.startsWith(prefix) || !g.visible) continue;
+    const p = g.getWorldPosition(new THREE.Vector3()), s = p.clone().project(camera);
+    const r = renderer.domElement.getBoundingClientRect();
+    return { id, world: [p.x, p.y, p.z], screen: [r.left + (s.x + 1) / 2 * r.width, r.top + (1 - s.y) / 2 * r.height] };
+  }
+  return null;
+};
+state.bodies = () => entities.size;
 const el = id => document.getElementById(id);
 const port = document.querySelector('meta[name="ssx-ws-port"]').content;
 let rtfWindow = null; // [wall ms, sim s]
@@ -201,7 +212,7 @@ function showStatus() {
   el('conn').className = state.connected ? 'ok' : 'off';
 }
 function connect() {
-  const ws = new WebSocket(`ws://${location.hostname}:${port}`, ['foxglove.websocket.v1']);
+  const ws = new WebSocket(`ws://${location.hostname}:${port}`, ['foxglove.sdk.v1']);
   ws.binaryType = 'arraybuffer';
   const handlers = new Map(); // subscription id -> handler
   let nextSub = 1;

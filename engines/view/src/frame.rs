@@ -127,7 +127,34 @@ impl Pipe {
     /// Readings taken since the last frame sent are carried into the next one that is sent.
     pub fn offer(&mut self, frame: &RenderFrame<'_>, slots: &[(ArtifactId, usize)]) {
         let q = &*self.queues;
-        match q.free.pop() {
+        let buf = q.free.pop();
+        self.queue(frame, slots, buf);
+    }
+
+    /// Like [`Pipe::offer`], but waits for a free buffer instead of dropping: for runs without
+    /// deadlines (fast mode), where a complete recording matters more than the step rate.
+    pub fn offer_waiting(&mut self, frame: &RenderFrame<'_>, slots: &[(ArtifactId, usize)]) {
+        let q = &*self.queues;
+        let buf = loop {
+            if let Some(b) = q.free.pop() {
+                break b;
+            }
+            if let Some(t) = &self.consumer {
+                t.unpark();
+            }
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        };
+        self.queue(frame, slots, Some(buf));
+    }
+
+    fn queue(
+        &mut self,
+        frame: &RenderFrame<'_>,
+        slots: &[(ArtifactId, usize)],
+        buf: Option<Box<Frame>>,
+    ) {
+        let q = &*self.queues;
+        match buf {
             Some(mut buf) => {
                 buf.fill(frame, slots, self.since);
                 self.since = frame.step;
@@ -142,5 +169,44 @@ impl Pipe {
                 q.counters.dropped.fetch_add(1, Ordering::Relaxed);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssx_core::{BodyState, Reading, ReadingSource};
+    use std::time::Duration;
+
+    struct NoReadings;
+    impl ReadingSource for NoReadings {
+        fn reading(&self, _: ArtifactId, _: usize) -> Option<&Reading> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_consumer_that_takes_nothing_makes_frames_drop_and_be_counted_never_wait() {
+        let counters = Arc::new(PipeCounters::default());
+        let mut pipe = Pipe::new(4, Arc::clone(&counters));
+        let bodies = vec![BodyState::default(); 3];
+        for step in 1..=10 {
+            let f = RenderFrame::new(step, 0.0, Duration::ZERO, &bodies, &NoReadings);
+            pipe.offer(&f, &[]);
+        }
+        assert_eq!(counters.taken.load(Ordering::Relaxed), 4);
+        assert_eq!(counters.dropped.load(Ordering::Relaxed), 6);
+        // The consumer catches up: the oldest queued frame comes first, and its buffer is
+        // reused for the next offer.
+        let q = pipe.queues();
+        let first = q.next().expect("a queued frame");
+        assert_eq!(first.step, 1);
+        assert_eq!(first.poses.len(), 3);
+        q.recycle(first);
+        let f = RenderFrame::new(11, 0.011, Duration::ZERO, &bodies, &NoReadings);
+        pipe.offer(&f, &[]);
+        assert_eq!(counters.taken.load(Ordering::Relaxed), 5);
+        let steps: Vec<u64> = std::iter::from_fn(|| q.next()).map(|f| f.step).collect();
+        assert_eq!(steps, vec![2, 3, 4, 11]);
     }
 }

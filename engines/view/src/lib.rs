@@ -53,6 +53,7 @@ struct RecordSink {
     recorder: Recorder,
     pipe: Pipe,
     every: u64,
+    lossless: bool,
 }
 
 /// The view and recording backend. Build it before the Environment (so a busy port or an
@@ -106,6 +107,7 @@ impl Output {
                     recorder,
                     pipe: Pipe::new(RECORD_BUFFERS, Arc::clone(&hub.0.record_frames)),
                     every: o.every,
+                    lossless: o.lossless,
                 })
             }
             None => None,
@@ -180,7 +182,11 @@ impl RenderEngine for Output {
         if let Some(r) = &mut self.record
             && frame.step % r.every == 0
         {
-            r.pipe.offer(frame, &self.slots);
+            if r.lossless {
+                r.pipe.offer_waiting(frame, &self.slots);
+            } else {
+                r.pipe.offer(frame, &self.slots);
+            }
         }
     }
 

@@ -18,6 +18,8 @@ use crate::scene::SceneInfo;
 /// Where and how fast the live view runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ViewOptions {
+    /// Name the server gives itself (the page shows it).
+    pub name: String,
     /// Address to listen on: 127.0.0.1 unless the scene says `"expose": true`.
     pub host: String,
     /// WebSocket port (0: any free port).
@@ -33,6 +35,7 @@ pub struct ViewOptions {
 impl Default for ViewOptions {
     fn default() -> Self {
         Self {
+            name: "ssx".into(),
             host: "127.0.0.1".into(),
             port: 8765,
             page_port: 8766,
@@ -83,7 +86,7 @@ impl Live {
             publisher: std::sync::OnceLock::new(),
         });
         let server = WebSocketServer::new()
-            .name("ssx")
+            .name(o.name.clone())
             .bind(o.host.clone(), o.port)
             .context(&ctx)
             .capabilities([Capability::Time])

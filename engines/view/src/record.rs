@@ -23,6 +23,9 @@ pub struct RecordOptions {
     pub path: PathBuf,
     /// A snapshot every this many steps.
     pub every: u64,
+    /// Wait for the writer instead of dropping snapshots when it is behind. For runs without
+    /// deadlines (`--mode fast`); a real-time run never waits.
+    pub lossless: bool,
 }
 
 /// The writer's chunks are closed at least this often, so a killed run loses at most this much.

@@ -1,0 +1,504 @@
+//! The live view and the recordings, with real components: ssxd serving the Foxglove WebSocket
+//! protocol to a real WebSocket client, MCAP files read back with the `mcap` crate, and a
+//! viewer that never reads on a virtual clock.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use foxglove::schemas::{FrameTransforms, SceneUpdate};
+use prost::Message as _;
+use ssx_core::{Mode, VirtualClock};
+use ssx_tests::{Workspace, build_rendered, library, registry, repo_root, ssxd};
+use tungstenite::client::IntoClientRequest;
+use tungstenite::{Message, WebSocket, stream::MaybeTlsStream};
+
+fn quickstart() -> PathBuf {
+    repo_root().join("artifacts/scenes/quickstart.json")
+}
+
+/// A box dropped from 20 m with nothing below it: free fall for the whole run.
+fn falling_box(ws: &Workspace) -> PathBuf {
+    ws.write(
+        "drop.json",
+        &format!(
+            r#"{{ "timestep": 0.001, "artifacts": [
+                {{ "name": "drop", "artifact": "{}", "pose": {{ "position": [0, 0, 20] }} }} ] }}"#,
+            library("box.json")
+        ),
+    )
+}
+
+/// Starts ssxd and waits (bounded) until its log has a line containing `marker`; returns the
+/// child (killed on drop) and that line.
+struct Daemon(Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start(args: &[&str], marker: &str) -> (Daemon, String, BufReader<std::process::ChildStderr>) {
+    let mut child = Command::new(ssxd())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ssxd");
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let daemon = Daemon(child);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "ssxd exited early");
+        if line.contains(marker) {
+            return (daemon, line, err);
+        }
+        assert!(Instant::now() < deadline, "ssxd did not log '{marker}'");
+    }
+}
+
+fn wait_exit(d: &mut Daemon, limit: Duration) -> Option<i32> {
+    let started = Instant::now();
+    loop {
+        if let Some(s) = d.0.try_wait().unwrap() {
+            return s.code();
+        }
+        assert!(started.elapsed() < limit, "ssxd did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(d: &Daemon, sig: &str) {
+    let ok = Command::new("kill")
+        .args([sig, &d.0.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+}
+
+/// A Foxglove WebSocket client (subprotocol foxglove.sdk.v1), with a read timeout.
+fn connect(url: &str) -> WebSocket<MaybeTlsStream<TcpStream>> {
+    let mut req = url.into_client_request().unwrap();
+    req.headers_mut()
+        .insert("Sec-WebSocket-Protocol", "foxglove.sdk.v1".parse().unwrap());
+    let (ws, _) = tungstenite::connect(req).expect("connect to the view");
+    if let MaybeTlsStream::Plain(s) = ws.get_ref() {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    }
+    ws
+}
+
+/// Reads text messages until the advertisements of every channel in `want` are in; returns
+/// topic -> (channel id, schema name).
+fn advertised(
+    ws: &mut WebSocket<MaybeTlsStream<TcpStream>>,
+    want: &[&str],
+) -> BTreeMap<String, (u64, String)> {
+    let mut channels = BTreeMap::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !want.iter().all(|t| channels.contains_key(*t)) {
+        assert!(
+            Instant::now() < deadline,
+            "not advertised: {want:?}, got {channels:?}"
+        );
+        if let Message::Text(t) = ws.read().expect("read") {
+            let v: serde_json::Value = serde_json::from_str(&t).unwrap();
+            if v["op"] == "advertise" {
+                for c in v["channels"].as_array().unwrap() {
+                    channels.insert(
+                        c["topic"].as_str().unwrap().to_string(),
+                        (
+                            c["id"].as_u64().unwrap(),
+                            c["schemaName"].as_str().unwrap_or("").to_string(),
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    channels
+}
+
+fn subscribe(ws: &mut WebSocket<MaybeTlsStream<TcpStream>>, subs: &[(u32, u64)]) {
+    let subs: Vec<_> = subs
+        .iter()
+        .map(|(id, ch)| serde_json::json!({"id": id, "channelId": ch}))
+        .collect();
+    let msg = serde_json::json!({"op": "subscribe", "subscriptions": subs});
+    ws.send(Message::Text(msg.to_string().into())).unwrap();
+}
+
+/// (subscription id, log time ns, payload) of a binary message-data frame.
+fn message_data(m: &Message) -> Option<(u32, u64, Vec<u8>)> {
+    let Message::Binary(b) = m else { return None };
+    (b.first() == Some(&1)).then(|| {
+        (
+            u32::from_le_bytes(b[1..5].try_into().unwrap()),
+            u64::from_le_bytes(b[5..13].try_into().unwrap()),
+            b[13..].to_vec(),
+        )
+    })
+}
+
+#[test]
+fn a_websocket_client_sees_the_channels_the_scene_and_a_box_falling_as_free_fall_says() {
+    let ws_dir = Workspace::new();
+    let scene = falling_box(&ws_dir);
+    let (mut d, line, _err) = start(
+        &[
+            "run",
+            scene.to_str().unwrap(),
+            "--view",
+            "--view-port",
+            "0",
+            "--view-rate",
+            "50",
+            "--duration",
+            "30",
+            "--quiet",
+        ],
+        "live view: open",
+    );
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("ws://"))
+        .expect("the log names the WebSocket URL")
+        .to_string();
+    let mut ws = connect(&url);
+    let channels = advertised(
+        &mut ws,
+        &["/scene", "/tf", "/rays", "/clock", "/stats", "/log"],
+    );
+    assert_eq!(channels["/tf"].1, "foxglove.FrameTransforms");
+    assert_eq!(channels["/scene"].1, "foxglove.SceneUpdate");
+    assert_eq!(channels["/log"].1, "foxglove.Log");
+    subscribe(
+        &mut ws,
+        &[(1, channels["/scene"].0), (2, channels["/tf"].0)],
+    );
+
+    let mut scene_seen = None;
+    let mut falls = Vec::new(); // (simulated time, height)
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while (scene_seen.is_none() || falls.len() < 20) && Instant::now() < deadline {
+        let m = ws.read().expect("read");
+        let Some((sub, t_ns, payload)) = message_data(&m) else {
+            continue;
+        };
+        match sub {
+            1 => scene_seen = Some(SceneUpdate::decode(&payload[..]).unwrap()),
+            2 => {
+                let tf = FrameTransforms::decode(&payload[..]).unwrap();
+                let box_tf = tf
+                    .transforms
+                    .iter()
+                    .find(|t| t.child_frame_id == "drop/box")
+                    .expect("a transform for the box");
+                assert_eq!(box_tf.parent_frame_id, "world");
+                falls.push((t_ns as f64 * 1e-9, box_tf.translation.unwrap().z));
+            }
+            _ => {}
+        }
+    }
+    // The scene: one entity for the box, frame-locked to its transform, a 0.5 m cube.
+    let scene = scene_seen.expect("the scene arrives on subscribing");
+    let e = &scene.entities[0];
+    assert_eq!(
+        (e.id.as_str(), e.frame_id.as_str(), e.frame_locked),
+        ("drop/box", "drop/box", true)
+    );
+    let size = e.cubes[0].size.unwrap();
+    assert_eq!((size.x, size.y, size.z), (0.5, 0.5, 0.5));
+    // The poses: z = 20 - g t²/2, to within the integrator's O(g·dt·t) (Rapier's symplectic
+    // Euler is 0.5·g·dt·t ≈ 0.015 m low at 3 s with dt = 1 ms).
+    assert!(falls.len() >= 20, "only {} transforms", falls.len());
+    for w in falls.windows(2) {
+        assert!(w[1].0 > w[0].0 && w[1].1 < w[0].1, "not falling: {w:?}");
+    }
+    for &(t, z) in &falls {
+        let expected = 20.0 - 0.5 * 9.81 * t * t;
+        assert!(
+            (z - expected).abs() < 0.01 + 0.5 * 9.81 * 0.001 * t,
+            "t={t} z={z} expected {expected}"
+        );
+    }
+    ws.close(None).ok();
+    signal(&d, "-TERM");
+    assert_eq!(wait_exit(&mut d, Duration::from_secs(10)), Some(0));
+}
+
+/// Every message in an MCAP file, by topic: (log time, payload); reads up to the first error
+/// (a truncated file) and says whether it read to the end cleanly.
+fn read_mcap(path: &Path) -> (BTreeMap<String, Vec<(u64, Vec<u8>)>>, bool) {
+    let bytes = std::fs::read(path).expect("the recording exists");
+    let mut topics: BTreeMap<String, Vec<(u64, Vec<u8>)>> = BTreeMap::new();
+    let mut clean = true;
+    for m in mcap::MessageStream::new(&bytes).expect("an MCAP file") {
+        match m {
+            Ok(m) => topics
+                .entry(m.channel.topic.clone())
+                .or_default()
+                .push((m.log_time, m.data.to_vec())),
+            Err(_) => {
+                clean = false;
+                break;
+            }
+        }
+    }
+    (topics, clean)
+}
+
+#[test]
+fn a_recording_has_every_channel_a_pose_per_step_and_ends_at_the_runs_final_state() {
+    let dir = Workspace::new();
+    let file = dir.path().join("run.mcap");
+    let out = ssx_view::Output::new(
+        ssx_view::Hub::new(),
+        None,
+        Some(&ssx_view::RecordOptions {
+            path: file.clone(),
+            every: 1,
+            lossless: true,
+        }),
+    )
+    .unwrap();
+    let clock = Arc::new(ssx_core::MonotonicClock::new(Duration::ZERO));
+    let mut env = build_rendered(
+        &quickstart(),
+        &registry(),
+        2,
+        Mode::Fast,
+        false,
+        clock,
+        Box::new(out),
+    )
+    .unwrap();
+    let steps = 2000;
+    ssx_tests::step_n(&mut env, steps);
+    let last: Vec<_> = env.states().to_vec();
+    let frames: Vec<String> = env
+        .artifacts()
+        .iter()
+        .flat_map(|a| a.body_names.iter().map(move |b| format!("{}/{b}", a.name)))
+        .collect();
+    drop(env); // finishes the file
+
+    let bytes = std::fs::read(&file).unwrap();
+    let summary = mcap::Summary::read(&bytes)
+        .unwrap()
+        .expect("a finished file has a summary");
+    let (topics, clean) = read_mcap(&file);
+    assert!(clean);
+    for t in [
+        "/scene",
+        "/tf",
+        "/rays",
+        "/clock",
+        "/readings/quad/imu",
+        "/readings/quad/mocap",
+        "/readings/robot/range",
+    ] {
+        assert!(topics.contains_key(t), "no {t} in {:?}", topics.keys());
+    }
+    let total: usize = topics.values().map(Vec::len).sum();
+    assert_eq!(summary.stats.unwrap().message_count as usize, total);
+    let tf = &topics["/tf"];
+    assert_eq!(tf.len() as u64, steps, "one pose message per step");
+    assert_eq!(topics["/clock"].len() as u64, steps);
+    // Log times are simulated time: step k at k·τ.
+    assert_eq!(tf[0].0, 1_000_000);
+    assert_eq!(tf.last().unwrap().0, steps * 1_000_000);
+    // The last poses are the run's final state, bit for bit.
+    let decoded = FrameTransforms::decode(&tf.last().unwrap().1[..]).unwrap();
+    assert_eq!(decoded.transforms.len(), last.len());
+    for ((t, s), name) in decoded.transforms.iter().zip(&last).zip(&frames) {
+        assert_eq!(&t.child_frame_id, name);
+        let p = t.translation.unwrap();
+        let v = s.pose.translation.vector;
+        assert_eq!((p.x, p.y, p.z), (v.x, v.y, v.z), "{name}");
+        let q = t.rotation.unwrap();
+        let r = s.pose.rotation.quaternion();
+        assert_eq!((q.x, q.y, q.z, q.w), (r.i, r.j, r.k, r.w), "{name}");
+    }
+    // The quadrotor's IMU reads at its own rate, every reading once.
+    let imu = &topics["/readings/quad/imu"];
+    let v: serde_json::Value = serde_json::from_slice(&imu[0].1).unwrap();
+    assert!(v["specific_force"]["z"].is_number() && v["values"].as_array().unwrap().len() == 6);
+}
+
+fn count_tf(path: &Path) -> (usize, bool) {
+    let (topics, clean) = read_mcap(path);
+    (topics.get("/tf").map_or(0, Vec::len), clean)
+}
+
+#[test]
+fn a_recording_is_finished_on_sigterm_and_still_reads_after_sigkill() {
+    let dir = Workspace::new();
+    for (sig, name) in [("-TERM", "term.mcap"), ("-KILL", "kill.mcap")] {
+        let file = dir.path().join(name);
+        let (mut d, _, _err) = start(
+            &[
+                "run",
+                quickstart().to_str().unwrap(),
+                "--record",
+                file.to_str().unwrap(),
+                "--quiet",
+            ],
+            "running scene",
+        );
+        // Past the writer's first one-second flush.
+        std::thread::sleep(Duration::from_millis(2500));
+        signal(&d, sig);
+        let code = wait_exit(&mut d, Duration::from_secs(15));
+        let bytes = std::fs::read(&file).unwrap();
+        let (tf, clean) = count_tf(&file);
+        if sig == "-TERM" {
+            assert_eq!(code, Some(0));
+            let s = mcap::Summary::read(&bytes)
+                .unwrap()
+                .expect("finished: a summary");
+            assert!(clean);
+            assert!(tf >= 1500, "{tf} poses after 2.5 s at 1 kHz");
+            assert_eq!(s.chunk_indexes.is_empty(), false);
+        } else {
+            assert_eq!(code, None, "killed");
+            // No footer, but every chunk closed before the kill reads.
+            assert!(
+                mcap::Summary::read(&bytes).is_err()
+                    || mcap::Summary::read(&bytes).unwrap().is_none()
+            );
+            assert!(!clean, "a killed recording ends mid-file");
+            assert!(tf >= 900, "{tf} poses survived a kill after 2.5 s at 1 kHz");
+        }
+    }
+}
+
+#[test]
+fn a_viewer_that_never_reads_costs_no_deadline_on_a_virtual_clock() {
+    let hub = ssx_view::Hub::new();
+    let out = ssx_view::Output::new(
+        hub.clone(),
+        Some(&ssx_view::ViewOptions {
+            port: 0,
+            page_port: 0,
+            rate: 1000.0,
+            backlog: 16,
+            ..Default::default()
+        }),
+        None,
+    )
+    .unwrap();
+    let (url, _) = out.endpoints().unwrap();
+    let url = url.to_string();
+    let clock = VirtualClock::new();
+    let mut env = build_rendered(
+        &quickstart(),
+        &registry(),
+        2,
+        Mode::Realtime { factor: 1.0 },
+        false,
+        Arc::new(clock.clone()),
+        Box::new(out),
+    )
+    .unwrap();
+    // A client that subscribes to everything and then never reads again.
+    let mut ws = connect(&url);
+    let channels = advertised(&mut ws, &["/scene", "/tf", "/rays", "/clock"]);
+    let subs: Vec<(u32, u64)> = channels
+        .values()
+        .enumerate()
+        .map(|(i, c)| (i as u32 + 1, c.0))
+        .collect();
+    subscribe(&mut ws, &subs);
+    std::thread::sleep(Duration::from_millis(200));
+
+    let steps = 5000;
+    let started = Instant::now();
+    ssx_tests::step_n(&mut env, steps);
+    assert!(started.elapsed() < Duration::from_secs(60));
+    let s = env.summary();
+    assert_eq!((s.steps, s.deadline_misses, s.late_wakeups), (steps, 0, 0));
+    assert_eq!(s.max_lateness_us, 0.0);
+    drop(env);
+    // Every step was due at 1 kHz: each frame was either handed over or dropped and counted.
+    let r = hub.report();
+    assert_eq!(r.live_frames + r.live_dropped, steps);
+    // The stuck client really lost messages: the server kept at most its backlog for it.
+    if let MaybeTlsStream::Plain(s) = ws.get_ref() {
+        s.set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+    }
+    let mut tf_received = 0;
+    let tf_sub = subs
+        .iter()
+        .position(|&(_, c)| c == channels["/tf"].0)
+        .unwrap() as u32
+        + 1;
+    while let Ok(m) = ws.read() {
+        if message_data(&m).is_some_and(|(s, _, _)| s == tf_sub) {
+            tf_received += 1;
+        }
+    }
+    assert!(
+        (tf_received as u64) < r.live_frames,
+        "the client got {tf_received} of {} frames",
+        r.live_frames
+    );
+}
+
+#[test]
+fn bad_view_and_record_flags_are_refused_with_one_message() {
+    let dir = Workspace::new();
+    let existing = dir.write("old.mcap", "keep me");
+    let q = quickstart();
+    let q = q.to_str().unwrap();
+    for (args, message) in [
+        (
+            vec![
+                "run",
+                q,
+                "--record",
+                existing.to_str().unwrap(),
+                "--steps",
+                "1",
+            ],
+            format!(
+                "--record '{}': the file exists; remove it or name another",
+                existing.display()
+            ),
+        ),
+        (
+            vec!["run", q, "--view", "--view-rate", "0", "--steps", "1"],
+            "view rate must be above 0 and at most 1000 Hz, got 0".to_string(),
+        ),
+        (
+            vec![
+                "run",
+                q,
+                "--record",
+                dir.path().join("x.mcap").to_str().unwrap(),
+                "--record-every",
+                "0",
+                "--steps",
+                "1",
+            ],
+            "--record-every must be at least 1".to_string(),
+        ),
+    ] {
+        let out = Command::new(ssxd()).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(&message), "{args:?}: {stderr}");
+    }
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep me");
+    assert!(!dir.path().join("x.mcap").exists());
+}
