@@ -238,9 +238,12 @@ fn a_websocket_client_sees_the_channels_the_scene_and_a_box_falling_as_free_fall
 
 /// Every message in an MCAP file, by topic: (log time, payload); reads up to the first error
 /// (a truncated file) and says whether it read to the end cleanly.
-fn read_mcap(path: &Path) -> (BTreeMap<String, Vec<(u64, Vec<u8>)>>, bool) {
+/// Messages by topic: (log time, payload).
+type Topics = BTreeMap<String, Vec<(u64, Vec<u8>)>>;
+
+fn read_mcap(path: &Path) -> (Topics, bool) {
     let bytes = std::fs::read(path).expect("the recording exists");
-    let mut topics: BTreeMap<String, Vec<(u64, Vec<u8>)>> = BTreeMap::new();
+    let mut topics = Topics::new();
     let mut clean = true;
     for m in mcap::MessageStream::new(&bytes).expect("an MCAP file") {
         match m {
@@ -368,7 +371,7 @@ fn a_recording_is_finished_on_sigterm_and_still_reads_after_sigkill() {
                 .expect("finished: a summary");
             assert!(clean);
             assert!(tf >= 1500, "{tf} poses after 2.5 s at 1 kHz");
-            assert_eq!(s.chunk_indexes.is_empty(), false);
+            assert!(!s.chunk_indexes.is_empty());
         } else {
             assert_eq!(code, None, "killed");
             // No footer, but every chunk closed before the kill reads.

@@ -90,13 +90,16 @@ impl Queues {
 /// one consumer thread.
 pub(crate) struct Pipe {
     queues: Arc<Queues>,
+    /// Wake the consumer once this many frames wait: a consumer woken for every frame at 1 kHz
+    /// would take a core from the step on a two-core machine; it polls between wake-ups.
+    wake_at: usize,
     /// The last step whose readings went into a frame (readings up to it are not copied again).
     since: u64,
     consumer: Option<Thread>,
 }
 
 impl Pipe {
-    pub fn new(buffers: usize, counters: Arc<PipeCounters>) -> Self {
+    pub fn new(buffers: usize, wake_at: usize, counters: Arc<PipeCounters>) -> Self {
         let free = ArrayQueue::new(buffers);
         for _ in 0..buffers {
             let _ = free.push(Box::default());
@@ -107,6 +110,7 @@ impl Pipe {
             counters,
         };
         Self {
+            wake_at: wake_at.clamp(1, buffers),
             queues: Arc::new(queues),
             since: 0,
             consumer: None,
@@ -161,7 +165,9 @@ impl Pipe {
                 // Cannot fail: there are only as many buffers as places in the queue.
                 let _ = q.full.push(buf);
                 q.counters.taken.fetch_add(1, Ordering::Relaxed);
-                if let Some(t) = &self.consumer {
+                if q.full.len() >= self.wake_at
+                    && let Some(t) = &self.consumer
+                {
                     t.unpark();
                 }
             }
@@ -188,7 +194,7 @@ mod tests {
     #[test]
     fn a_consumer_that_takes_nothing_makes_frames_drop_and_be_counted_never_wait() {
         let counters = Arc::new(PipeCounters::default());
-        let mut pipe = Pipe::new(4, Arc::clone(&counters));
+        let mut pipe = Pipe::new(4, 1, Arc::clone(&counters));
         let bodies = vec![BodyState::default(); 3];
         for step in 1..=10 {
             let f = RenderFrame::new(step, 0.0, Duration::ZERO, &bodies, &NoReadings);

@@ -41,6 +41,9 @@ use record::Recorder;
 const LIVE_BUFFERS: usize = 4;
 /// Snapshots in flight to the recorder: enough for a few hundred milliseconds at 1 kHz.
 const RECORD_BUFFERS: usize = 512;
+/// The recorder is woken when this many snapshots wait (it also polls every 20 ms), so that it
+/// writes in batches instead of taking a core from the step a thousand times a second.
+const RECORD_WAKE_AT: usize = RECORD_BUFFERS / 4;
 
 struct LiveSink {
     server: Live,
@@ -89,7 +92,7 @@ impl Output {
                     Some((server.ws_url.clone(), server.page_url.clone()));
                 Some(LiveSink {
                     server,
-                    pipe: Pipe::new(LIVE_BUFFERS, Arc::clone(&hub.0.live_frames)),
+                    pipe: Pipe::new(LIVE_BUFFERS, 1, Arc::clone(&hub.0.live_frames)),
                     period: Duration::from_secs_f64(1.0 / o.rate),
                     next_at: None,
                 })
@@ -105,7 +108,11 @@ impl Output {
                 *hub.0.recording.lock().expect("not poisoned") = Some(recorder.state());
                 Some(RecordSink {
                     recorder,
-                    pipe: Pipe::new(RECORD_BUFFERS, Arc::clone(&hub.0.record_frames)),
+                    pipe: Pipe::new(
+                        RECORD_BUFFERS,
+                        RECORD_WAKE_AT,
+                        Arc::clone(&hub.0.record_frames),
+                    ),
                     every: o.every,
                     lossless: o.lossless,
                 })
@@ -180,7 +187,7 @@ impl RenderEngine for Output {
             }
         }
         if let Some(r) = &mut self.record
-            && frame.step % r.every == 0
+            && frame.step.is_multiple_of(r.every)
         {
             if r.lossless {
                 r.pipe.offer_waiting(frame, &self.slots);

@@ -134,7 +134,8 @@ impl Live {
         frames: Arc<Queues>,
         hub: Hub,
     ) -> Result<std::thread::Thread, String> {
-        let mut ch = Channels::new(&self.ctx, scene)?;
+        // Every frame's rays: the view rate already limits them.
+        let mut ch = Channels::new(&self.ctx, scene, f64::INFINITY)?;
         let stop = Arc::clone(&self.stop);
         let requests = Arc::clone(&self.requests);
         let server = self.server.clone();
@@ -180,7 +181,7 @@ impl Drop for Live {
             let _ = t.join();
         }
         // The publisher, which held the other reference, has ended.
-        if let Some(s) = self.server.take().and_then(|s| Arc::into_inner(s)) {
+        if let Some(s) = self.server.take().and_then(Arc::into_inner) {
             // Closes every client connection.
             drop(s.stop());
         }

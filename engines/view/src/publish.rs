@@ -102,13 +102,34 @@ pub(crate) struct Channels {
     clock: Arc<RawChannel>,
     stats: Arc<RawChannel>,
     readings: Vec<Arc<RawChannel>>,
+    /// The transforms message, frame names filled once; only numbers change per frame.
+    tf_msg: FrameTransforms,
+    /// Rays are drawn at most this often (simulated ns): a picture, not data; the readings
+    /// channel has every value.
+    rays_every_ns: u64,
+    last_rays_ns: Option<u64>,
     text: String,
     /// Messages logged so far.
     pub messages: u64,
 }
 
 impl Channels {
-    pub fn new(ctx: &Arc<Context>, scene_info: Arc<SceneInfo>) -> Result<Self, String> {
+    pub fn new(
+        ctx: &Arc<Context>,
+        scene_info: Arc<SceneInfo>,
+        rays_hz: f64,
+    ) -> Result<Self, String> {
+        let tf_msg = FrameTransforms {
+            transforms: scene_info
+                .frames
+                .iter()
+                .map(|name| FrameTransform {
+                    parent_frame_id: WORLD_FRAME.into(),
+                    child_frame_id: name.clone(),
+                    ..Default::default()
+                })
+                .collect(),
+        };
         let readings = scene_info
             .sensors
             .iter()
@@ -135,6 +156,9 @@ impl Channels {
             stats: json_channel(ctx, topics::STATS, "ssx.Stats", STATS_SCHEMA)?,
             readings,
             scene_info,
+            tf_msg,
+            rays_every_ns: (1e9 / rays_hz) as u64,
+            last_rays_ns: None,
             text: String::new(),
             messages: 0,
         })
@@ -167,34 +191,30 @@ impl Channels {
         }
 
         if self.tf.has_sinks() {
-            let transforms = f
-                .poses
-                .iter()
-                .zip(&info.frames)
-                .map(|(p, name)| FrameTransform {
-                    timestamp: stamp(ns),
-                    parent_frame_id: WORLD_FRAME.into(),
-                    child_frame_id: name.clone(),
-                    translation: vec3(p[0], p[1], p[2]),
-                    rotation: Some(Quaternion {
-                        x: p[3],
-                        y: p[4],
-                        z: p[5],
-                        w: p[6],
-                    }),
-                })
-                .collect();
-            self.tf
-                .log_with_meta(&FrameTransforms { transforms }, at(ns));
+            for (t, p) in self.tf_msg.transforms.iter_mut().zip(&f.poses) {
+                t.timestamp = stamp(ns);
+                t.translation = vec3(p[0], p[1], p[2]);
+                t.rotation = Some(Quaternion {
+                    x: p[3],
+                    y: p[4],
+                    z: p[5],
+                    w: p[6],
+                });
+            }
+            self.tf.log_with_meta(&self.tf_msg, at(ns));
             self.messages += 1;
         }
 
+        let draw_rays = self.rays.has_sinks()
+            && self
+                .last_rays_ns
+                .is_none_or(|last| ns >= last + self.rays_every_ns);
         let mut rays = Vec::new();
         for &(slot, start, len) in &f.readings {
             let sensor = &info.sensors[slot as usize];
             let values = f.values(start, len);
             if let SensorKind::Range(g) = &sensor.kind
-                && self.rays.has_sinks()
+                && draw_rays
             {
                 rays.push(ray_entity(&sensor.path, g, f, values, ns));
             }
@@ -206,6 +226,7 @@ impl Channels {
             }
         }
         if !rays.is_empty() {
+            self.last_rays_ns = Some(ns);
             self.rays.log_with_meta(
                 &SceneUpdate {
                     deletions: Vec::new(),

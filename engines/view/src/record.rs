@@ -30,6 +30,8 @@ pub struct RecordOptions {
 
 /// The writer's chunks are closed at least this often, so a killed run loses at most this much.
 const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// Rays are recorded at most this often (per simulated second); every reading is recorded.
+const RAYS_HZ: f64 = 50.0;
 /// Target chunk size (bytes, before compression).
 const CHUNK_SIZE: u64 = 1 << 20;
 
@@ -89,7 +91,7 @@ impl Recorder {
             .context(&ctx)
             .create(BufWriter::new(file))
             .map_err(|e| format!("--record: cannot start the MCAP writer: {e}"))?;
-        let mut ch = Channels::new(&ctx, scene)?;
+        let mut ch = Channels::new(&ctx, scene, RAYS_HZ)?;
         let state = Arc::clone(&self.state);
         let stop = Arc::clone(&self.stop);
         let thread = std::thread::Builder::new()
