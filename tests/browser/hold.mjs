@@ -1,13 +1,9 @@
 // Holds the live view's page open in a real browser for a while: node hold.mjs PAGE_URL SECONDS
 // (the view benchmark's "one page open"). Prints how many transforms the page drew.
-import { chromium } from 'playwright-core';
+import { launch } from './chromium.mjs';
 
 const [url, seconds] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--enable-unsafe-swiftshader', '--use-angle=swiftshader', '--disable-quic',
-         '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launch();
 try {
   const page = await browser.newPage({ viewport: { width: 1200, height: 720 } });
   for (let i = 0; i < 100; i++) {

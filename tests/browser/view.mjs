@@ -2,7 +2,7 @@
 // Opens the page served by a running `ssxd run artifacts/scenes/quickstart.json --view`, waits
 // until it has drawn the scene, checks that the simulated time in the status bar advances and
 // that the picture changes where the quadrotor flies, and saves a screenshot.
-import { chromium } from 'playwright-core';
+import { launch } from './chromium.mjs';
 import { writeFileSync } from 'node:fs';
 
 const [url, out] = process.argv.slice(2);
@@ -10,11 +10,7 @@ if (!url || !out) { console.error('usage: node view.mjs PAGE_URL SCREENSHOT.png'
 const fail = m => { console.error('FAIL: ' + m); process.exit(1); };
 const sleep = ms => new Promise(r => setTimeout(r, ms));
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--enable-unsafe-swiftshader', '--use-angle=swiftshader', '--disable-quic',
-         '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launch();
 try {
   const page = await browser.newPage({ viewport: { width: 1200, height: 720 } });
   const errors = [];
