@@ -27,7 +27,18 @@ fn unknown_field() {
             "{\n  \"timestep\": 0.01,\n  \"gravty\": [0, 0, -9.81]\n}",
             &[]
         ),
-        "$DIR/scene.json:3:13 (at gravty): unknown field `gravty`, expected one of `name`, `timestep`, `gravity`, `engine`, `seed`, `include`, `extensions`, `artifacts`, `watch`"
+        "$DIR/scene.json:3:13 (at gravty): unknown field `gravty`, expected one of `name`, `timestep`, `gravity`, `engine`, `seed`, `include`, `extensions`, `artifacts`, `watch`, `view`"
+    );
+}
+
+#[test]
+fn a_view_rate_beyond_1000_hz_is_refused_where_it_is_written() {
+    assert_eq!(
+        error_of(
+            "{\n  \"timestep\": 0.01,\n  \"view\": { \"rate\": 5000 }\n}",
+            &[]
+        ),
+        "$DIR/scene.json:3:21 (at view.rate): the view rate must be at most 1000 Hz, got 5000"
     );
 }
 

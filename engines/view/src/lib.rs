@@ -48,8 +48,25 @@ const RECORD_WAKE_AT: usize = RECORD_BUFFERS / 4;
 struct LiveSink {
     server: Live,
     pipe: Pipe,
+    schedule: Schedule,
+}
+
+/// Frames at a fixed rate on a clock: due at the first call, then every period; after falling a
+/// period or more behind (a pause, a stall) the schedule starts afresh instead of catching up.
+struct Schedule {
     period: Duration,
     next_at: Option<Duration>,
+}
+
+impl Schedule {
+    fn due(&mut self, now: Duration) -> bool {
+        if self.next_at.is_some_and(|t| now < t) {
+            return false;
+        }
+        let next = self.next_at.unwrap_or(now) + self.period;
+        self.next_at = Some(if next <= now { now + self.period } else { next });
+        true
+    }
 }
 
 struct RecordSink {
@@ -93,8 +110,10 @@ impl Output {
                 Some(LiveSink {
                     server,
                     pipe: Pipe::new(LIVE_BUFFERS, 1, Arc::clone(&hub.0.live_frames)),
-                    period: Duration::from_secs_f64(1.0 / o.rate),
-                    next_at: None,
+                    schedule: Schedule {
+                        period: Duration::from_secs_f64(1.0 / o.rate),
+                        next_at: None,
+                    },
                 })
             }
             None => None,
@@ -174,15 +193,7 @@ impl RenderEngine for Output {
         if let Some(l) = &mut self.live {
             // The view rate is in wall time (the Environment's clock): a fast run is shown at
             // the same rate as a real-time one.
-            let due = l.next_at.is_none_or(|t| frame.now >= t);
-            if due {
-                let next = l.next_at.map_or(frame.now, |t| t + l.period);
-                // Behind by more than a period (a pause, a stall): start the schedule afresh.
-                l.next_at = Some(if next + l.period < frame.now {
-                    frame.now + l.period
-                } else {
-                    next.max(frame.now)
-                });
+            if l.schedule.due(frame.now) {
                 l.pipe.offer(frame, &self.slots);
             }
         }
@@ -208,5 +219,27 @@ impl Drop for Output {
         self.hub.0.record.on.store(false, Ordering::Relaxed);
         // Fields drop next: the live publisher and servers stop, the recorder writes what is
         // queued and finishes its file.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thirty_frames_a_second_of_one_millisecond_steps_and_no_burst_after_a_stall() {
+        let mut s = Schedule {
+            period: Duration::from_secs_f64(1.0 / 30.0),
+            next_at: None,
+        };
+        let ms = Duration::from_millis;
+        let due: Vec<u64> = (0..1000).filter(|&k| s.due(ms(k))).collect();
+        assert_eq!(due.len(), 30);
+        assert_eq!(&due[..4], &[0, 34, 67, 100]);
+        // A 200 ms stall: one frame when it ends, then the rate again, not six to catch up.
+        assert!(s.due(ms(1200)));
+        assert!(!s.due(ms(1201)));
+        assert!(!s.due(ms(1233)));
+        assert!(s.due(ms(1234)));
     }
 }
