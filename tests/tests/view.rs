@@ -504,4 +504,26 @@ fn bad_view_and_record_flags_are_refused_with_one_message() {
     }
     assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep me");
     assert!(!dir.path().join("x.mcap").exists());
+    // A scene that loads but fails to build (a driver refuses its descriptor) leaves no
+    // recording behind.
+    let broken = dir.write(
+        "broken.json",
+        &format!(
+            r#"{{ "timestep": 0.01, "artifacts": [ {{ "name": "x", "artifact": "{}",
+                "overrides": {{ "driver": {{ "height": "high" }} }} }} ] }}"#,
+            library("hover-box.json")
+        ),
+    );
+    let out_file = dir.path().join("never.mcap");
+    let out = Command::new(ssxd())
+        .args([
+            "run",
+            broken.to_str().unwrap(),
+            "--record",
+            out_file.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!out_file.exists());
 }

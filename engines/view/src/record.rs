@@ -149,8 +149,14 @@ fn fail(state: &RecordState, message: String) {
 }
 
 impl Drop for Recorder {
-    /// Writes what is queued, then the MCAP footer.
+    /// Writes what is queued, then the MCAP footer. A recording that never started (the scene
+    /// failed to build) leaves no file behind.
     fn drop(&mut self) {
+        if self.file.take().is_some()
+            && let Some(p) = &self.state.path
+        {
+            let _ = std::fs::remove_file(p);
+        }
         self.stop.store(true, Ordering::Release);
         if let Some(t) = self.thread.take() {
             t.thread().unpark();
