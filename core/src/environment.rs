@@ -12,6 +12,7 @@ use crate::abi::PluginLoader;
 use crate::clock::Clock;
 use crate::engine::{BodyId, BodySpec, BodyState, JointKind, JointSpec, PhysicEngine, Shape};
 use crate::error::{Origin, PluginFault, SsxError};
+use crate::guard::{self, Label, Phase};
 use crate::math::{Pose, Vec3};
 use crate::pacer::{LatePolicy, Mode, PaceOutcome, Pacer};
 use crate::plugin::{
@@ -189,6 +190,8 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 struct SensorSlot {
     label: String,
+    /// What the crash handler and the watchdog call it.
+    guard: &'static Label,
     // Only ever used through `&mut` on its worker; the wrapper lets drivers on other workers
     // share the slot's reading while the plugin itself stays unshared.
     plugin: SyncWrapper<Box<dyn Sensor>>,
@@ -204,6 +207,7 @@ struct ArtifactSensors {
 struct DriverSlot {
     id: ArtifactId,
     label: String,
+    guard: &'static Label,
     plugin: Box<dyn Driver>,
     commands: CommandBuffer,
     enabled: bool,
@@ -264,14 +268,33 @@ fn split_evenly(n: usize, workers: usize) -> Vec<usize> {
 const PAUSE_POLL: Duration = Duration::from_millis(1);
 
 /// Extensions, shut down in reverse order of initialisation when dropped.
-struct Extensions(Vec<(String, Box<dyn SimulationExtension>)>);
+#[derive(Default)]
+struct Extensions {
+    list: Vec<(String, Box<dyn SimulationExtension>)>,
+    labels: Vec<&'static Label>,
+}
 
 impl Drop for Extensions {
     fn drop(&mut self) {
-        while let Some((name, mut ext)) = self.0.pop() {
+        while let (Some((name, mut ext)), Some(label)) = (self.list.pop(), self.labels.pop()) {
             tracing::debug!(extension = %name, "shutting down extension");
+            let _doing = guard::enter(label, Phase::Shutdown, 0);
             ext.shutdown();
+            drop(ext);
         }
+    }
+}
+
+/// The label of a plugin for crash reports and the watchdog: kind and name, its library (or
+/// "built in") and its artifact.
+fn guard_label(what: &str, spec: &PluginSpec, artifact: Option<&str>) -> &'static Label {
+    let from = match &spec.library {
+        Some(lib) => lib.display().to_string(),
+        None => "built in".into(),
+    };
+    match artifact {
+        Some(a) => guard::label(&format!("{what} (library {from}), artifact '{a}'")),
+        None => guard::label(&format!("{what} (library {from})")),
     }
 }
 
@@ -286,6 +309,7 @@ pub struct Environment {
     /// Libraries stay loaded while an instance holds them; the loader's own handles go with it.
     loader: PluginLoader,
     engine: Box<dyn PhysicEngine>,
+    engine_label: &'static Label,
     render: Box<dyn RenderEngine>,
     pool: WorkerPool,
     extensions: Extensions,
@@ -325,9 +349,11 @@ impl Environment {
         render: Box<dyn RenderEngine>,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, SsxError> {
-        let mut ext = Extensions(Vec::new());
+        let mut ext = Extensions::default();
         let mut loader = PluginLoader::default();
         for spec in extensions {
+            let label = guard_label(&format!("extension '{}'", spec.name), &spec.plugin, None);
+            let doing = guard::enter(label, Phase::Create, 0);
             let created = match &spec.plugin.library {
                 Some(lib) => loader.extension(
                     lib,
@@ -342,12 +368,14 @@ impl Environment {
                     factory(&spec.plugin.descriptor)
                 }
             };
+            drop(doing);
             let mut e = created.map_err(|m| SsxError::PluginCreate {
                 artifact: String::new(),
                 plugin: format!("extension '{}'", spec.name),
                 message: m,
                 origin: spec.plugin.origin.clone().map(Box::new),
             })?;
+            let _doing = guard::enter(label, Phase::Init, 0);
             e.init(&ExtensionInit {
                 scene: config.scene.clone(),
                 timestep: config.timestep,
@@ -359,7 +387,8 @@ impl Environment {
                 message: m,
                 origin: spec.plugin.origin.clone().map(Box::new),
             })?;
-            ext.0.push((spec.name.clone(), e));
+            ext.list.push((spec.name.clone(), e));
+            ext.labels.push(label);
         }
 
         let engine_factory = registry.engine(&config.engine).ok_or_else(|| {
@@ -370,6 +399,7 @@ impl Environment {
             ))
         })?;
         let mut engine = engine_factory();
+        let engine_label = guard::label(&format!("physics engine '{}'", engine.name()));
         engine.set_gravity(config.gravity);
         let pool = WorkerPool::new(config.workers)
             .map_err(|e| SsxError::Config(format!("cannot start worker threads: {e}")))?;
@@ -381,9 +411,10 @@ impl Environment {
             reading_index: vec![None; artifacts.len()],
             loader,
             engine,
+            engine_label,
             render,
             pool,
-            extension_failed: vec![false; ext.0.len()],
+            extension_failed: vec![false; ext.list.len()],
             extensions: ext,
             catalog: Catalog::default(),
             states: Vec::new(),
@@ -522,7 +553,9 @@ impl Environment {
                 let mut sensors = Vec::with_capacity(art.sensors.len());
                 for (si, s) in art.sensors.iter().enumerate() {
                     let label = format!("sensor '{}' ({})", s.name, s.plugin.plugin);
+                    let guard = guard_label(&label, &s.plugin, Some(&art.name));
                     let init = self.plugin_init(art, ai, si as u32 + 1);
+                    let doing = guard::enter(guard, Phase::Create, 0);
                     let plugin = match &s.plugin.library {
                         Some(lib) => {
                             self.loader
@@ -536,8 +569,10 @@ impl Environment {
                         }
                     }
                     .map_err(|m| create_err(art, label.clone(), &s.plugin, m))?;
+                    drop(doing);
                     sensors.push(SensorSlot {
                         label,
+                        guard,
                         plugin: SyncWrapper::new(plugin),
                         reading: Reading::default(),
                         enabled: true,
@@ -562,7 +597,9 @@ impl Environment {
                 let art = &artifacts[ai];
                 let d = art.driver.as_ref().expect("filtered on driver");
                 let label = format!("driver '{}'", d.plugin);
+                let guard = guard_label(&label, d, Some(&art.name));
                 let init = self.plugin_init(art, ai, 0);
+                let doing = guard::enter(guard, Phase::Create, 0);
                 let plugin = match &d.library {
                     Some(lib) => self.loader.driver(lib, &d.plugin, &d.descriptor, &init),
                     None => {
@@ -573,6 +610,7 @@ impl Environment {
                     }
                 }
                 .map_err(|m| create_err(art, label.clone(), d, m))?;
+                drop(doing);
                 let info = &self.catalog.artifacts[ai];
                 let (bodies, joints) = (info.bodies.clone(), info.joints.clone());
                 let motorised = self.catalog.joint_motorised
@@ -581,6 +619,7 @@ impl Environment {
                 self.driver_shards[k].items.push(DriverSlot {
                     id: ArtifactId(ai as u32),
                     label,
+                    guard,
                     plugin,
                     commands: CommandBuffer::new(bodies, joints, motorised),
                     enabled: true,
@@ -602,6 +641,11 @@ impl Environment {
     /// One step: commands, physics, sensors, drivers, pace. Returns what it did; fails only in
     /// strict mode when a plugin failed.
     pub fn step(&mut self) -> Result<StepReport, SsxError> {
+        self.step_until(None)
+    }
+
+    /// [`Environment::step`]; a long wait for the deadline ends early once `stop` is set.
+    fn step_until(&mut self, stop: Option<&AtomicBool>) -> Result<StepReport, SsxError> {
         let clock = Arc::clone(&self.clock);
         let clock = &*clock;
         let start = match self.started_at {
@@ -630,14 +674,16 @@ impl Environment {
                 (self.last_physics * 2).clamp(Duration::from_micros(50), Duration::from_millis(5));
             self.pool.prewake(budget);
         }
+        let doing = guard::enter(self.engine_label, Phase::Physics, self.steps + 1);
         self.engine.step(self.config.timestep);
         self.engine.read_state(&mut self.states);
+        drop(doing);
         self.steps += 1;
         let world = World {
             engine: &*self.engine,
             catalog: &self.catalog,
             states: &self.states,
-            extensions: &self.extensions.0,
+            extensions: &self.extensions.list,
             time: self.steps as f64 * self.config.timestep,
             step: self.steps,
             dt: self.config.timestep,
@@ -700,10 +746,11 @@ impl Environment {
                 wall_time: (clock.now() - self.started_at.unwrap_or_default()).as_secs_f64(),
             },
         };
-        for (i, (name, ext)) in self.extensions.0.iter_mut().enumerate() {
+        for (i, (name, ext)) in self.extensions.list.iter_mut().enumerate() {
             if self.extension_failed[i] {
                 continue;
             }
+            let _doing = guard::enter(self.extensions.labels[i], Phase::AfterStep, step);
             if let Err(message) = ext.after_step(&ctx) {
                 // Like a failing plugin: reported once, its per-step hook disabled (its services
                 // stay reachable), and a strict run stops.
@@ -731,7 +778,10 @@ impl Environment {
         let slow_driver = slowest(&mut self.driver_shards.iter().map(|s| s.slowest));
 
         // 4. Pace.
-        let outcome = self.pacer.pace(clock);
+        let outcome = match stop {
+            Some(stop) => self.pacer.pace_interruptible(clock, stop),
+            None => self.pacer.pace(clock),
+        };
         let (lateness, missed) = match outcome {
             PaceOutcome::OnTime { lateness, .. } => (Some(lateness), false),
             PaceOutcome::Missed { lateness } => (Some(lateness), true),
@@ -867,7 +917,7 @@ impl Environment {
             if self.paused {
                 self.pending_steps -= 1;
             }
-            self.step()?;
+            self.step_until(Some(stop))?;
             self.poll_control()?;
             let now = self.last_step_end;
             if now >= last.0 + Duration::from_secs(1) {
@@ -896,7 +946,7 @@ impl Environment {
     /// [`Environment::run`] after every step and every millisecond while paused; a failing
     /// `control` is handled like a failing `after_step`.
     pub fn poll_control(&mut self) -> Result<(), SsxError> {
-        if self.extensions.0.is_empty() {
+        if self.extensions.list.is_empty() {
             return Ok(());
         }
         let clock = Arc::clone(&self.clock);
@@ -927,11 +977,14 @@ impl Environment {
         };
         let mut requests = [RunRequest::None; 4];
         let mut asked = 0;
-        for (i, (name, ext)) in self.extensions.0.iter_mut().enumerate() {
+        for (i, (name, ext)) in self.extensions.list.iter_mut().enumerate() {
             if self.extension_failed[i] {
                 continue;
             }
-            match ext.control(&ctx) {
+            let doing = guard::enter(self.extensions.labels[i], Phase::Control, self.steps);
+            let asked_for = ext.control(&ctx);
+            drop(doing);
+            match asked_for {
                 Ok(RunRequest::None) => {}
                 Ok(r) if asked < requests.len() => {
                     requests[asked] = r;
@@ -1066,6 +1119,28 @@ impl Environment {
     }
 }
 
+impl Drop for Environment {
+    /// Destroys the sensors, then the drivers, one by one under their labels, so that a
+    /// `destroy` that crashes or never returns is named. The other fields follow in field order.
+    fn drop(&mut self) {
+        let step = self.steps;
+        for shard in &mut self.sensor_shards {
+            for item in shard.items.drain(..) {
+                for slot in item.sensors {
+                    let _doing = guard::enter(slot.guard, Phase::Destroy, step);
+                    drop(slot);
+                }
+            }
+        }
+        for shard in &mut self.driver_shards {
+            for slot in shard.items.drain(..) {
+                let _doing = guard::enter(slot.guard, Phase::Destroy, step);
+                drop(slot);
+            }
+        }
+    }
+}
+
 fn unknown(kind: PluginKind, spec: &PluginSpec, registry: &PluginRegistry) -> SsxError {
     let message = format!(
         "unknown {} '{}' (known: {})",
@@ -1115,6 +1190,7 @@ fn run_sensors(shard: &mut Shard<ArtifactSensors>, world: &World<'_>, clock: &dy
             artifact: item.id,
         };
         for slot in item.sensors.iter_mut().filter(|s| s.enabled) {
+            let _doing = guard::enter(slot.guard, Phase::Sense, world.step);
             let result = catch_unwind(AssertUnwindSafe(|| {
                 slot.plugin.get_mut().sense(&ctx, &mut slot.reading)
             }));
@@ -1160,9 +1236,11 @@ fn run_drivers(
             artifact: slot.id,
             readings,
         };
+        let doing = guard::enter(slot.guard, Phase::Drive, world.step);
         let result = catch_unwind(AssertUnwindSafe(|| {
             slot.plugin.drive(&ctx, &mut slot.commands)
         }));
+        drop(doing);
         let message = match result {
             Ok(Ok(())) => None,
             Ok(Err(m)) => Some(m),

@@ -14,12 +14,14 @@ pub mod clock;
 pub mod engine;
 pub mod environment;
 pub mod error;
+pub mod guard;
 pub mod math;
 pub mod pacer;
 pub mod plugin;
 pub mod pool;
 pub mod render;
 pub mod stats;
+pub mod text;
 pub mod world;
 
 pub use clock::{Clock, MonotonicClock, VirtualClock};

@@ -1,6 +1,7 @@
 //! Holding the wall clock: absolute deadlines t0 + (N+1)·period, a precise wait when ahead, a
 //! recorded violation when behind, and catch-up by default (SSX sec. 2.1).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::clock::Clock;
@@ -57,6 +58,9 @@ pub enum PaceOutcome {
     Unpaced,
 }
 
+/// A wait longer than this checks the stop flag at least this often.
+pub const WAIT_SLICE: Duration = Duration::from_millis(50);
+
 /// The pacer. Call [`Pacer::start`] once, then [`Pacer::pace`] at the end of every step.
 #[derive(Clone, Debug)]
 pub struct Pacer {
@@ -107,15 +111,26 @@ impl Pacer {
 
     /// The deadline of the step being paced next.
     pub fn next_deadline(&self) -> Duration {
-        self.t0 + self.offset(self.paced + 1)
+        self.t0.saturating_add(self.offset(self.paced + 1))
     }
 
     fn offset(&self, steps: u64) -> Duration {
-        Duration::from_secs_f64(steps as f64 * self.period_s)
+        // Saturates instead of panicking on a schedule beyond Duration's range.
+        Duration::try_from_secs_f64(steps as f64 * self.period_s).unwrap_or(Duration::MAX)
     }
 
     /// Ends a step: waits for its deadline if it is ahead, records a miss if it has passed.
     pub fn pace(&mut self, clock: &dyn Clock) -> PaceOutcome {
+        self.pace_until(clock, None)
+    }
+
+    /// As [`Pacer::pace`], but a wait longer than [`WAIT_SLICE`] is cut into slices and ends
+    /// early once `interrupt` is set (a stop asked for during a slow-motion run's long wait).
+    pub fn pace_interruptible(&mut self, clock: &dyn Clock, interrupt: &AtomicBool) -> PaceOutcome {
+        self.pace_until(clock, Some(interrupt))
+    }
+
+    fn pace_until(&mut self, clock: &dyn Clock, interrupt: Option<&AtomicBool>) -> PaceOutcome {
         if self.mode == Mode::Fast {
             self.paced += 1;
             return PaceOutcome::Unpaced;
@@ -124,6 +139,19 @@ impl Pacer {
         let now = clock.now();
         self.paced += 1;
         if now <= deadline {
+            if let Some(stop) = interrupt {
+                let mut t = now;
+                while deadline - t > WAIT_SLICE {
+                    clock.sleep_until(t + WAIT_SLICE);
+                    if stop.load(Ordering::Relaxed) {
+                        return PaceOutcome::OnTime {
+                            wait: deadline - now,
+                            lateness: Duration::ZERO,
+                        };
+                    }
+                    t = clock.now().min(deadline);
+                }
+            }
             clock.sleep_until(deadline);
             let woke = clock.now();
             PaceOutcome::OnTime {
@@ -255,6 +283,29 @@ mod tests {
             }
         );
         assert_eq!(clock.now(), Duration::from_micros(4500));
+    }
+
+    #[test]
+    fn a_long_wait_ends_within_a_slice_of_a_stop() {
+        // 1 ms steps at x0.001: each step waits 1 s of wall time.
+        let (mut p, clock) = pacer(Mode::Realtime { factor: 1e-3 }, LatePolicy::CatchUp);
+        let stop = AtomicBool::new(false);
+        p.start(clock.now());
+        let waited = |p: &mut Pacer, stop: &AtomicBool| {
+            let before = clock.now();
+            p.pace_interruptible(&clock, stop);
+            clock.now() - before
+        };
+        assert_eq!(waited(&mut p, &stop), Duration::from_secs(1));
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(waited(&mut p, &stop), WAIT_SLICE);
+    }
+
+    #[test]
+    fn a_schedule_beyond_the_range_of_duration_saturates() {
+        let mut p = Pacer::new(Mode::Realtime { factor: 1e-300 }, 1e20, LatePolicy::CatchUp);
+        p.start(Duration::from_secs(1));
+        assert_eq!(p.next_deadline(), Duration::MAX);
     }
 
     #[test]
