@@ -7,6 +7,7 @@
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod rt;
+mod safety;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,6 +28,12 @@ const EXIT_BAD_INPUT: u8 = 2;
 const EXIT_RUN_FAILED: u8 = 1;
 /// Exit status after a second Ctrl-C / SIGTERM (immediate exit, nothing written).
 const EXIT_SECOND_SIGNAL: i32 = 130;
+
+/// Accepted ranges of the numeric flags.
+const RT_FACTOR: (f64, f64) = (1e-3, 1e3);
+const MAX_WORKERS: usize = 256;
+const MAX_SPIN_MARGIN_US: u64 = 100_000;
+const WATCHDOG: (f64, f64) = (0.01, 3600.0);
 
 #[derive(Parser)]
 #[command(
@@ -93,7 +100,7 @@ struct RunArgs {
     #[arg(long, conflicts_with = "mode", allow_negative_numbers = true)]
     rt_factor: Option<f64>,
     /// Stop after this many steps.
-    #[arg(long, conflicts_with = "duration")]
+    #[arg(long, conflicts_with = "duration", allow_negative_numbers = true, value_parser = parse_steps)]
     steps: Option<u64>,
     /// Stop after this many simulated seconds.
     #[arg(long, allow_negative_numbers = true)]
@@ -146,6 +153,20 @@ struct RunArgs {
     /// Record a snapshot every N steps (default 1: every step).
     #[arg(long, requires = "record", default_value_t = 1)]
     record_every: u64,
+    /// Report a plugin or physics step that has not returned after this many seconds (default:
+    /// the scene's "watchdog", else max(1 s, 100 timesteps)).
+    #[arg(long, allow_negative_numbers = true)]
+    watchdog: Option<f64>,
+}
+
+/// `--steps`: a whole number of steps, >= 0.
+fn parse_steps(text: &str) -> Result<u64, String> {
+    text.trim().parse().map_err(|_| {
+        format!(
+            "expected a whole number of steps >= 0, got '{}'",
+            ssx_core::text::clip(text, 40)
+        )
+    })
 }
 
 fn registry() -> PluginRegistry {
@@ -157,12 +178,22 @@ fn registry() -> PluginRegistry {
 /// Logs to stderr; warnings and errors also go to the live view's and the recording's `/log`
 /// channel through `hub`.
 fn init_logging(level: &str, format: LogFormat, hub: &ssx_view::Hub) -> Result<(), SsxError> {
+    use std::io::IsTerminal;
     use tracing_subscriber::Layer;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
-    let filter = tracing_subscriber::EnvFilter::try_new(level)
-        .map_err(|e| SsxError::Config(format!("--log-level '{level}': {e}")))?;
-    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let filter = tracing_subscriber::EnvFilter::try_new(level).map_err(|e| {
+        SsxError::Config(format!(
+            "--log-level '{}': {e}",
+            ssx_core::text::clip(level, 64)
+        ))
+    })?;
+    // Colour only on a terminal, and never with NO_COLOR set (https://no-color.org).
+    let colour = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(colour);
     let fmt = match format {
         LogFormat::Text => fmt.boxed(),
         LogFormat::Json => fmt.json().boxed(),
@@ -178,8 +209,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let hub = ssx_view::Hub::new();
     if let Err(e) = init_logging(&cli.log_level, cli.log_format, &hub) {
-        eprintln!("error: {e}");
+        eprintln!("error: {}", ssx_core::text::escape_controls(&e.to_string()));
         return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    // From here on a plugin that crashes the process is named on stderr.
+    if let Err(e) = ssx_core::guard::install_crash_handler() {
+        tracing::warn!("cannot install the crash handler: {e}");
     }
     let result = match &cli.command {
         Command::Check { scene } => check(scene),
@@ -189,7 +224,9 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // Names and paths come from files and plugins: no escape sequence reaches the
+            // terminal.
+            eprintln!("error: {}", ssx_core::text::escape_controls(&e.to_string()));
             ExitCode::from(match e {
                 SsxError::PluginFailed(_) => EXIT_RUN_FAILED,
                 _ => EXIT_BAD_INPUT,
@@ -256,25 +293,29 @@ fn plugins(named: &Path) -> Result<(), SsxError> {
 }
 
 /// Checks that the stats file can be written before running, so a long run is not lost at the
-/// end for a typo in a directory name.
+/// end for a typo in a directory name or a read-only place: it must be a regular file or not
+/// exist yet (never a device, a FIFO or a directory), in a directory where a file can be created.
 fn check_output_path(path: &Path) -> Result<(), SsxError> {
-    if path.is_dir() {
-        return Err(SsxError::Config(format!(
-            "--stats-json '{}' is a directory",
-            path.display()
-        )));
+    let bad = |why: String| SsxError::Config(format!("--stats-json '{}': {why}", path.display()));
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => return Err(bad("is a directory".into())),
+        Ok(m) if !m.is_file() => {
+            return Err(bad(
+                "is not a regular file (a device, a FIFO, a socket or a link); name a file".into(),
+            ));
+        }
+        _ => {}
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
     if !dir.is_dir() {
-        return Err(SsxError::Config(format!(
-            "--stats-json '{}': directory '{}' does not exist",
-            path.display(),
-            dir.display()
-        )));
+        return Err(bad(format!("directory '{}' does not exist", dir.display())));
     }
+    // The file is written by renaming a temporary file in the same directory: try one now.
+    tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| bad(format!("cannot create a file in '{}': {e}", dir.display())))?;
     Ok(())
 }
 
@@ -326,18 +367,31 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
     let mode = match (o.mode, o.rt_factor) {
         (ModeArg::Fast, _) => Mode::Fast,
         (ModeArg::Realtime, None) => Mode::Realtime { factor: 1.0 },
-        (ModeArg::Realtime, Some(f)) if f.is_finite() && f > 0.0 => Mode::Realtime { factor: f },
+        (ModeArg::Realtime, Some(f)) if (RT_FACTOR.0..=RT_FACTOR.1).contains(&f) => {
+            Mode::Realtime { factor: f }
+        }
         (ModeArg::Realtime, Some(f)) => {
             return Err(SsxError::Config(format!(
-                "--rt-factor must be a positive number, got {f}"
+                "--rt-factor must be from {} to {} (simulated seconds per wall second), got {f}",
+                RT_FACTOR.0, RT_FACTOR.1
             )));
         }
     };
+    if o.spin_margin_us > MAX_SPIN_MARGIN_US {
+        return Err(SsxError::Config(format!(
+            "--spin-margin-us must be at most {MAX_SPIN_MARGIN_US}, got {}",
+            o.spin_margin_us
+        )));
+    }
     if let Some(p) = &o.stats_json {
         check_output_path(p)?;
     }
     let workers = match o.workers {
-        Some(0) => return Err(SsxError::Config("--workers must be at least 1".into())),
+        Some(n) if !(1..=MAX_WORKERS).contains(&n) => {
+            return Err(SsxError::Config(format!(
+                "--workers must be from 1 to {MAX_WORKERS}, got {n}"
+            )));
+        }
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
@@ -355,6 +409,16 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
         }
         (None, None) => None,
     };
+    let watchdog = match (o.watchdog, scene.watchdog) {
+        (Some(s), _) if !(WATCHDOG.0..=WATCHDOG.1).contains(&s) => {
+            return Err(SsxError::Config(format!(
+                "--watchdog must be from {} to {} seconds, got {s}",
+                WATCHDOG.0, WATCHDOG.1
+            )));
+        }
+        (Some(s), _) | (None, Some(s)) => Duration::from_secs_f64(s),
+        (None, None) => ssx_core::guard::default_limit(scene.timestep),
+    };
 
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -368,6 +432,13 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
         .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop)))
         .map_err(|e| SsxError::Config(format!("cannot install signal handlers: {e}")))?;
     }
+
+    let stats_file = o
+        .stats_json
+        .as_deref()
+        .map(safety::StatsFile::start)
+        .transpose()?;
+    let _watchdog = safety::watchdog(watchdog, &stop, stats_file.clone())?;
 
     let late_policy = match o.late_policy {
         LatePolicyArg::CatchUp => LatePolicy::CatchUp,
@@ -391,22 +462,28 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
         render,
         Arc::new(MonotonicClock::new(Duration::from_micros(o.spin_margin_us))),
     )?;
-    tracing::info!(
-        "running scene '{}': {} artifacts, {} bodies, timestep {} s, {} mode{}, {} workers{}",
-        scene.name,
-        scene.artifacts.len(),
-        scene.body_count(),
-        scene.timestep,
-        mode.name(),
-        match mode {
-            Mode::Realtime { factor } if factor != 1.0 => format!(" x{factor}"),
-            _ => String::new(),
-        },
-        env.workers(),
-        max_steps
-            .map(|n| format!(", {n} steps"))
-            .unwrap_or_default(),
-    );
+    if let Some(f) = &stats_file {
+        f.write_now(&env.summary())?;
+    }
+    let quiet = o.quiet;
+    if !quiet {
+        tracing::info!(
+            "running scene '{}': {} artifacts, {} bodies, timestep {} s, {} mode{}, {} workers{}",
+            scene.name,
+            scene.artifacts.len(),
+            scene.body_count(),
+            scene.timestep,
+            mode.name(),
+            match mode {
+                Mode::Realtime { factor } if factor != 1.0 => format!(" x{factor}"),
+                _ => String::new(),
+            },
+            env.workers(),
+            max_steps
+                .map(|n| format!(", {n} steps"))
+                .unwrap_or_default(),
+        );
+    }
     rt::apply(
         &env,
         &rt::RtOptions {
@@ -421,8 +498,10 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
         .iter()
         .filter_map(|name| env.artifact(name).map(|a| (name.clone(), a.bodies.start)))
         .collect();
-    let quiet = o.quiet;
     let outcome = env.run(max_steps, &stop, |s, env| {
+        if let Some(f) = &stats_file {
+            f.snapshot(&env.summary());
+        }
         if hub.active() {
             // Once a second, the --stats-json fields for the view's and the recording's /stats.
             if let Ok(json) = serde_json::to_string(&env.summary()) {
@@ -455,8 +534,8 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
     if let Some(e) = view.record_error {
         return Err(SsxError::Config(format!("the recording failed: {e}")));
     }
-    if let Some(p) = &o.stats_json {
-        summary.write_json_atomic(p)?;
+    if let Some(f) = stats_file {
+        f.finish(&summary)?;
     }
     outcome
 }

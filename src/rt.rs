@@ -16,12 +16,26 @@ pub struct RtOptions {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CpuList(pub Vec<usize>);
 
+/// CPUs a list may name: the kernel's cpu_set_t.
+const MAX_CPU: usize = libc::CPU_SETSIZE as usize;
+
 /// `0,2-3` → [0, 2, 3].
 pub fn parse_cpu_list(text: &str) -> Result<CpuList, String> {
+    let shown = ssx_core::text::clip(text, 64);
+    let too_high = |c: usize| {
+        if c >= MAX_CPU {
+            Err(format!(
+                "invalid CPU list '{shown}': CPUs are numbered 0 to {}",
+                MAX_CPU - 1
+            ))
+        } else {
+            Ok(())
+        }
+    };
     let mut cpus = Vec::new();
     for part in text.split(',') {
         let part = part.trim();
-        let bad = || format!("invalid CPU list '{text}': expected numbers and ranges like 0,2-3");
+        let bad = || format!("invalid CPU list '{shown}': expected numbers and ranges like 0,2-3");
         match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b): (usize, usize) = (
@@ -31,16 +45,22 @@ pub fn parse_cpu_list(text: &str) -> Result<CpuList, String> {
                 if a > b {
                     return Err(bad());
                 }
+                // Checked before expanding, so a huge range is refused, not allocated.
+                too_high(a.max(b))?;
                 cpus.extend(a..=b);
             }
-            None => cpus.push(part.parse().map_err(|_| bad())?),
+            None => {
+                let c = part.parse().map_err(|_| bad())?;
+                too_high(c)?;
+                cpus.push(c);
+            }
         }
-    }
-    if cpus.iter().any(|&c| c >= libc::CPU_SETSIZE as usize) {
-        return Err(format!(
-            "invalid CPU list '{text}': CPUs go up to {}",
-            libc::CPU_SETSIZE - 1
-        ));
+        if cpus.len() > MAX_CPU {
+            return Err(format!(
+                "invalid CPU list '{}': more than {MAX_CPU} entries",
+                ssx_core::text::clip(text, 64)
+            ));
+        }
     }
     Ok(CpuList(cpus))
 }

@@ -77,6 +77,7 @@ fn main() {
         &out.join("libmisbehaving.so"),
         &[],
     );
+    shared_library(&fixtures.join("faults.c"), &out.join("libfaults.so"), &[]);
     shared_library(
         &fixtures.join("no_entry.c"),
         &out.join("libno_entry.so"),

@@ -5,6 +5,7 @@
 //! Every problem becomes one [`SsxError::Input`] naming the file, the JSON path and line:column.
 #![warn(missing_docs)]
 
+pub mod limits;
 pub mod locate;
 pub mod schema;
 
@@ -22,7 +23,45 @@ use ssx_core::{
     MassSpec, Mode, Origin, PluginSpec, SensorSpec, Shape, SsxError,
 };
 
-use locate::PositionIndex;
+use locate::{PositionIndex, Problem};
+
+/// Reads a regular file of at most `max` bytes as UTF-8. Devices, FIFOs and sockets are refused
+/// before a byte is read (the open does not block on a FIFO), and a file never takes more than
+/// `max` bytes of memory, even if it grows while being read.
+fn read_regular(path: &Path, max: u64) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    if !meta.is_file() {
+        return Err(
+            "is not a regular file (a device, a FIFO or a socket); name a JSON file".into(),
+        );
+    }
+    let too_big = || format!("is larger than {max} bytes, the limit for a scene's files");
+    if meta.len() > max {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    if bytes.len() as u64 > max {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
 use schema::*;
 
 /// Default density of colliders (kg/m³): water.
@@ -52,13 +91,16 @@ pub struct Scene {
     pub watch: Vec<String>,
     /// The scene's live-view settings, if it has any.
     pub view: Option<ViewFile>,
+    /// The watchdog's limit (s), if the scene sets one.
+    pub watchdog: Option<f64>,
 }
 
 impl Scene {
     /// Reads and checks a scene and every file it names. Plugin and engine names are checked
     /// against `registry`; descriptors are checked by the plugins when they are created.
     pub fn load(path: &Path, registry: &PluginRegistry) -> Result<Scene, SsxError> {
-        let top = Source::read(path, None)?;
+        let budget = std::cell::Cell::new(limits::MAX_TOTAL_BYTES);
+        let top = Source::read(path, None, &budget)?;
         let scene: SceneFile = top.parse()?;
         let timestep = scene
             .timestep
@@ -102,6 +144,8 @@ impl Scene {
             extensions: Vec::new(),
             extension_names: HashMap::new(),
             libraries: Default::default(),
+            budget,
+            bodies: 0,
         };
         let top = Rc::new(top);
         loader.scene(&top, &scene)?;
@@ -126,6 +170,7 @@ impl Scene {
             artifacts: loader.artifacts,
             watch: scene.watch,
             view: scene.view,
+            watchdog: scene.watchdog.map(|w| w.0),
         })
     }
 
@@ -165,8 +210,13 @@ struct Source {
 }
 
 impl Source {
-    /// Reads a file; `named_at` is where another file named it, for the message.
-    fn read(path: &Path, named_at: Option<(&Source, &str)>) -> Result<Self, SsxError> {
+    /// Reads a file; `named_at` is where another file named it, for the message. Takes its size
+    /// from `budget`.
+    fn read(
+        path: &Path,
+        named_at: Option<(&Source, &str)>,
+        budget: &std::cell::Cell<u64>,
+    ) -> Result<Self, SsxError> {
         let fail = |message: String| match named_at {
             Some((src, json_path)) => src.err(json_path, message),
             None => SsxError::Io {
@@ -180,17 +230,92 @@ impl Source {
                 "'{shown}' is a directory, expected a JSON file"
             )));
         }
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| fail(format!("cannot read '{shown}': {e}")))?;
+        let limit = limits::MAX_FILE_BYTES.min(budget.get());
+        let text = read_regular(path, limit).map_err(|m| fail(format!("'{shown}' {m}")))?;
+        budget.set(budget.get() - text.len() as u64);
         if text.trim().is_empty() {
             return Err(fail(format!("'{shown}' is empty, expected a JSON object")));
         }
-        let index = PositionIndex::new(&text);
-        Ok(Self {
+        let (index, problem) = PositionIndex::scan(&text, limits::MAX_DEPTH);
+        let src = Self {
             path: path.to_path_buf(),
             text,
-            index,
-        })
+            index: PositionIndex::default(),
+        };
+        let at =
+            |(line, column): (usize, usize), json_path: &str, message: String| SsxError::Input {
+                origin: Box::new(Origin {
+                    file: src.path.clone(),
+                    json_path: json_path.trim_start_matches('.').to_string(),
+                    line,
+                    column,
+                }),
+                message,
+            };
+        if src.text.starts_with('\u{feff}') {
+            return Err(at(
+                (1, 1),
+                "",
+                "the file starts with a UTF-8 byte order mark (BOM); save it as UTF-8 without one"
+                    .into(),
+            ));
+        }
+        let first = src.text.trim_start();
+        if !first.starts_with('{') {
+            let skipped = &src.text[..src.text.len() - first.len()];
+            let line = skipped.matches('\n').count() + 1;
+            let column = skipped.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            let got = first.chars().next().map_or(String::new(), |c| {
+                ssx_core::text::escape_controls(&c.to_string()).into_owned()
+            });
+            return Err(at(
+                (line, column),
+                "",
+                format!("expected a JSON object ({{ ... }}) at the top of the file, found '{got}'"),
+            ));
+        }
+        match problem {
+            Some(Problem::TooDeep { at: pos, path }) => {
+                return Err(at(
+                    pos,
+                    &path,
+                    format!(
+                        "arrays and objects nest deeper than {} levels",
+                        limits::MAX_DEPTH
+                    ),
+                ));
+            }
+            Some(Problem::DuplicateKey {
+                key,
+                path,
+                at: pos,
+                first,
+            }) => {
+                return Err(at(
+                    pos,
+                    &path,
+                    format!(
+                        "duplicate key '{}' (first at line {}, column {})",
+                        ssx_core::text::clip(&key, 64),
+                        first.0,
+                        first.1
+                    ),
+                ));
+            }
+            Some(Problem::Unclosed { open, opened, end }) => {
+                let what = if open == '{' { "object" } else { "array" };
+                return Err(at(
+                    end,
+                    "",
+                    format!(
+                        "the file ends inside the {what} opened at line {}, column {} (truncated?)",
+                        opened.0, opened.1
+                    ),
+                ));
+            }
+            None => {}
+        }
+        Ok(Self { index, ..src })
     }
 
     fn parse<T: DeserializeOwned>(&self) -> Result<T, SsxError> {
@@ -226,11 +351,14 @@ impl Source {
                 message,
             }
         })?;
-        de.end().map_err(|e| {
-            self.err(
-                ".",
-                format!("trailing characters after the JSON value ({e})"),
-            )
+        de.end().map_err(|e| SsxError::Input {
+            origin: Box::new(Origin {
+                file: self.path.clone(),
+                json_path: String::new(),
+                line: e.line(),
+                column: e.column(),
+            }),
+            message: "trailing characters after the JSON object".into(),
         })?;
         Ok(value)
     }
@@ -287,6 +415,10 @@ struct Loader<'r> {
     extension_names: HashMap<String, Origin>,
     /// Libraries opened to check plugin names (each once).
     libraries: std::cell::RefCell<ssx_core::abi::PluginLoader>,
+    /// Bytes the remaining files may take.
+    budget: std::cell::Cell<u64>,
+    /// Bodies instanced so far.
+    bodies: usize,
 }
 
 /// "unknown driver 'x'", with what would fix it.
@@ -335,7 +467,16 @@ impl Loader<'_> {
                     .collect();
                 return Err(src.err(&at, format!("include cycle: {}", chain.join(" -> "))));
             }
-            let inner = Rc::new(Source::read(&path, Some((src, &at)))?);
+            if self.stack.len() >= limits::MAX_INCLUDE_DEPTH {
+                return Err(src.err(
+                    &at,
+                    format!(
+                        "includes nest deeper than {} files",
+                        limits::MAX_INCLUDE_DEPTH
+                    ),
+                ));
+            }
+            let inner = Rc::new(Source::read(&path, Some((src, &at)), &self.budget)?);
             let parsed: SceneFile = inner.parse()?;
             self.scene(&inner, &parsed)?;
         }
@@ -440,7 +581,11 @@ impl Loader<'_> {
         let prepared = match self.cache.get(&canon) {
             Some(p) => Rc::clone(p),
             None => {
-                let file = Rc::new(Source::read(&path, Some((src, &format!("{at}.artifact"))))?);
+                let file = Rc::new(Source::read(
+                    &path,
+                    Some((src, &format!("{at}.artifact"))),
+                    &self.budget,
+                )?);
                 let parsed: ArtifactFile = file.parse()?;
                 let p = Rc::new(self.prepare(file, &parsed)?);
                 self.cache.insert(canon, Rc::clone(&p));
@@ -449,7 +594,47 @@ impl Loader<'_> {
         };
         let (driver, sensors) = self.overrides(src, at, &prepared, &inst.overrides)?;
         let base = xyz_rpy(&inst.pose);
+        // Checked before any placement is computed or any body copied.
+        let copies = match inst.replicate {
+            None => 1,
+            Some(Replicate::Grid { count, .. })
+            | Some(Replicate::Circle { count, .. })
+            | Some(Replicate::Random { count, .. }) => count.0,
+        };
+        let adds = copies.saturating_mul(prepared.bodies.len());
+        if self.bodies.saturating_add(adds) > limits::MAX_BODIES {
+            return Err(src.err(
+                &format!(
+                    "{at}{}",
+                    if inst.replicate.is_some() {
+                        ".replicate"
+                    } else {
+                        ""
+                    }
+                ),
+                format!(
+                    "the scene would have {} bodies; the limit is {}",
+                    self.bodies.saturating_add(adds),
+                    limits::MAX_BODIES
+                ),
+            ));
+        }
+        self.bodies += adds;
         for (name, pose) in self.placements(src, at, inst, base)? {
+            let far = prepared
+                .bodies
+                .iter()
+                .map(|(_, b)| (pose * b.pose).translation.vector.norm())
+                .fold(0.0, f64::max);
+            if far > limits::MAX_POSITION {
+                return Err(src.err(
+                    &format!("{at}{}", if inst.replicate.is_some() { ".replicate" } else { ".pose" }),
+                    format!(
+                        "'{name}' would stand {far:.3e} m from the origin; positions are limited to {:.0e} m (single-precision physics)",
+                        limits::MAX_POSITION
+                    ),
+                ));
+            }
             let origin = src.origin(&format!("{at}.name"));
             if let Some(first) = self.names.insert(name.clone(), origin) {
                 return Err(src.err(
@@ -755,7 +940,12 @@ impl Loader<'_> {
                     if volume <= 0.0 {
                         return Err(src.err(&at, format!("dynamic body '{}' has no mass: give it a collider with a volume, or 'mass' and 'inertia'", b.name)));
                     }
-                    MassSpec::Density(d.map_or(DEFAULT_DENSITY, |d| d.0))
+                    let density = d.map_or(DEFAULT_DENSITY, |d| d.0);
+                    let mass = density * volume;
+                    if !(Mass::MIN..=Mass::MAX).contains(&mass) {
+                        return Err(src.err(&at, format!("body '{}' would weigh {mass:.3e} kg (density x volume); masses run from {} to {} kg", b.name, Mass::MIN, Mass::MAX)));
+                    }
+                    MassSpec::Density(density)
                 }
                 (_, m, d, i) => {
                     let field = if m.is_some() {

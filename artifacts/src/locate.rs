@@ -10,17 +10,139 @@ pub struct PositionIndex {
     map: HashMap<String, (usize, usize)>,
 }
 
+/// A problem the scan finds that the JSON parser would not report, or not well.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// Arrays and objects nested deeper than the limit; at the first one too deep.
+    TooDeep {
+        /// Where.
+        at: (usize, usize),
+        /// JSON path of the container.
+        path: String,
+    },
+    /// A key given twice in one object (the parser would keep one of them silently).
+    DuplicateKey {
+        /// The key.
+        key: String,
+        /// JSON path of the second value.
+        path: String,
+        /// Where the second is.
+        at: (usize, usize),
+        /// Where the first is.
+        first: (usize, usize),
+    },
+    /// The text ends inside an array or object.
+    Unclosed {
+        /// `{` or `[`.
+        open: char,
+        /// Where it was opened.
+        opened: (usize, usize),
+        /// The end of the text.
+        end: (usize, usize),
+    },
+}
+
 impl PositionIndex {
     /// Indexes a text. Malformed JSON is indexed up to the first problem (serde reports those).
     pub fn new(text: &str) -> Self {
+        Self::scan(text, usize::MAX).0
+    }
+
+    /// Indexes a text and reports the first structural problem: nesting deeper than
+    /// `max_depth`, a duplicate key, or an end of text inside a container. Iterative: no
+    /// recursion, memory linear in the text.
+    pub fn scan(text: &str, max_depth: usize) -> (Self, Option<Problem>) {
         let mut s = Scanner {
             chars: text.chars().peekable(),
             line: 1,
             col: 1,
-            map: HashMap::new(),
         };
-        s.value(String::new());
-        Self { map: s.map }
+        let mut map = HashMap::new();
+        let mut stack: Vec<Frame> = Vec::new();
+        let mut pending = Some(String::new());
+        let mut problem = None;
+        loop {
+            s.ws();
+            if let Some(path) = pending.take() {
+                let here = (s.line, s.col);
+                let Some(&c) = s.chars.peek() else { break };
+                let key = if path.is_empty() {
+                    ".".to_string()
+                } else {
+                    path.clone()
+                };
+                map.insert(key, here);
+                match c {
+                    '{' | '[' => {
+                        if stack.len() >= max_depth {
+                            problem = Some(Problem::TooDeep { at: here, path });
+                            break;
+                        }
+                        s.bump();
+                        stack.push(Frame {
+                            path,
+                            open: c,
+                            opened: here,
+                            items: 0,
+                            keys: HashMap::new(),
+                        });
+                    }
+                    '"' => {
+                        if s.string().is_none() {
+                            break;
+                        }
+                    }
+                    _ => s.scalar(),
+                }
+                continue;
+            }
+            let Some(top) = stack.last_mut() else { break };
+            let Some(&c) = s.chars.peek() else {
+                problem = Some(Problem::Unclosed {
+                    open: top.open,
+                    opened: top.opened,
+                    end: (s.line, s.col),
+                });
+                break;
+            };
+            match (top.open, c) {
+                ('{', '}') | ('[', ']') => {
+                    s.bump();
+                    stack.pop();
+                }
+                (_, ',') => {
+                    s.bump();
+                }
+                ('{', '"') => {
+                    let at = (s.line, s.col);
+                    let Some(key) = s.string() else { break };
+                    s.ws();
+                    if s.bump() != Some(':') {
+                        break;
+                    }
+                    let path = child(&top.path, &key);
+                    if let Some(&first) = top.keys.get(&key) {
+                        if problem.is_none() {
+                            problem = Some(Problem::DuplicateKey {
+                                key,
+                                path: path.clone(),
+                                at,
+                                first,
+                            });
+                        }
+                    } else {
+                        top.keys.insert(key, at);
+                    }
+                    pending = Some(path);
+                }
+                ('[', _) => {
+                    pending = Some(format!("{}[{}]", top.path, top.items));
+                    top.items += 1;
+                }
+                _ => break,
+            }
+        }
+        (Self { map }, problem)
     }
 
     /// 1-based (line, column) of the value at exactly `path`, if it was indexed.
@@ -46,11 +168,27 @@ impl PositionIndex {
     }
 }
 
+/// An open array or object.
+struct Frame {
+    path: String,
+    open: char,
+    opened: (usize, usize),
+    items: usize,
+    keys: HashMap<String, (usize, usize)>,
+}
+
+fn child(parent: &str, key: &str) -> String {
+    if parent.is_empty() {
+        key.to_string()
+    } else {
+        format!("{parent}.{key}")
+    }
+}
+
 struct Scanner<'a> {
     chars: std::iter::Peekable<std::str::Chars<'a>>,
     line: usize,
     col: usize,
-    map: HashMap<String, (usize, usize)>,
 }
 
 impl Scanner<'_> {
@@ -92,81 +230,13 @@ impl Scanner<'_> {
         }
     }
 
-    fn child(parent: &str, key: &str) -> String {
-        if parent.is_empty() {
-            key.to_string()
-        } else {
-            format!("{parent}.{key}")
-        }
-    }
-
-    fn value(&mut self, path: String) -> Option<()> {
-        self.ws();
-        let here = (self.line, self.col);
-        self.map.insert(
-            if path.is_empty() {
-                ".".into()
-            } else {
-                path.clone()
-            },
-            here,
-        );
-        match *self.chars.peek()? {
-            '{' => {
-                self.bump();
-                loop {
-                    self.ws();
-                    match *self.chars.peek()? {
-                        '}' => {
-                            self.bump();
-                            return Some(());
-                        }
-                        ',' => {
-                            self.bump();
-                        }
-                        '"' => {
-                            let key = self.string()?;
-                            self.ws();
-                            if self.bump()? != ':' {
-                                return None;
-                            }
-                            self.value(Self::child(&path, &key))?;
-                        }
-                        _ => return None,
-                    }
-                }
-            }
-            '[' => {
-                self.bump();
-                let mut i = 0;
-                loop {
-                    self.ws();
-                    match *self.chars.peek()? {
-                        ']' => {
-                            self.bump();
-                            return Some(());
-                        }
-                        ',' => {
-                            self.bump();
-                        }
-                        _ => {
-                            self.value(format!("{path}[{i}]"))?;
-                            i += 1;
-                        }
-                    }
-                }
-            }
-            '"' => self.string().map(|_| ()),
-            _ => {
-                while self
-                    .chars
-                    .peek()
-                    .is_some_and(|c| !matches!(c, ',' | '}' | ']') && !c.is_whitespace())
-                {
-                    self.bump();
-                }
-                Some(())
-            }
+    fn scalar(&mut self) {
+        while self
+            .chars
+            .peek()
+            .is_some_and(|c| !matches!(c, ',' | '}' | ']') && !c.is_whitespace())
+        {
+            self.bump();
         }
     }
 }
@@ -184,5 +254,38 @@ mod tests {
         assert_eq!(idx.locate("a[1].b"), (3, 11));
         assert_eq!(idx.locate("c.d"), (4, 14));
         assert_eq!(idx.locate("c.missing"), (4, 8));
+    }
+
+    #[test]
+    fn reports_depth_duplicates_and_truncation_where_they_are() {
+        let deep = "[".repeat(100_000);
+        let (_, p) = PositionIndex::scan(&deep, 64);
+        assert_eq!(
+            p,
+            Some(Problem::TooDeep {
+                at: (1, 65),
+                path: format!("{}", "[0]".repeat(64)),
+            })
+        );
+        let (_, p) = PositionIndex::scan("{\"a\": 1,\n \"b\": {\"c\": 1, \"c\": 2}}", 64);
+        assert_eq!(
+            p,
+            Some(Problem::DuplicateKey {
+                key: "c".into(),
+                path: "b.c".into(),
+                at: (2, 16),
+                first: (2, 8),
+            })
+        );
+        let (_, p) = PositionIndex::scan("{\"a\": [1,\n  2", 64);
+        assert_eq!(
+            p,
+            Some(Problem::Unclosed {
+                open: '[',
+                opened: (1, 7),
+                end: (2, 4),
+            })
+        );
+        assert_eq!(PositionIndex::scan("{\"a\": [1, {}]}", 64).1, None);
     }
 }

@@ -58,20 +58,140 @@ impl<'de> Deserialize<'de> for NonNegative {
     }
 }
 
-/// A whole number >= 1.
+/// A whole number from 1 to [`crate::limits::MAX_BODIES`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Count(pub usize);
 
 impl<'de> Deserialize<'de> for Count {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = u64::deserialize(d)?;
-        if (1..=10_000_000).contains(&v) {
+        let max = crate::limits::MAX_BODIES as u64;
+        if (1..=max).contains(&v) {
             Ok(Count(v as usize))
         } else {
             Err(serde::de::Error::custom(format!(
-                "expected a count from 1 to 10000000, got {v}"
+                "expected a count from 1 to {max}, got {v}"
             )))
         }
+    }
+}
+
+/// Numbers in a range: each type says what it measures and which values ssx accepts (the
+/// limits are in docs/scenes.md). Beyond them the engine (single precision) or the clock
+/// cannot represent the result.
+macro_rules! ranged {
+    ($(#[$doc:meta])* $name:ident, $lo:expr, $hi:expr, $what:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq)]
+        pub struct $name(pub f64);
+
+        impl $name {
+            /// Smallest accepted value.
+            pub const MIN: f64 = $lo;
+            /// Largest accepted value.
+            pub const MAX: f64 = $hi;
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let v = f64::deserialize(d)?;
+                if ($lo..=$hi).contains(&v) {
+                    Ok($name(v))
+                } else {
+                    Err(serde::de::Error::custom(format!(
+                        concat!("expected ", $what, " from {} to {}, got {}"),
+                        $lo, $hi, v
+                    )))
+                }
+            }
+        }
+    };
+}
+
+ranged!(
+    /// Seconds per step.
+    Timestep, 1e-6, 1.0, "a timestep (s)"
+);
+ranged!(
+    /// A coordinate (m): positions, anchors, bounds.
+    Coordinate, -1e5, 1e5, "a coordinate (m)"
+);
+ranged!(
+    /// A size (m): box sides, radii, lengths, spacings.
+    Size, 1e-4, 1e4, "a size (m)"
+);
+ranged!(
+    /// A mass (kg).
+    Mass, 1e-6, 1e9, "a mass (kg)"
+);
+ranged!(
+    /// A density (kg/m³).
+    Density, 1e-3, 1e6, "a density (kg/m³)"
+);
+ranged!(
+    /// A principal moment of inertia (kg·m²).
+    Inertia, 1e-12, 1e12, "a moment of inertia (kg·m²)"
+);
+ranged!(
+    /// A gravity component (m/s²).
+    Gravity, -1e3, 1e3, "a gravity component (m/s²)"
+);
+ranged!(
+    /// A damping rate (1/s).
+    Damping, 0.0, 1e4, "a damping (1/s)"
+);
+ranged!(
+    /// A friction coefficient.
+    Friction, 0.0, 100.0, "a friction coefficient"
+);
+ranged!(
+    /// A restitution coefficient.
+    Restitution, 0.0, 1.0, "a restitution coefficient"
+);
+ranged!(
+    /// A joint motor's stiffness or damping.
+    Gain, 0.0, 1e9, "a motor gain"
+);
+ranged!(
+    /// An angle (rad).
+    Angle, -1e3, 1e3, "an angle (rad)"
+);
+ranged!(
+    /// The watchdog's limit (s).
+    WatchdogSeconds, 0.01, 3600.0, "a watchdog limit (s)"
+);
+
+/// Names (artifacts, bodies, joints, sensors, extensions, plugins, the scene): 1 to
+/// [`crate::limits::MAX_NAME`] bytes, no control characters (they would reach terminals and logs).
+pub fn name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let s = String::deserialize(d)?;
+    check_name(&s).map_err(serde::de::Error::custom)?;
+    Ok(s)
+}
+
+fn optional_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    name(d).map(Some)
+}
+
+/// The rule of [`name`].
+pub fn check_name(s: &str) -> Result<(), String> {
+    let max = crate::limits::MAX_NAME;
+    if s.is_empty() {
+        Err("expected a name, got an empty string".into())
+    } else if s.len() > max {
+        Err(format!(
+            "expected a name of at most {max} bytes, got {} bytes ('{}')",
+            s.len(),
+            ssx_core::text::clip(s, 32)
+        ))
+    } else if let Some(c) = s.chars().find(|c| c.is_control()) {
+        Err(format!(
+            "a name may not contain control characters; '{}' has U+{:04X}",
+            ssx_core::text::escape_controls(s),
+            c as u32
+        ))
+    } else {
+        Ok(())
     }
 }
 
@@ -81,14 +201,18 @@ impl<'de> Deserialize<'de> for Count {
 pub struct PoseFile {
     /// Position.
     #[serde(default = "zero3")]
-    pub position: [Finite; 3],
+    pub position: [Coordinate; 3],
     /// Roll, pitch, yaw.
-    #[serde(default = "zero3")]
-    pub rpy: [Finite; 3],
+    #[serde(default = "zero_angles")]
+    pub rpy: [Angle; 3],
 }
 
-fn zero3() -> [Finite; 3] {
-    [Finite(0.0); 3]
+fn zero3() -> [Coordinate; 3] {
+    [Coordinate(0.0); 3]
+}
+
+fn zero_angles() -> [Angle; 3] {
+    [Angle(0.0); 3]
 }
 
 /// A plugin reference: its registered name and its JSON descriptor.
@@ -96,6 +220,7 @@ fn zero3() -> [Finite; 3] {
 #[serde(deny_unknown_fields)]
 pub struct PluginFile {
     /// Plugin name (built in, or inside `library`).
+    #[serde(deserialize_with = "name")]
     pub plugin: String,
     /// A plugin library to load it from, found relative to this file, then in
     /// `SSX_PLUGIN_PATH`, then next to ssxd.
@@ -115,8 +240,10 @@ fn empty_object() -> serde_json::Value {
 #[serde(deny_unknown_fields)]
 pub struct SensorFile {
     /// Name within the artifact.
+    #[serde(deserialize_with = "name")]
     pub name: String,
     /// Plugin name (built in, or inside `library`).
+    #[serde(deserialize_with = "name")]
     pub plugin: String,
     /// A plugin library to load it from (see [`PluginFile::library`]).
     #[serde(default)]
@@ -131,8 +258,10 @@ pub struct SensorFile {
 #[serde(deny_unknown_fields)]
 pub struct ExtensionFile {
     /// Name drivers use to find it.
+    #[serde(deserialize_with = "name")]
     pub name: String,
     /// Plugin name (registered in-process, or inside `library`).
+    #[serde(deserialize_with = "name")]
     pub plugin: String,
     /// A plugin library to load it from (see [`PluginFile::library`]).
     #[serde(default)]
@@ -154,23 +283,23 @@ pub enum Replicate {
         #[serde(default)]
         columns: Option<Count>,
         /// Distance between neighbours in x and y (m).
-        spacing: [Positive; 2],
+        spacing: [Size; 2],
     },
     /// `count` copies evenly on a circle of `radius`, each turned to face outward.
     Circle {
         /// How many.
         count: Count,
         /// Radius (m).
-        radius: Positive,
+        radius: Size,
     },
     /// `count` copies at uniformly random positions in the box `min`..`max`, seeded.
     Random {
         /// How many.
         count: Count,
         /// Lower corner (m).
-        min: [Finite; 3],
+        min: [Coordinate; 3],
         /// Upper corner (m).
-        max: [Finite; 3],
+        max: [Coordinate; 3],
         /// Random yaw too.
         #[serde(default)]
         random_yaw: bool,
@@ -197,6 +326,7 @@ pub struct OverridesFile {
 #[serde(deny_unknown_fields)]
 pub struct InstanceFile {
     /// Instance name (replicas get `name_0`, `name_1`, ...).
+    #[serde(deserialize_with = "name")]
     pub name: String,
     /// The artifact description file, relative to this scene file.
     pub artifact: PathBuf,
@@ -217,14 +347,14 @@ pub struct InstanceFile {
 #[serde(deny_unknown_fields)]
 pub struct SceneFile {
     /// Scene name (default: the file stem).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "optional_name")]
     pub name: Option<String>,
     /// Seconds per step.
     #[serde(default)]
-    pub timestep: Option<Positive>,
+    pub timestep: Option<Timestep>,
     /// m/s², default (0, 0, -9.81).
     #[serde(default)]
-    pub gravity: Option<[Finite; 3]>,
+    pub gravity: Option<[Gravity; 3]>,
     /// Physics engine (default `rapier`).
     #[serde(default)]
     pub engine: Option<String>,
@@ -246,6 +376,10 @@ pub struct SceneFile {
     /// Where and how fast `ssxd run --view` serves the live view.
     #[serde(default)]
     pub view: Option<ViewFile>,
+    /// Seconds after which a plugin or physics call that has not returned is reported
+    /// (default max(1 s, 100 timesteps); `ssxd run --watchdog` overrides it).
+    #[serde(default)]
+    pub watchdog: Option<WatchdogSeconds>,
 }
 
 /// The live view's settings (`"view"` in a scene; used when `ssxd run --view` is given).
@@ -273,26 +407,26 @@ pub enum ShapeFile {
     /// A box.
     Box {
         /// Full size along x, y, z (m).
-        size: [Positive; 3],
+        size: [Size; 3],
     },
     /// A sphere.
     Sphere {
         /// Radius (m).
-        radius: Positive,
+        radius: Size,
     },
     /// A capsule along z.
     Capsule {
         /// Radius (m).
-        radius: Positive,
+        radius: Size,
         /// Length of the cylindrical part (m).
-        length: Positive,
+        length: Size,
     },
     /// A cylinder along z.
     Cylinder {
         /// Radius (m).
-        radius: Positive,
+        radius: Size,
         /// Length (m).
-        length: Positive,
+        length: Size,
     },
     /// The infinite plane z = 0 of the body frame (static bodies only).
     Plane {},
@@ -309,10 +443,10 @@ pub struct ColliderFile {
     pub pose: PoseFile,
     /// Friction coefficient (default 0.5).
     #[serde(default)]
-    pub friction: Option<NonNegative>,
+    pub friction: Option<Friction>,
     /// Restitution (default 0).
     #[serde(default)]
-    pub restitution: Option<NonNegative>,
+    pub restitution: Option<Restitution>,
 }
 
 /// How a body moves.
@@ -333,6 +467,7 @@ pub enum KindFile {
 #[serde(deny_unknown_fields)]
 pub struct BodyFile {
     /// Name, unique in the artifact.
+    #[serde(deserialize_with = "name")]
     pub name: String,
     /// The body its pose is relative to; welded to it unless a joint links them.
     #[serde(default)]
@@ -345,19 +480,19 @@ pub struct BodyFile {
     pub kind: KindFile,
     /// Total mass (kg), spread over the colliders by volume.
     #[serde(default)]
-    pub mass: Option<Positive>,
+    pub mass: Option<Mass>,
     /// Density of its colliders (kg/m³) instead of `mass` (default 1000).
     #[serde(default)]
-    pub density: Option<Positive>,
+    pub density: Option<Density>,
     /// Principal moments of inertia (kg·m²) about the body axes; needs `mass`.
     #[serde(default)]
-    pub inertia: Option<[Positive; 3]>,
+    pub inertia: Option<[Inertia; 3]>,
     /// Linear damping (1/s).
     #[serde(default)]
-    pub linear_damping: Option<NonNegative>,
+    pub linear_damping: Option<Damping>,
     /// Angular damping (1/s).
     #[serde(default)]
-    pub angular_damping: Option<NonNegative>,
+    pub angular_damping: Option<Damping>,
     /// Moves in the horizontal plane only (height, roll and pitch held): a ground robot in
     /// 2.5D, as Stage simulates one.
     #[serde(default)]
@@ -385,6 +520,7 @@ pub enum JointKindFile {
 #[serde(deny_unknown_fields)]
 pub struct JointFile {
     /// Name, unique in the artifact.
+    #[serde(deserialize_with = "name")]
     pub name: String,
     /// What it allows.
     pub kind: JointKindFile,
@@ -394,13 +530,13 @@ pub struct JointFile {
     pub child: String,
     /// The joint's anchor in the parent's frame (m).
     #[serde(default = "zero3")]
-    pub anchor: [Finite; 3],
+    pub anchor: [Coordinate; 3],
     /// Rotation axis in the parent's frame (revolute).
     #[serde(default)]
     pub axis: Option<[Finite; 3]>,
     /// Angle limits (radians, revolute).
     #[serde(default)]
-    pub limits: Option<[Finite; 2]>,
+    pub limits: Option<[Angle; 2]>,
     /// A position motor (revolute): the artifact's driver sets its target angle.
     #[serde(default)]
     pub motor: Option<MotorFile>,
@@ -411,9 +547,9 @@ pub struct JointFile {
 #[serde(deny_unknown_fields)]
 pub struct MotorFile {
     /// Stiffness (N·m/rad).
-    pub stiffness: NonNegative,
+    pub stiffness: Gain,
     /// Damping (N·m·s/rad).
-    pub damping: NonNegative,
+    pub damping: Gain,
 }
 
 /// An artifact description file (SSX's Artifact XML).

@@ -93,7 +93,14 @@ impl PluginLibrary {
     /// expects.
     pub fn open(path: &Path) -> Result<Arc<Self>, String> {
         if !path.is_file() {
-            return Err(format!("'{}': no such file", path.display()));
+            return Err(if path.exists() {
+                format!(
+                    "'{}' is not a regular file (a device, a FIFO or a directory)",
+                    path.display()
+                )
+            } else {
+                format!("'{}': no such file", path.display())
+            });
         }
         use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
         // SAFETY: loading runs the library's initialisers; that is the contract of a plugin.

@@ -13,7 +13,9 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, Ordering,
+};
 use std::sync::{Arc, Mutex, Once};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -359,16 +361,18 @@ extern "C" fn on_fatal_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *
     t.push("\nssxd: fatal signal ");
     t.push(FATAL[index].1);
     let tid = gettid();
-    let mine = TABLE
-        .iter()
-        .find(|s| s.tid.load(Ordering::Relaxed) == tid);
+    let mine = TABLE.iter().find(|s| s.tid.load(Ordering::Relaxed) == tid);
     t.push(" while running ");
     if !mine.is_some_and(|s| t.busy(s)) {
         t.push("no plugin on this thread (ssx itself, or a thread a plugin or library started)");
         let mut others = 0;
         for s in TABLE.iter().filter(|s| s.tid.load(Ordering::Relaxed) != 0) {
             if s.depth.load(Ordering::Relaxed) > 0 {
-                t.push(if others == 0 { "; in progress elsewhere: " } else { "; " });
+                t.push(if others == 0 {
+                    "; in progress elsewhere: "
+                } else {
+                    "; "
+                });
                 t.busy(s);
                 others += 1;
             }
@@ -544,17 +548,27 @@ mod tests {
     fn nested_calls_restore_the_outer_one_and_labels_are_interned() {
         let a = label("driver 'a' (built in), artifact 'x'");
         let b = label("extension 'z' (built in)");
-        assert!(std::ptr::eq(a, label("driver 'a' (built in), artifact 'x'")));
+        assert!(std::ptr::eq(
+            a,
+            label("driver 'a' (built in), artifact 'x'")
+        ));
         let outer = enter(a, Phase::Drive, 7);
-        let mine = |b: &Busy| b.label.starts_with("driver 'a'") || b.label.starts_with("extension 'z'");
+        let mine =
+            |b: &Busy| b.label.starts_with("driver 'a'") || b.label.starts_with("extension 'z'");
         {
             let _inner = enter(b, Phase::Service, 7);
             let now: Vec<Busy> = busy().into_iter().filter(mine).collect();
             assert_eq!(now.len(), 1);
-            assert_eq!(now[0].to_string(), "extension 'z' (built in), phase service call, step 7");
+            assert_eq!(
+                now[0].to_string(),
+                "extension 'z' (built in), phase service call, step 7"
+            );
         }
         let now: Vec<Busy> = busy().into_iter().filter(mine).collect();
-        assert_eq!(now[0].to_string(), "driver 'a' (built in), artifact 'x', phase drive, step 7");
+        assert_eq!(
+            now[0].to_string(),
+            "driver 'a' (built in), artifact 'x', phase drive, step 7"
+        );
         drop(outer);
         assert!(busy().into_iter().filter(mine).next().is_none());
     }

@@ -32,7 +32,11 @@ pub fn clip(text: &str, max: usize) -> String {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}... ({} bytes)", escape_controls(&text[..end]), text.len())
+    format!(
+        "{}... ({} bytes)",
+        escape_controls(&text[..end]),
+        text.len()
+    )
 }
 
 #[cfg(test)]

@@ -70,6 +70,34 @@ pub fn descriptor_error(e: impl std::fmt::Display) -> String {
     format!("invalid descriptor: {text}")
 }
 
+/// Limits for descriptor values that every built-in plugin shares (docs/plugins.md): beyond
+/// them a value is not a physical setting but an overflow waiting to happen at step 1.
+pub mod limits {
+    /// A coordinate or a height (m).
+    pub const COORDINATE: f64 = 1e5;
+    /// A distance, range or size (m).
+    pub const DISTANCE: f64 = 1e4;
+    /// A speed (m/s or rad/s), an acceleration or a gain.
+    pub const RATE: f64 = 1e6;
+    /// Rays of one range sensor.
+    pub const RAYS: u32 = 4096;
+    /// Steps of latency a sensor may buffer.
+    pub const LATENCY: u32 = 10_000;
+    /// A sensor's rate divider.
+    pub const DIVIDER: u32 = 1_000_000;
+}
+
+/// `v` if it lies in `[lo, hi]`, else `"invalid descriptor: 'key' must be from lo to hi, got v"`.
+pub fn within(key: &str, v: f64, lo: f64, hi: f64) -> Result<f64, String> {
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!(
+            "invalid descriptor: '{key}' must be from {lo} to {hi}, got {v}"
+        ))
+    }
+}
+
 /// Runs something every `divider`-th step (a 500 Hz IMU in a 1 kHz world has divider 2), at a
 /// fixed phase: `due()` is true on steps `phase, phase + divider, ...` counted from the first
 /// call. Staggering the phase across instances spreads a swarm's sensing over the steps.

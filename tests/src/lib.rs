@@ -237,3 +237,65 @@ pub fn hil_scene(
     std::fs::write(&out, serde_json::to_string_pretty(&s).unwrap()).unwrap();
     out.display().to_string()
 }
+
+/// How a bounded run of ssxd ended.
+#[derive(Debug)]
+pub struct Bounded {
+    /// Exit status, if it exited.
+    pub code: Option<i32>,
+    /// The signal that killed it, if one did.
+    pub signal: Option<i32>,
+    /// What it printed.
+    pub stdout: String,
+    /// What it logged.
+    pub stderr: String,
+    /// How long it ran.
+    pub elapsed: std::time::Duration,
+}
+
+/// Runs ssxd under `prlimit` (address space at most `memory` bytes) and kills it after
+/// `seconds`; panics if it had to be killed.
+pub fn ssxd_bounded(args: &[&str], seconds: u64, memory: u64) -> Bounded {
+    use std::os::unix::process::ExitStatusExt;
+    let started = std::time::Instant::now();
+    let mut child = std::process::Command::new("prlimit")
+        .arg(format!("--as={memory}"))
+        .arg("--")
+        .arg(ssxd())
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run ssxd under prlimit (util-linux)");
+    let pipe = |mut r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            String::from_utf8_lossy(&v).into_owned()
+        })
+    };
+    let out = pipe(Box::new(child.stdout.take().unwrap()));
+    let err = pipe(Box::new(child.stderr.take().unwrap()));
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(seconds) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "ssxd {args:?} ran longer than {seconds} s; stderr: {}",
+                err.join().unwrap()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    Bounded {
+        code: status.code(),
+        signal: status.signal(),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+        elapsed: started.elapsed(),
+    }
+}

@@ -6,7 +6,7 @@
 //! (m/s², 20).
 
 use serde::Deserialize;
-use ssx_sdk::{Ctx, Driver, Init};
+use ssx_sdk::{Ctx, Driver, Init, limits};
 
 fn default_kp() -> f64 {
     16.0
@@ -58,6 +58,14 @@ impl Driver for Hover {
             if !(v.is_finite() && v > 0.0) {
                 return Err(format!("'{name}' must be a positive number, got {v}"));
             }
+            ssx_sdk::within(name, v, 0.0, limits::RATE)?;
+        }
+        let c = limits::COORDINATE;
+        if let Some(h) = d.height {
+            ssx_sdk::within("height", h, -c, c)?;
+        }
+        for w in d.waypoints.iter().flatten() {
+            ssx_sdk::within("waypoints", *w, -c, c)?;
         }
         Ok(Hover { d, home: None })
     }

@@ -138,7 +138,10 @@ fn d_speed() -> f64 {
 impl Trajectory {
     /// Checks the numbers.
     pub fn validate(&self) -> Result<(), String> {
-        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        // Positions within ±1e5 m, everything else within the shared rate limit: beyond
+        // them the reference overflows or the airframe cannot represent it.
+        let c = ssx_sdk::limits::COORDINATE;
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite() && x.abs() <= c);
         match self {
             Trajectory::Hover { position, yaw } if finite(position) && yaw.is_finite() => Ok(()),
             Trajectory::Waypoints {
@@ -162,7 +165,9 @@ impl Trajectory {
             {
                 Ok(())
             }
-            _ => Err("invalid descriptor: the trajectory needs finite numbers, a positive speed, size and period, and at least one waypoint".into()),
+            _ => Err(format!(
+                "invalid descriptor: the trajectory needs numbers from -{c} to {c}, a positive speed, size and period, and at least one waypoint"
+            )),
         }
     }
 

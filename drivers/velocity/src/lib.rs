@@ -17,7 +17,15 @@ struct Velocity {
 
 impl Driver for Velocity {
     fn create(descriptor: &str, _init: &Init) -> Result<Self, String> {
-        serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)
+        let v: Velocity = serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
+        let max = ssx_sdk::limits::DISTANCE;
+        for x in v.linear {
+            ssx_sdk::within("linear", x, -max, max)?;
+        }
+        for x in v.angular {
+            ssx_sdk::within("angular", x, -max, max)?;
+        }
+        Ok(v)
     }
     fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
         ctx.set_velocity(self.body, self.linear, self.angular)?;

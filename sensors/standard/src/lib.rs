@@ -32,8 +32,11 @@ fn one() -> u32 {
 
 /// The sampling schedule of `rate_divider` and `stagger`.
 pub(crate) fn rate(divider: u32, stagger: bool, init: &Init) -> Result<ssx_sdk::Rate, String> {
-    if divider == 0 {
-        return Err("invalid descriptor: 'rate_divider' must be at least 1".into());
+    if !(1..=ssx_sdk::limits::DIVIDER).contains(&divider) {
+        return Err(format!(
+            "invalid descriptor: 'rate_divider' must be from 1 to {}, got {divider}",
+            ssx_sdk::limits::DIVIDER
+        ));
     }
     let phase = if stagger {
         (init.seed % u64::from(divider)) as u32

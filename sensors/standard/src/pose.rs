@@ -54,6 +54,14 @@ impl Sensor for Pose {
             ("angular_velocity_noise", d.angular_velocity_noise),
         ] {
             non_negative(name, v)?;
+            ssx_sdk::within(name, v, 0.0, ssx_sdk::limits::DISTANCE)?;
+        }
+        if d.latency > ssx_sdk::limits::LATENCY {
+            return Err(format!(
+                "invalid descriptor: 'latency' must be at most {} steps, got {}",
+                ssx_sdk::limits::LATENCY,
+                d.latency
+            ));
         }
         Ok(Pose {
             rate: crate::rate(d.rate_divider, d.stagger, init)?,

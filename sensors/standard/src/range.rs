@@ -54,11 +54,22 @@ pub(crate) struct Range {
     out: Vec<f64>,
 }
 
+use ssx_sdk::limits;
+
 impl Sensor for Range {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
         let d: Descriptor = parse(descriptor)?;
-        if d.count == 0 {
-            return Err("invalid descriptor: 'count' must be at least 1".into());
+        if !(1..=limits::RAYS).contains(&d.count) {
+            return Err(format!(
+                "invalid descriptor: 'count' must be from 1 to {}, got {}",
+                limits::RAYS,
+                d.count
+            ));
+        }
+        ssx_sdk::within("max_range", d.max_range, 0.0, limits::DISTANCE)?;
+        ssx_sdk::within("noise", d.noise, 0.0, limits::DISTANCE)?;
+        for p in d.position {
+            ssx_sdk::within("position", p, -limits::DISTANCE, limits::DISTANCE)?;
         }
         if !(d.fov > 0.0 && d.fov <= TAU) {
             return Err(format!(

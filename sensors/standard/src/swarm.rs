@@ -47,6 +47,7 @@ impl Sensor for Neighbours {
                 d.radius
             ));
         }
+        ssx_sdk::within("radius", d.radius, 0.0, ssx_sdk::limits::DISTANCE)?;
         Ok(Neighbours {
             rate: crate::rate(d.rate_divider, d.stagger, init)?,
             near: Vec::new(),
