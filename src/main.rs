@@ -238,6 +238,9 @@ fn main() -> ExitCode {
 fn check(path: &Path) -> Result<(), SsxError> {
     let registry = registry();
     let scene = Scene::load(path, &registry)?;
+    if let Some(w) = scene.overlap_warning() {
+        tracing::warn!("{w}");
+    }
     let config = scene.config(1, Mode::Fast, LatePolicy::CatchUp, true);
     // Building creates every plugin from its descriptor, so descriptors are checked too.
     let env = Environment::build(
@@ -372,8 +375,10 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
         }
         (ModeArg::Realtime, Some(f)) => {
             return Err(SsxError::Config(format!(
-                "--rt-factor must be from {} to {} (simulated seconds per wall second), got {f}",
-                RT_FACTOR.0, RT_FACTOR.1
+                "--rt-factor must be from {} to {} (simulated seconds per wall second), got {}",
+                RT_FACTOR.0,
+                RT_FACTOR.1,
+                ssx_sdk::number(f)
             )));
         }
     };
@@ -397,6 +402,9 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
     };
     let registry = registry();
     let scene = Scene::load(path, &registry)?;
+    if let Some(w) = scene.overlap_warning() {
+        tracing::warn!("{w}");
+    }
     let max_steps = match (o.steps, o.duration) {
         (Some(n), _) => Some(n),
         (None, Some(d)) if d.is_finite() && d >= 0.0 => {
@@ -412,8 +420,10 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
     let watchdog = match (o.watchdog, scene.watchdog) {
         (Some(s), _) if !(WATCHDOG.0..=WATCHDOG.1).contains(&s) => {
             return Err(SsxError::Config(format!(
-                "--watchdog must be from {} to {} seconds, got {s}",
-                WATCHDOG.0, WATCHDOG.1
+                "--watchdog must be from {} to {} seconds, got {}",
+                WATCHDOG.0,
+                WATCHDOG.1,
+                ssx_sdk::number(s)
             )));
         }
         (Some(s), _) | (None, Some(s)) => Duration::from_secs_f64(s),

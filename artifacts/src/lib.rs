@@ -25,6 +25,23 @@ use ssx_core::{
 
 use locate::{PositionIndex, Problem};
 
+/// The radius of a sphere about the shape's origin that holds it (0 for a plane).
+fn bounding_radius(shape: &Shape) -> f64 {
+    match *shape {
+        Shape::Box { half_extents } => half_extents.norm(),
+        Shape::Sphere { radius } => radius,
+        Shape::Capsule {
+            radius,
+            half_length,
+        } => radius + half_length,
+        Shape::Cylinder {
+            radius,
+            half_length,
+        } => radius.hypot(half_length),
+        _ => 0.0,
+    }
+}
+
 /// Reads a regular file of at most `max` bytes as UTF-8. Devices, FIFOs and sockets are refused
 /// before a byte is read (the open does not block on a FIFO), and a file never takes more than
 /// `max` bytes of memory, even if it grows while being read.
@@ -198,6 +215,75 @@ impl Scene {
     /// Number of bodies in all artifacts.
     pub fn body_count(&self) -> usize {
         self.artifacts.iter().map(|a| a.bodies.len()).sum()
+    }
+
+    /// A warning when dynamic bodies of different artifacts start grossly overlapping (centres
+    /// closer than half the smaller one's bounding radius): the first steps then push them
+    /// apart with huge contact forces and can take seconds each. Counts up to 10,000 pairs.
+    pub fn overlap_warning(&self) -> Option<String> {
+        const ENOUGH: usize = 10_000;
+        let mut spheres: Vec<(Vec3, f64, usize, &str)> = Vec::new();
+        for (ai, a) in self.artifacts.iter().enumerate() {
+            for (_, b) in &a.bodies {
+                if b.kind != BodyKind::Dynamic {
+                    continue;
+                }
+                let r = b
+                    .colliders
+                    .iter()
+                    .map(|c| c.local_pose.translation.vector.norm() + bounding_radius(&c.shape))
+                    .fold(0.0, f64::max);
+                if r > 0.0 {
+                    spheres.push((b.pose.translation.vector, r, ai, &a.name));
+                }
+            }
+        }
+        let cell = spheres.iter().map(|s| s.1).fold(0.0, f64::max) * 2.0;
+        if spheres.len() < 2 || cell <= 0.0 {
+            return None;
+        }
+        let key = |p: &Vec3| {
+            (
+                (p.x / cell).floor() as i64,
+                (p.y / cell).floor() as i64,
+                (p.z / cell).floor() as i64,
+            )
+        };
+        let mut grid: HashMap<(i64, i64, i64), Vec<usize>> = HashMap::new();
+        for (i, s) in spheres.iter().enumerate() {
+            grid.entry(key(&s.0)).or_default().push(i);
+        }
+        let (mut pairs, mut example) = (0usize, None);
+        'all: for (i, a) in spheres.iter().enumerate() {
+            let (x, y, z) = key(&a.0);
+            for dx in -1..=1 {
+                for dy in -1..=1 {
+                    for dz in -1..=1 {
+                        let Some(near) = grid.get(&(x + dx, y + dy, z + dz)) else {
+                            continue;
+                        };
+                        for &j in near.iter().filter(|&&j| j > i) {
+                            let b = &spheres[j];
+                            if a.2 != b.2 && (a.0 - b.0).norm() < 0.5 * a.1.min(b.1) {
+                                pairs += 1;
+                                example.get_or_insert((a.3, b.3, a.0));
+                                if pairs >= ENOUGH {
+                                    break 'all;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let (a, b, p) = example?;
+        Some(format!(
+            "{}{pairs} pairs of bodies overlap at the start (e.g. '{a}' and '{b}' near ({:.2}, {:.2}, {:.2})): the first steps push them apart and may take seconds each",
+            if pairs >= ENOUGH { "at least " } else { "" },
+            p.x,
+            p.y,
+            p.z
+        ))
     }
 }
 
@@ -943,7 +1029,7 @@ impl Loader<'_> {
                     let density = d.map_or(DEFAULT_DENSITY, |d| d.0);
                     let mass = density * volume;
                     if !(Mass::MIN..=Mass::MAX).contains(&mass) {
-                        return Err(src.err(&at, format!("body '{}' would weigh {mass:.3e} kg (density x volume); masses run from {} to {} kg", b.name, Mass::MIN, Mass::MAX)));
+                        return Err(src.err(&at, format!("body '{}' would weigh {mass:.3e} kg (density x volume); masses run from {} to {} kg", b.name, ssx_sdk::number(Mass::MIN), ssx_sdk::number(Mass::MAX))));
                     }
                     MassSpec::Density(density)
                 }

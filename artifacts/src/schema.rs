@@ -100,7 +100,9 @@ macro_rules! ranged {
                 } else {
                     Err(serde::de::Error::custom(format!(
                         concat!("expected ", $what, " from {} to {}, got {}"),
-                        $lo, $hi, v
+                        ssx_sdk::number($lo),
+                        ssx_sdk::number($hi),
+                        ssx_sdk::number(v)
                     )))
                 }
             }

@@ -87,13 +87,26 @@ pub mod limits {
     pub const DIVIDER: u32 = 1_000_000;
 }
 
+/// A number as a person reads it: plain between 0.001 and 1e6, in exponent form beyond (Rust
+/// prints 1e-300 as three hundred digits).
+pub fn number(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() || (1e-3..1e6).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
 /// `v` if it lies in `[lo, hi]`, else `"invalid descriptor: 'key' must be from lo to hi, got v"`.
 pub fn within(key: &str, v: f64, lo: f64, hi: f64) -> Result<f64, String> {
     if (lo..=hi).contains(&v) {
         Ok(v)
     } else {
         Err(format!(
-            "invalid descriptor: '{key}' must be from {lo} to {hi}, got {v}"
+            "invalid descriptor: '{key}' must be from {} to {}, got {}",
+            number(lo),
+            number(hi),
+            number(v)
         ))
     }
 }

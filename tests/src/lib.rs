@@ -257,11 +257,13 @@ pub struct Bounded {
 /// `seconds`; panics if it had to be killed.
 pub fn ssxd_bounded(args: &[&str], seconds: u64, memory: u64) -> Bounded {
     use std::os::unix::process::ExitStatusExt;
+    // Built (once) before the clock starts.
+    let exe = ssxd();
     let started = std::time::Instant::now();
     let mut child = std::process::Command::new("prlimit")
         .arg(format!("--as={memory}"))
         .arg("--")
-        .arg(ssxd())
+        .arg(exe)
         .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
