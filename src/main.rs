@@ -75,7 +75,7 @@ enum LatePolicyArg {
 #[derive(Subcommand)]
 enum Command {
     /// Run a scene.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check a scene and everything it loads, without running it.
     Check {
         /// The scene file.

@@ -44,37 +44,34 @@ fn bounding_radius(shape: &Shape) -> f64 {
 
 /// Reads a regular file of at most `max` bytes as UTF-8. Devices, FIFOs and sockets are refused
 /// before a byte is read (the open does not block on a FIFO), and a file never takes more than
-/// `max` bytes of memory, even if it grows while being read.
-fn read_regular(path: &Path, max: u64) -> Result<String, String> {
+/// `max` bytes of memory, even if it grows while being read. Messages name the file as `shown`.
+fn read_regular(path: &Path, shown: &str, max: u64) -> Result<String, String> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
+    let io = |e: std::io::Error| format!("cannot read '{shown}': {e}");
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| format!("cannot be read: {e}"))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot be read: {e}"))?;
+        .map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
-        return Err(
-            "is not a regular file (a device, a FIFO or a socket); name a JSON file".into(),
-        );
+        return Err(format!(
+            "'{shown}' is not a regular file (a device, a FIFO or a socket); name a JSON file"
+        ));
     }
-    let too_big = || format!("is larger than {max} bytes, the limit for a scene's files");
+    let too_big = || format!("'{shown}' is larger than {max} bytes, the limit for a scene's files");
     if meta.len() > max {
         return Err(too_big());
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot be read: {e}"))?;
+    file.take(max + 1).read_to_end(&mut bytes).map_err(io)?;
     if bytes.len() as u64 > max {
         return Err(too_big());
     }
     String::from_utf8(bytes).map_err(|e| {
         format!(
-            "is not UTF-8 text (invalid byte at offset {})",
+            "'{shown}' is not UTF-8 text (invalid byte at offset {})",
             e.utf8_error().valid_up_to()
         )
     })
@@ -317,7 +314,7 @@ impl Source {
             )));
         }
         let limit = limits::MAX_FILE_BYTES.min(budget.get());
-        let text = read_regular(path, limit).map_err(|m| fail(format!("'{shown}' {m}")))?;
+        let text = read_regular(path, &shown.to_string(), limit).map_err(fail)?;
         budget.set(budget.get() - text.len() as u64);
         if text.trim().is_empty() {
             return Err(fail(format!("'{shown}' is empty, expected a JSON object")));

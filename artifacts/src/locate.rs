@@ -264,7 +264,7 @@ mod tests {
             p,
             Some(Problem::TooDeep {
                 at: (1, 65),
-                path: format!("{}", "[0]".repeat(64)),
+                path: "[0]".repeat(64),
             })
         );
         let (_, p) = PositionIndex::scan("{\"a\": 1,\n \"b\": {\"c\": 1, \"c\": 2}}", 64);

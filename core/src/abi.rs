@@ -333,7 +333,13 @@ pub fn find_library_in(named: &Path, dir: &Path, search: &[PathBuf]) -> Result<P
             return Ok(p);
         }
     }
-    let list: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+    let list: Vec<String> = tried
+        .iter()
+        .map(|p| match p.as_os_str().is_empty() {
+            true => ".".to_string(),
+            false => p.display().to_string(),
+        })
+        .collect();
     Err(format!(
         "library '{}' not found (looked in: {})",
         named.display(),
@@ -444,7 +450,7 @@ impl ErrorBuf {
         if text.is_empty() {
             format!("{} (status {status})", status_message(status))
         } else {
-            text.into_owned()
+            crate::text::escape_controls(&text).into_owned()
         }
     }
 }
@@ -755,7 +761,7 @@ fn name<'p>(p: *const c_char) -> Result<&'p str, SsxStatus> {
 
 fn body_of(world: &World<'_>, artifact: u32, body: u32) -> Result<BodyId, SsxStatus> {
     if artifact as usize >= world.artifact_count() {
-        return Err(SSX_ERR_NOT_FOUND);
+        return Err(SSX_ERR_OUT_OF_RANGE);
     }
     world
         .artifact(ArtifactId(artifact))
@@ -831,7 +837,7 @@ unsafe extern "C" fn host_artifact_name(
 ) -> SsxStatus {
     host(ctx, |f| {
         if artifact as usize >= f.world.artifact_count() {
-            return Err(SSX_ERR_NOT_FOUND);
+            return Err(SSX_ERR_OUT_OF_RANGE);
         }
         let name = f.world.artifact(ArtifactId(artifact)).name.as_bytes();
         *out(len)? = name.len();
@@ -879,7 +885,7 @@ unsafe extern "C" fn host_stats(ctx: SsxCtx, stats: *mut SsxStats) -> SsxStatus 
 unsafe extern "C" fn host_body_count(ctx: SsxCtx, artifact: u32, count: *mut u32) -> SsxStatus {
     host(ctx, |f| {
         if artifact as usize >= f.world.artifact_count() {
-            return Err(SSX_ERR_NOT_FOUND);
+            return Err(SSX_ERR_OUT_OF_RANGE);
         }
         *out(count)? = f.world.artifact(ArtifactId(artifact)).bodies.len() as u32;
         Ok(())
@@ -1127,7 +1133,7 @@ unsafe extern "C" fn host_sensor_index(
 ) -> SsxStatus {
     host(ctx, |f| {
         if artifact as usize >= f.world.artifact_count() {
-            return Err(SSX_ERR_NOT_FOUND);
+            return Err(SSX_ERR_OUT_OF_RANGE);
         }
         let idx = f
             .world
@@ -1168,11 +1174,13 @@ unsafe extern "C" fn host_reading(
             FrameKind::Sensor { .. } => return Err(SSX_ERR_WRONG_PHASE),
         };
         if artifact as usize >= f.world.artifact_count() {
-            return Err(SSX_ERR_NOT_FOUND);
+            return Err(SSX_ERR_OUT_OF_RANGE);
         }
+        // An index past the artifact's sensors (or an artifact with none): out of range, like
+        // every other index.
         let r = readings
             .reading(ArtifactId(artifact), sensor as usize)
-            .ok_or(SSX_ERR_NOT_FOUND)?;
+            .ok_or(SSX_ERR_OUT_OF_RANGE)?;
         *out(values)? = r.values().as_ptr();
         *out(len)? = r.values().len();
         *out(step)? = r.step();
@@ -1185,8 +1193,26 @@ unsafe extern "C" fn host_log(
     level: SsxLogLevel,
     message: *const c_char,
 ) -> SsxStatus {
+    if ctx == 0 {
+        // Outside a step (from `create` or `destroy`, or a plugin's own thread): no handle,
+        // so the message is attributed to what the calling thread is running, if anything.
+        let Ok(m) = name(message) else {
+            return SSX_ERR_INVALID_ARGUMENT;
+        };
+        let m = crate::text::escape_controls(m);
+        let who =
+            crate::guard::running().map_or_else(|| "(no step)".to_string(), |b| b.to_string());
+        match level {
+            SSX_LOG_ERROR => tracing::error!(target: "ssx::plugin", plugin = %who, "{m}"),
+            SSX_LOG_WARN => tracing::warn!(target: "ssx::plugin", plugin = %who, "{m}"),
+            SSX_LOG_INFO => tracing::info!(target: "ssx::plugin", plugin = %who, "{m}"),
+            _ => tracing::debug!(target: "ssx::plugin", plugin = %who, "{m}"),
+        }
+        return SSX_OK;
+    }
     host(ctx, |f| {
-        let m = name(message)?;
+        // Plugin text reaches terminals and logs: no escape sequences, no forged lines.
+        let m = crate::text::escape_controls(name(message)?);
         let a = f
             .artifact
             .map_or("(extension)", |a| f.world.artifact(a).name.as_str());
@@ -1226,7 +1252,7 @@ unsafe extern "C" fn host_call_extension(
         let ext = f
             .world
             .extension_at(extension as usize)
-            .ok_or(SSX_ERR_NOT_FOUND)?;
+            .ok_or(SSX_ERR_OUT_OF_RANGE)?;
         let service = name(service)?;
         if (request.is_null() && request_len > 0) || (response.is_null() && capacity > 0) {
             return Err(SSX_ERR_INVALID_ARGUMENT);

@@ -170,6 +170,14 @@ fn my_slot() -> Option<&'static Slot> {
     Some(slot)
 }
 
+/// Adds `by` (wrapping) to a counter only the calling thread writes.
+fn bump(counter: &AtomicU32, by: u32) {
+    counter.store(
+        counter.load(Ordering::Relaxed).wrapping_add(by),
+        Ordering::Relaxed,
+    );
+}
+
 /// A call in progress; the thread's previous activity comes back when it is dropped.
 #[must_use = "the activity ends when this is dropped"]
 pub struct Activity {
@@ -195,8 +203,12 @@ pub fn enter(label: &'static Label, phase: Phase, step: u64) -> Activity {
         .store(label as *const Label as *mut Label, Ordering::Relaxed);
     slot.phase.store(phase as u8, Ordering::Relaxed);
     slot.step.store(step, Ordering::Relaxed);
-    slot.depth.fetch_add(1, Ordering::Relaxed);
-    slot.seq.fetch_add(1, Ordering::Release);
+    // Only the owning thread writes its slot: plain stores, no read-modify-write.
+    bump(&slot.depth, 1);
+    slot.seq.store(
+        slot.seq.load(Ordering::Relaxed).wrapping_add(1),
+        Ordering::Release,
+    );
     Activity {
         slot: Some(slot),
         prev,
@@ -209,8 +221,11 @@ impl Drop for Activity {
         slot.label.store(self.prev.0, Ordering::Relaxed);
         slot.phase.store(self.prev.1, Ordering::Relaxed);
         slot.step.store(self.prev.2, Ordering::Relaxed);
-        slot.depth.fetch_sub(1, Ordering::Relaxed);
-        slot.seq.fetch_add(1, Ordering::Release);
+        bump(&slot.depth, u32::MAX);
+        slot.seq.store(
+            slot.seq.load(Ordering::Relaxed).wrapping_add(1),
+            Ordering::Release,
+        );
     }
 }
 
@@ -257,6 +272,11 @@ fn sample(slot: &Slot) -> Option<(u64, Busy)> {
             step,
         },
     ))
+}
+
+/// What the calling thread is running, if anything.
+pub fn running() -> Option<Busy> {
+    MINE.with(Cell::get).and_then(sample).map(|(_, b)| b)
 }
 
 /// What every tracked thread is running now.
@@ -570,7 +590,7 @@ mod tests {
             "driver 'a' (built in), artifact 'x', phase drive, step 7"
         );
         drop(outer);
-        assert!(busy().into_iter().filter(mine).next().is_none());
+        assert!(!busy().iter().any(mine));
     }
 
     #[test]

@@ -21,8 +21,10 @@ pub mod plugin;
 pub mod pool;
 pub mod render;
 pub mod stats;
-pub mod text;
 pub mod world;
+
+/// Text from outside on its way to a terminal (shared with the plugins, so it lives in the SDK).
+pub use ssx_sdk::text;
 
 pub use clock::{Clock, MonotonicClock, VirtualClock};
 pub use engine::{

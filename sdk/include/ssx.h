@@ -187,7 +187,8 @@ typedef struct {
   // `response` and the full length to `response_len` (SSX_ERR_OUT_OF_RANGE when it did not
   // fit). Any phase; services may run on several worker threads at once.
   SsxStatus (*call_extension)(SsxCtx ctx, uint32_t extension, const char *service, const uint8_t *request, uintptr_t request_len, uint8_t *response, uintptr_t capacity, uintptr_t *response_len);
-  // Logs a message. Any phase.
+  // Logs a message. Any phase; with `ctx` 0 (from `create`, `destroy` or a plugin's own thread)
+  // the host attributes it to the plugin the calling thread is running.
   SsxStatus (*log)(SsxCtx ctx, SsxLogLevel level, const char *message);
   // The message of a status code (a static string). Needs no handle.
   const char *(*status_message)(SsxStatus status);

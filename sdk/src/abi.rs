@@ -335,7 +335,8 @@ pub struct SsxHostApi {
         capacity: usize,
         response_len: *mut usize,
     ) -> SsxStatus,
-    /// Logs a message. Any phase.
+    /// Logs a message. Any phase; with `ctx` 0 (from `create`, `destroy` or a plugin's own thread)
+    /// the host attributes it to the plugin the calling thread is running.
     pub log:
         unsafe extern "C" fn(ctx: SsxCtx, level: SsxLogLevel, message: *const c_char) -> SsxStatus,
     /// The message of a status code (a static string). Needs no handle.

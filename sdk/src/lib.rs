@@ -23,6 +23,7 @@
 pub mod abi;
 pub mod bus;
 pub mod geometry;
+pub mod text;
 
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};

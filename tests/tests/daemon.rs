@@ -84,7 +84,7 @@ fn a_bad_scene_is_one_message_and_exit_status_2_with_nothing_written() {
         assert_eq!(
             stderr,
             format!(
-                "error: {}:2:15 (at timestep): expected a positive number, got -1\n",
+                "error: {}:2:15 (at timestep): expected a timestep (s) from 1e-6 to 1, got -1\n",
                 scene.display()
             )
         );
@@ -103,7 +103,10 @@ fn bad_flags_are_refused_before_running() {
     let (code, _, stderr) = run(&["run", q, "--rt-factor", "-2", "--steps", "1"]);
     assert_eq!(
         (code, stderr.as_str()),
-        (2, "error: --rt-factor must be a positive number, got -2\n")
+        (
+            2,
+            "error: --rt-factor must be from 0.001 to 1000 (simulated seconds per wall second), got -2\n"
+        )
     );
     let (code, _, stderr) = run(&[
         "run",
@@ -123,7 +126,7 @@ fn bad_flags_are_refused_before_running() {
     let (code, _, stderr) = run(&["run", q, "--steps", "1", "--workers", "0"]);
     assert_eq!(
         (code, stderr.as_str()),
-        (2, "error: --workers must be at least 1\n")
+        (2, "error: --workers must be from 1 to 256, got 0\n")
     );
     let (code, _, stderr) = run(&["run", q, "--mode", "fast", "--rt-factor", "2"]);
     assert_eq!(code, 2);

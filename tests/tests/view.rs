@@ -354,7 +354,6 @@ fn a_recording_is_finished_on_sigterm_and_still_reads_after_sigkill() {
                 quickstart().to_str().unwrap(),
                 "--record",
                 file.to_str().unwrap(),
-                "--quiet",
             ],
             "running scene",
         );

@@ -834,8 +834,18 @@ fn parse_command(q: &Query) -> Result<Command, String> {
     parse_command_text(&text)
 }
 
+/// Longest control command read; anything longer is refused without being echoed.
+const MAX_COMMAND: usize = 4096;
+
 fn parse_command_text(text: &str) -> Result<Command, String> {
     let text = text.trim();
+    if text.len() > MAX_COMMAND {
+        return Err(format!(
+            "command too long ({} bytes, at most {MAX_COMMAND}); {KNOWN}",
+            text.len()
+        ));
+    }
+    let clip = |s: &str| ssx_sdk::text::clip(s, 64);
     let (cmd, n) = if text.starts_with('{') {
         #[derive(serde::Deserialize)]
         #[serde(deny_unknown_fields)]
@@ -852,13 +862,13 @@ fn parse_command_text(text: &str) -> Result<Command, String> {
         let cmd = words.next().unwrap_or("").to_string();
         let n = words.next().map(str::to_string);
         if words.next().is_some() {
-            return Err(format!("too many words in '{text}'; {KNOWN}"));
+            return Err(format!("too many words in '{}'; {KNOWN}", clip(text)));
         }
         (cmd, n)
     };
     let no_arg = |c: Command| match &n {
         None => Ok(c),
-        Some(_) => Err(format!("'{cmd}' takes no argument; {KNOWN}")),
+        Some(_) => Err(format!("'{}' takes no argument; {KNOWN}", clip(&cmd))),
     };
     match cmd.as_str() {
         "pause" => no_arg(Command::Pause),
@@ -870,7 +880,7 @@ fn parse_command_text(text: &str) -> Result<Command, String> {
             _ => Err(format!("step needs a count from 1 to 1000000; {KNOWN}")),
         },
         "" => Err(format!("empty command; {KNOWN}")),
-        other => Err(format!("unknown command '{other}'; {KNOWN}")),
+        other => Err(format!("unknown command '{}'; {KNOWN}", clip(other))),
     }
 }
 
@@ -940,6 +950,21 @@ mod tests {
             parse_command_text(r#"{"cmd":"pause","file":"/etc/passwd"}"#)
                 .unwrap_err()
                 .starts_with("invalid command JSON (unknown field `file`")
+        );
+        // Long or hostile commands are never echoed whole or raw.
+        let long = "x".repeat(1 << 20);
+        assert_eq!(
+            parse_command_text(&long),
+            Err(format!(
+                "command too long (1048576 bytes, at most 4096); {KNOWN}"
+            ))
+        );
+        assert_eq!(
+            parse_command_text(&format!("\u{1b}[2J{}", "y".repeat(100))),
+            Err(format!(
+                "unknown command '\\u{{1b}}[2J{}... (104 bytes)'; {KNOWN}",
+                "y".repeat(60)
+            ))
         );
     }
 }
