@@ -433,7 +433,9 @@ impl Environment {
             pending_steps: 0,
             config,
         };
+        let building = guard::enter(env.engine_label, Phase::Build, 0);
         env.add_bodies(artifacts)?;
+        drop(building);
         env.add_plugins(artifacts, registry)?;
         let scene = RenderScene {
             name: &env.config.scene,
@@ -684,6 +686,7 @@ impl Environment {
             catalog: &self.catalog,
             states: &self.states,
             extensions: &self.extensions.list,
+            extension_labels: &self.extensions.labels,
             time: self.steps as f64 * self.config.timestep,
             step: self.steps,
             dt: self.config.timestep,
@@ -731,6 +734,7 @@ impl Environment {
             catalog: &self.catalog,
             states: &self.states,
             extensions: &[],
+            extension_labels: &[],
             time,
             step,
             dt: self.config.timestep,
@@ -956,6 +960,7 @@ impl Environment {
             catalog: &self.catalog,
             states: &self.states,
             extensions: &[],
+            extension_labels: &[],
             time: self.sim_time(),
             step: self.steps,
             dt: self.config.timestep,

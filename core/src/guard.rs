@@ -57,6 +57,8 @@ pub fn label(text: &str) -> &'static Label {
 pub enum Phase {
     /// Creating a plugin from its descriptor.
     Create = 1,
+    /// The engine taking the scene's bodies and joints.
+    Build,
     /// An extension's `init`.
     Init,
     /// The physics engine's step.
@@ -82,6 +84,7 @@ impl Phase {
     pub fn name(self) -> &'static str {
         match self {
             Phase::Create => "create",
+            Phase::Build => "build",
             Phase::Init => "init",
             Phase::Physics => "physics",
             Phase::Sense => "sense",
@@ -97,7 +100,8 @@ impl Phase {
     fn from_u8(v: u8) -> Option<Phase> {
         use Phase::*;
         [
-            Create, Init, Physics, Sense, Drive, AfterStep, Control, Service, Destroy, Shutdown,
+            Create, Build, Init, Physics, Sense, Drive, AfterStep, Control, Service, Destroy,
+            Shutdown,
         ]
         .into_iter()
         .find(|p| *p as u8 == v)
@@ -170,62 +174,63 @@ fn my_slot() -> Option<&'static Slot> {
     Some(slot)
 }
 
-/// Adds `by` (wrapping) to a counter only the calling thread writes.
-fn bump(counter: &AtomicU32, by: u32) {
-    counter.store(
-        counter.load(Ordering::Relaxed).wrapping_add(by),
-        Ordering::Relaxed,
-    );
-}
-
 /// A call in progress; the thread's previous activity comes back when it is dropped.
 #[must_use = "the activity ends when this is dropped"]
 pub struct Activity {
     slot: Option<&'static Slot>,
-    prev: (*mut Label, u8, u64),
+    /// The outer call's label, phase and step, when this one is nested in it.
+    outer: Option<(*mut Label, u8, u64)>,
 }
 
 /// Marks the calling thread as running `label` in `phase` of `step` until the returned guard
-/// is dropped.
+/// is dropped. Costs a thread-local read and a few plain stores (no read-modify-write).
 pub fn enter(label: &'static Label, phase: Phase, step: u64) -> Activity {
     let Some(slot) = my_slot() else {
         return Activity {
             slot: None,
-            prev: (std::ptr::null_mut(), 0, 0),
+            outer: None,
         };
     };
-    let prev = (
-        slot.label.load(Ordering::Relaxed),
-        slot.phase.load(Ordering::Relaxed),
-        slot.step.load(Ordering::Relaxed),
-    );
+    // Only the owning thread writes its slot.
+    let depth = slot.depth.load(Ordering::Relaxed);
+    let outer = (depth > 0).then(|| {
+        (
+            slot.label.load(Ordering::Relaxed),
+            slot.phase.load(Ordering::Relaxed),
+            slot.step.load(Ordering::Relaxed),
+        )
+    });
     slot.label
         .store(label as *const Label as *mut Label, Ordering::Relaxed);
     slot.phase.store(phase as u8, Ordering::Relaxed);
     slot.step.store(step, Ordering::Relaxed);
-    // Only the owning thread writes its slot: plain stores, no read-modify-write.
-    bump(&slot.depth, 1);
+    slot.depth.store(depth.wrapping_add(1), Ordering::Relaxed);
+    bump_seq(slot);
+    Activity {
+        slot: Some(slot),
+        outer,
+    }
+}
+
+/// Publishes a change of the slot: the watchdog reads `seq` around its reads.
+fn bump_seq(slot: &Slot) {
     slot.seq.store(
         slot.seq.load(Ordering::Relaxed).wrapping_add(1),
         Ordering::Release,
     );
-    Activity {
-        slot: Some(slot),
-        prev,
-    }
 }
 
 impl Drop for Activity {
     fn drop(&mut self) {
         let Some(slot) = self.slot else { return };
-        slot.label.store(self.prev.0, Ordering::Relaxed);
-        slot.phase.store(self.prev.1, Ordering::Relaxed);
-        slot.step.store(self.prev.2, Ordering::Relaxed);
-        bump(&slot.depth, u32::MAX);
-        slot.seq.store(
-            slot.seq.load(Ordering::Relaxed).wrapping_add(1),
-            Ordering::Release,
-        );
+        if let Some((label, phase, step)) = self.outer {
+            slot.label.store(label, Ordering::Relaxed);
+            slot.phase.store(phase, Ordering::Relaxed);
+            slot.step.store(step, Ordering::Relaxed);
+        }
+        let depth = slot.depth.load(Ordering::Relaxed);
+        slot.depth.store(depth.wrapping_sub(1), Ordering::Relaxed);
+        bump_seq(slot);
     }
 }
 
@@ -549,7 +554,7 @@ fn watch(o: WatchdogOptions, quit: &AtomicBool) {
             if due {
                 tracing::error!(
                     target: "ssx::watchdog",
-                    "{stuck} (watchdog limit {:.1} s); the step cannot go on until it returns; a SIGTERM now ends ssxd after {:.0} s",
+                    "{stuck} (watchdog limit {:.1} s); the run waits for it; a SIGTERM now ends ssxd after {:.0} s",
                     o.limit.as_secs_f64(),
                     o.grace.as_secs_f64()
                 );

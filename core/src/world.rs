@@ -75,6 +75,8 @@ pub struct World<'a> {
     pub(crate) catalog: &'a Catalog,
     pub(crate) states: &'a [BodyState],
     pub(crate) extensions: &'a [(String, Box<dyn SimulationExtension>)],
+    /// What the crash handler and the watchdog call each extension (same order).
+    pub(crate) extension_labels: &'a [&'static crate::guard::Label],
     /// Simulated time after this step's physics (s).
     pub time: f64,
     /// Physics steps completed, this one included.
