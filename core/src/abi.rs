@@ -1277,6 +1277,10 @@ unsafe extern "C" fn host_call_extension(
     })
 }
 
+unsafe extern "C" fn host_wake() {
+    crate::wake::ring();
+}
+
 unsafe extern "C" fn host_status_message(status: SsxStatus) -> *const c_char {
     status_message_c(status).as_ptr()
 }
@@ -1311,4 +1315,5 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     contacts: host_contacts,
     stats: host_stats,
     artifact_name: host_artifact_name,
+    wake: host_wake,
 };

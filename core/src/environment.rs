@@ -24,6 +24,7 @@ use crate::render::{RenderEngine, RenderFrame, RenderNode, RenderScene};
 use crate::stats::{
     DisplayFn, Miss, MissReport, MissReporter, PhaseTimes, Stats, StatsSummary, StatsView,
 };
+use crate::wake;
 use crate::world::{ArtifactId, ArtifactInfo, Catalog, World};
 
 /// A plugin to create: its registered name, its JSON descriptor and where that came from.
@@ -264,8 +265,9 @@ fn split_evenly(n: usize, workers: usize) -> Vec<usize> {
         .collect()
 }
 
-/// How often a paused run asks its extensions whether to go on.
-const PAUSE_POLL: Duration = Duration::from_millis(1);
+/// How long a paused run sleeps at most between asking its extensions whether to go on; an
+/// extension that rings [`wake`] is asked at once.
+const PAUSE_POLL: Duration = Duration::from_millis(50);
 
 /// Extensions, shut down in reverse order of initialisation when dropped.
 #[derive(Default)]
@@ -781,8 +783,9 @@ impl Environment {
         let slow_sensor = slowest(&mut self.sensor_shards.iter().map(|s| s.slowest));
         let slow_driver = slowest(&mut self.driver_shards.iter().map(|s| s.slowest));
 
-        // 4. Pace.
+        // 4. Pace. Steps run while paused (lockstep) have no deadline.
         let outcome = match stop {
+            _ if self.paused => PaceOutcome::Unpaced,
             Some(stop) => self.pacer.pace_interruptible(clock, stop),
             None => self.pacer.pace(clock),
         };
@@ -912,10 +915,13 @@ impl Environment {
         let mut last = (self.clock.now(), self.steps);
         while max_steps.is_none_or(|n| self.steps < n) && !stop.load(Ordering::Relaxed) {
             if self.paused && self.pending_steps == 0 {
-                // Paused: no steps, no deadlines; ask the extensions again in a millisecond.
-                let clock = Arc::clone(&self.clock);
-                clock.sleep_until(clock.now() + PAUSE_POLL);
+                // Paused: no steps, no deadlines. Ask the extensions, then sleep until one rings
+                // (a control query arrived) or the backstop interval passes.
+                let seen = wake::rung();
                 self.poll_control()?;
+                if self.paused && self.pending_steps == 0 && !stop.load(Ordering::Relaxed) {
+                    wake::wait(seen, PAUSE_POLL);
+                }
                 continue;
             }
             if self.paused {
@@ -947,7 +953,8 @@ impl Environment {
 
     /// Asks every extension what the run should do next and applies it: pause, resume (the
     /// deadlines restart from now), or a number of steps while paused. Called by
-    /// [`Environment::run`] after every step and every millisecond while paused; a failing
+    /// [`Environment::run`] after every step, and while paused whenever an extension rings
+    /// [`wake`] (at least every 50 ms); a failing
     /// `control` is handled like a failing `after_step`.
     pub fn poll_control(&mut self) -> Result<(), SsxError> {
         if self.extensions.list.is_empty() {
@@ -1014,16 +1021,16 @@ impl Environment {
                     self.pending_steps = 0;
                     tracing::info!("paused at step {} by an extension", self.steps);
                 }
+                // Paused already: cuts short the steps asked for (at this step boundary).
+                RunRequest::Pause => self.pending_steps = 0,
                 RunRequest::Resume if self.paused => {
                     self.paused = false;
                     self.pending_steps = 0;
                     self.pacer.resume(clock.now());
                     tracing::info!("resumed at step {}", self.steps);
                 }
+                // Steps asked for while paused run back to back, unpaced (lockstep).
                 RunRequest::Step(n) if self.paused => {
-                    if self.pending_steps == 0 {
-                        self.pacer.resume(clock.now());
-                    }
                     self.pending_steps = self.pending_steps.saturating_add(n);
                 }
                 _ => {}

@@ -21,6 +21,7 @@ pub mod plugin;
 pub mod pool;
 pub mod render;
 pub mod stats;
+pub mod wake;
 pub mod world;
 
 /// Text from outside on its way to a terminal (shared with the plugins, so it lives in the SDK).

@@ -301,7 +301,9 @@ pub trait SimulationExtension: Send + Sync {
         Err(format!("this extension offers no service '{service}'"))
     }
     /// What the run should do next. Polled on the stepping thread after every step (after
-    /// `after_step`) and about every millisecond while the run is paused.
+    /// `after_step`); while the run is paused, whenever an extension rings
+    /// [`crate::wake::ring`] and at least every 50 ms. Steps asked for while paused run
+    /// unpaced, back to back.
     fn control(&mut self, _ctx: &ExtensionContext<'_>) -> Result<RunRequest, String> {
         Ok(RunRequest::None)
     }

@@ -206,6 +206,12 @@ typedef struct {
   // name's full length (NUL excluded) into `len`; `SSX_ERR_OUT_OF_RANGE` when it did not fit.
   // Any phase. Since version 3.
   SsxStatus (*artifact_name)(SsxCtx ctx, uint32_t artifact, char *name, uintptr_t capacity, uintptr_t *len);
+  // Wakes a paused run: it calls every extension's `control` at once instead of at its next
+  // poll (50 ms). For an extension whose own thread has just received a control request.
+  // Needs no handle; any thread, the plugin's own included (the one exception to the rule
+  // against calling the host from them); not from a signal handler. Added to version 3 after
+  // its release: check `struct_size` covers it before calling (`ssx_sdk::Waker` does).
+  void (*wake)(void);
 } SsxHostApi;
 
 // Creates an instance from its JSON descriptor. On success stores it in `instance` and returns
@@ -251,8 +257,9 @@ typedef struct {
   // Called from worker threads, possibly several at once: it must be thread-safe.
   SsxStatus (*call)(void *instance, const char *service, const uint8_t *request, uintptr_t request_len, uint8_t *response, uintptr_t capacity, uintptr_t *response_len, SsxErrorBuf *error);
   // Extensions only (may be null): asks what the run should do next (an
-  // [`SsxControlFn`]). Called on the main thread after every step's `step`, and about
-  // every millisecond while the run is paused. Since version 3.
+  // [`SsxControlFn`]). Called on the main thread after every step's `step`; while the run
+  // is paused, right after any plugin calls the host's `wake` and at least every 50 ms.
+  // Steps asked for while paused run back to back, unpaced. Since version 3.
   SsxStatus (*control)(void *instance, SsxCtx ctx, SsxControl *control, SsxErrorBuf *error);
 } SsxPluginDesc;
 

@@ -369,6 +369,12 @@ pub struct SsxHostApi {
         capacity: usize,
         len: *mut usize,
     ) -> SsxStatus,
+    /// Wakes a paused run: it calls every extension's `control` at once instead of at its next
+    /// poll (50 ms). For an extension whose own thread has just received a control request.
+    /// Needs no handle; any thread, the plugin's own included (the one exception to the rule
+    /// against calling the host from them); not from a signal handler. Added to version 3 after
+    /// its release: check `struct_size` covers it before calling (`ssx_sdk::Waker` does).
+    pub wake: unsafe extern "C" fn(),
 }
 
 /// Creates an instance from its JSON descriptor. On success stores it in `instance` and returns
@@ -458,8 +464,9 @@ pub struct SsxPluginDesc {
         ) -> SsxStatus,
     >,
     /// Extensions only (may be null): asks what the run should do next (an
-    /// [`SsxControlFn`]). Called on the main thread after every step's `step`, and about
-    /// every millisecond while the run is paused. Since version 3.
+    /// [`SsxControlFn`]). Called on the main thread after every step's `step`; while the run
+    /// is paused, right after any plugin calls the host's `wake` and at least every 50 ms.
+    /// Steps asked for while paused run back to back, unpaced. Since version 3.
     pub control: Option<
         unsafe extern "C" fn(
             instance: *mut c_void,

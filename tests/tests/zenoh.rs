@@ -304,8 +304,9 @@ fn teleop_handle_drives_the_group_feels_feedback_and_controls_the_run() {
     let refused = control(&session, prefix, "load /tmp/evil.so");
     assert_eq!(
         refused,
-        json!({"ok": false, "error": "unknown command 'load'; known: pause, resume, step N (1 to 1000000, while paused), stats, list"})
+        json!({"ok": false, "error": "unknown command 'load'; known: pause, resume, step N [observe...] (N from 1 to 1000000, while paused), stats, list"})
     );
+    assert_eq!(control(&session, prefix, "stats")["control_refused"], 1);
     let early = control(&session, prefix, "step 5");
     assert_eq!(early["error"], "step needs a paused run: pause first");
 
@@ -313,6 +314,11 @@ fn teleop_handle_drives_the_group_feels_feedback_and_controls_the_run() {
     let (code, log) = daemon.interrupt();
     assert_eq!(code, Some(0), "{log}");
     assert!(log.contains("paused at step"), "{log}");
+    // Refusals are logged (rate-limited, counted): the first at once.
+    assert!(
+        log.contains(&format!("zenoh: refused a control query on '{prefix}/control': unknown command 'load'; known: pause, resume, step N [observe...] (N from 1 to 1000000, while paused), stats, list (1 refused since the last warning; 1 in all)")),
+        "{log}"
+    );
 }
 
 #[test]

@@ -199,10 +199,37 @@ impl JsonOut<'_> {
         }
         self.0.push(b'}');
     }
-    fn key(&mut self, k: &str) {
+    /// `"k":` (escaped), for a value written next (an object: [`JsonOut::open`], then
+    /// [`JsonOut::close`] and [`JsonOut::comma`]).
+    pub fn key(&mut self, k: &str) {
+        self.quoted(k);
+        self.0.push(b':');
+    }
+    /// `,` after a nested value.
+    pub fn comma(&mut self) {
+        self.0.push(b',');
+    }
+    /// `"k":null,`
+    pub fn null(&mut self, k: &str) {
+        self.key(k);
+        self.0.extend_from_slice(b"null,");
+    }
+    fn quoted(&mut self, v: &str) {
         self.0.push(b'"');
-        self.0.extend_from_slice(k.as_bytes());
-        self.0.extend_from_slice(b"\":");
+        for c in v.chars() {
+            match c {
+                '"' => self.0.extend_from_slice(b"\\\""),
+                '\\' => self.0.extend_from_slice(b"\\\\"),
+                c if (c as u32) < 0x20 => {
+                    let _ = write!(self.0, "\\u{:04x}", c as u32);
+                }
+                c => {
+                    let mut b = [0u8; 4];
+                    self.0.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+                }
+            }
+        }
+        self.0.push(b'"');
     }
     fn num(&mut self, v: f64) {
         if v.is_finite() {
@@ -229,24 +256,11 @@ impl JsonOut<'_> {
         self.0
             .extend_from_slice(if v { b"true," } else { b"false," });
     }
-    /// `"k":"v",` (v must need no escaping: names checked at load)
+    /// `"k":"v",` (escaped)
     pub fn str(&mut self, k: &str, v: &str) {
         self.key(k);
-        self.0.push(b'"');
-        for c in v.chars() {
-            match c {
-                '"' => self.0.extend_from_slice(b"\\\""),
-                '\\' => self.0.extend_from_slice(b"\\\\"),
-                c if (c as u32) < 0x20 => {
-                    let _ = write!(self.0, "\\u{:04x}", c as u32);
-                }
-                c => {
-                    let mut b = [0u8; 4];
-                    self.0.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
-                }
-            }
-        }
-        self.0.extend_from_slice(b"\",");
+        self.quoted(v);
+        self.0.push(b',');
     }
     /// `"k":[v,...],`
     pub fn array(&mut self, k: &str, v: &[f64]) {

@@ -3,41 +3,32 @@
 //!
 //! Threads: the stepping thread (`after_step`, `control`) and the workers (`call`) never wait on
 //! the network. Outbound payloads are written into reused buffers and handed to one publisher
-//! thread through a bounded lock-free queue (full: dropped and counted). Inbound messages are
-//! decoded on Zenoh's threads into lock-free inboxes. Registration (`subscribe`, `advertise`)
-//! takes a mutex and talks to the network; drivers do it once, on their first step.
+//! thread through a bounded lock-free queue (full: dropped and counted; see [`crate::publisher`]).
+//! Inbound messages are decoded on Zenoh's threads into lock-free inboxes. Control queries are
+//! size-checked and parsed on Zenoh's threads too (refusals answered there), and wake a paused
+//! run. Registration (`subscribe`, `advertise`) takes a mutex and talks to the network; drivers
+//! do it once, on their first step.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::{JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
 use crossbeam::queue::ArrayQueue;
 use ssx_sdk::abi::SSX_LOG_WARN;
-use ssx_sdk::{Control, Ctx, Init};
+use ssx_sdk::{Control, Ctx, Init, Waker};
 use zenoh::Wait;
 use zenoh::bytes::Encoding as ZEncoding;
-use zenoh::qos::CongestionControl;
 use zenoh::query::Query;
 
 use crate::codec::{BinOut, JsonOut, SubSpec};
 use crate::config::{Descriptor, Encoding, check_key};
-use crate::mailbox::Inbox;
+use crate::control::{self, Command, Observed};
+use crate::mailbox::{Inbox, RateLimit};
+use crate::publisher::{Counters, JSON, Outbound, PubKey, write_reading, write_state, write_stats};
 
 /// Most subscriptions and most advertised keys per daemon.
 pub const MAX_KEYS: usize = 1024;
-
-/// An outbound message: which key, and the payload in a reused buffer.
-struct Out {
-    key: u32,
-    buf: Vec<u8>,
-}
-
-/// A key published on.
-struct PubKey {
-    key: String,
-    encoding: Encoding,
-}
 
 /// What the stepping thread, the workers, Zenoh's threads and the publisher thread share.
 struct Shared {
@@ -48,16 +39,18 @@ struct Shared {
     keys: Box<[OnceLock<PubKey>]>,
     /// Registration of inboxes and keys (never taken by `read` or `publish`).
     registry: Mutex<(usize, usize)>,
-    out: ArrayQueue<Out>,
-    free: ArrayQueue<Vec<u8>>,
-    /// Outbound messages dropped because the queue was full.
-    out_dropped: AtomicU64,
-    /// Queries to the control queryable, answered by the stepping thread in order.
-    queries: ArrayQueue<Query>,
-    replies: ArrayQueue<(Query, String)>,
+    outbound: Outbound,
+    /// Warns of outbound drops at most once a second.
+    outbound_warn: RateLimit,
+    /// Parsed control queries, answered by the stepping thread in order.
+    queries: ArrayQueue<(Query, Command)>,
+    /// Control queries refused on Zenoh's threads, and their rate-limited warning.
+    refused: AtomicU64,
+    refused_warn: RateLimit,
+    /// Wakes a paused run when a query arrives.
+    waker: Waker,
     /// Warnings from Zenoh's threads, logged through the host by the stepping thread.
     warnings: ArrayQueue<String>,
-    running: AtomicBool,
 }
 
 impl Shared {
@@ -70,21 +63,77 @@ impl Shared {
         Ok(full)
     }
 
-    /// Hands a payload to the publisher thread; drops it (counted) when the queue is full.
+    /// Hands a payload to the publisher thread; drops it (counted, warned of once a second)
+    /// when the queue is full.
     fn send(&self, key: u32, write: impl FnOnce(&mut Vec<u8>)) -> bool {
-        let Some(mut buf) = self.free.pop() else {
-            self.out_dropped.fetch_add(1, Ordering::Relaxed);
-            return false;
-        };
-        buf.clear();
-        write(&mut buf);
-        match self.out.push(Out { key, buf }) {
-            Ok(()) => true,
-            Err(Out { buf, .. }) => {
-                self.out_dropped.fetch_add(1, Ordering::Relaxed);
-                let _ = self.free.push(buf);
-                false
+        let sent = self.outbound.send(key, write);
+        if !sent && let Some(n) = self.outbound_warn.due() {
+            self.warn_outbound(n);
+        }
+        sent
+    }
+
+    fn warn_outbound(&self, n: u64) {
+        let _ = self.warnings.push(format!(
+            "zenoh: the outbound queue is full (the network is behind); dropped {n} message(s) since the last warning ({} in all)",
+            self.outbound.dropped.load(Ordering::Relaxed)
+        ));
+    }
+
+    /// A control query arrives (a Zenoh thread): checked and parsed here, queued for the
+    /// stepping thread and the run woken, or refused here with a short answer.
+    fn on_query(&self, query: Query) {
+        match control::parse_query(&query) {
+            Ok(command) => match self.queries.push((query, command)) {
+                Ok(()) => self.waker.wake(),
+                Err((query, _)) => self.refuse(query, "busy: 16 control queries are waiting"),
+            },
+            Err(why) => self.refuse(query, &why),
+        }
+    }
+
+    fn refuse(&self, query: Query, why: &str) {
+        let total = self.refused.fetch_add(1, Ordering::Relaxed) + 1;
+        let key = query.key_expr().clone();
+        let _ = query
+            .reply(key, control::error(why))
+            .encoding(ZEncoding::from(JSON))
+            .wait();
+        if let Some(n) = self.refused_warn.due() {
+            let _ = self.warnings.push(format!(
+                "zenoh: refused a control query on '{}/control': {} ({n} refused since the last warning; {total} in all)",
+                self.prefix,
+                ssx_sdk::text::clip(why, 120)
+            ));
+        }
+    }
+
+    /// Warnings that rate limits held back, once their interval has passed: a burst that
+    /// stopped is still reported with its count.
+    fn flush_warnings(&self) {
+        if let Some(n) = self.outbound_warn.flush() {
+            self.warn_outbound(n);
+        }
+        if let Some(n) = self.refused_warn.flush() {
+            let _ = self.warnings.push(format!(
+                "zenoh: refused {n} more control quer{} on '{}/control' since the last warning ({} in all)",
+                if n == 1 { "y" } else { "ies" },
+                self.prefix,
+                self.refused.load(Ordering::Relaxed)
+            ));
+        }
+        let reg = self.registry.lock().map(|r| r.0).unwrap_or(0);
+        for inbox in self.inboxes[..reg].iter().filter_map(OnceLock::get) {
+            if let Some(w) = inbox.flush_warning() {
+                let _ = self.warnings.push(w);
             }
+        }
+    }
+
+    fn counters(&self) -> Counters {
+        Counters {
+            outbound_dropped: self.outbound.dropped.load(Ordering::Relaxed),
+            control_refused: self.refused.load(Ordering::Relaxed),
         }
     }
 
@@ -176,7 +225,8 @@ struct Bridge {
 enum Awaiting {
     Paused(Query),
     Running(Query),
-    Step(Query, u64),
+    /// Until the step count reaches the target; then answered with what it observes.
+    Step(Query, u64, Vec<Observed>),
 }
 
 /// The extension instance.
@@ -195,9 +245,9 @@ pub struct Zenoh {
     pending: bool,
     /// The run was paused when last seen (polls stay cheap while it runs).
     paused: bool,
+    /// When held-back warnings were last flushed.
+    flushed: Instant,
 }
-
-const JSON: &str = "application/json";
 
 impl Zenoh {
     /// Opens the session and declares the control queryable and the static streams.
@@ -212,13 +262,6 @@ impl Zenoh {
         let session = zenoh::open(config)
             .wait()
             .map_err(|e| format!("cannot open the zenoh session: {e}"))?;
-        let n = desc.outbound_queue;
-        // Every buffer there will ever be, allocated now: when all are queued or in flight the
-        // publisher is behind, and a new message is dropped rather than allocated.
-        let free = ArrayQueue::new(n);
-        for _ in 0..n {
-            let _ = free.push(Vec::with_capacity(1024));
-        }
         let shared = Arc::new(Shared {
             prefix: prefix.clone(),
             session: session.clone(),
@@ -226,24 +269,20 @@ impl Zenoh {
             subscribers: Mutex::new(Vec::new()),
             keys: (0..MAX_KEYS).map(|_| OnceLock::new()).collect(),
             registry: Mutex::new((0, 0)),
-            out: ArrayQueue::new(n),
-            free,
-            out_dropped: AtomicU64::new(0),
+            outbound: Outbound::new(desc.outbound_queue),
+            outbound_warn: RateLimit::new(Duration::from_secs(1)),
             queries: ArrayQueue::new(16),
-            replies: ArrayQueue::new(16),
+            refused: AtomicU64::new(0),
+            refused_warn: RateLimit::new(Duration::from_secs(1)),
+            waker: init.waker,
             warnings: ArrayQueue::new(256),
-            running: AtomicBool::new(true),
         });
         let q = Arc::downgrade(&shared);
         let queryable = session
             .declare_queryable(format!("{prefix}/control"))
             .callback(move |query| {
-                if let Some(s) = q.upgrade()
-                    && let Err(query) = s.queries.push(query)
-                {
-                    let _ = query
-                        .reply_err(r#"{"ok":false,"error":"busy: 16 control queries are waiting"}"#)
-                        .wait();
+                if let Some(s) = q.upgrade() {
+                    s.on_query(query);
                 }
             })
             .wait()
@@ -258,7 +297,7 @@ impl Zenoh {
         let worker = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name("ssx-zenoh-pub".into())
-            .spawn(move || publisher_loop(&worker))
+            .spawn(move || worker.outbound.run(&worker.session, &worker.keys))
             .map_err(|e| format!("cannot start the publisher thread: {e}"))?;
         Ok(Zenoh {
             publisher: Some((handle.thread().clone(), handle)),
@@ -273,6 +312,7 @@ impl Zenoh {
             awaiting: None,
             pending: false,
             paused: false,
+            flushed: Instant::now(),
         })
     }
 
@@ -381,7 +421,7 @@ impl Zenoh {
             self.publish_stats(ctx)?;
         }
         self.log_warnings(ctx);
-        self.reply_when_due(ctx)?;
+        self.answer_step_when_done(ctx, step, time);
         if self.pending {
             self.pending = false;
             if let Some((t, _)) = &self.publisher {
@@ -393,63 +433,96 @@ impl Zenoh {
 
     fn publish_stats(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
         let s = ctx.stats()?;
-        let dropped = self.shared.out_dropped.load(Ordering::Relaxed);
-        self.pending |= self
-            .shared
-            .send(self.stats_key, |b| write_stats(b, &s, dropped));
+        let c = self.shared.counters();
+        self.pending |= self.shared.send(self.stats_key, |b| write_stats(b, &s, c));
         self.stats_wall = Instant::now();
         Ok(())
     }
 
-    fn log_warnings(&self, ctx: &Ctx<'_>) {
+    /// Into the host's log: warnings from Zenoh's threads, and once a wall second those that
+    /// rate limits held back.
+    fn log_warnings(&mut self, ctx: &Ctx<'_>) {
+        if self.flushed.elapsed() >= Duration::from_secs(1) {
+            self.flushed = Instant::now();
+            self.shared.flush_warnings();
+        }
         while let Some(w) = self.shared.warnings.pop() {
             ctx.log(SSX_LOG_WARN, &w);
         }
     }
 
-    /// Answers the control query waiting for a run state once the run has reached it.
-    fn reply_when_due(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
-        let Some(a) = self.awaiting.take() else {
+    /// After a step: answers `step` once its last step is done, after that step's publications.
+    fn answer_step_when_done(&mut self, ctx: &Ctx<'_>, step: u64, time: f64) {
+        if let Some(Awaiting::Step(_, target, _)) = &self.awaiting
+            && step >= *target
+            && let Some(Awaiting::Step(q, _, observed)) = self.awaiting.take()
+        {
+            let text = control::step_answer(ctx, step, time, &observed, 0);
+            self.reply(q, text);
+        }
+    }
+
+    /// Answers a `pause` or `resume` once the run is in that state.
+    fn answer_state_when_reached(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        let Some(Awaiting::Paused(_) | Awaiting::Running(_)) = &self.awaiting else {
             return Ok(());
         };
         let s = ctx.stats()?;
-        let paused = s.paused != 0;
-        let done = match &a {
-            Awaiting::Paused(_) => paused,
-            Awaiting::Running(_) => !paused,
-            Awaiting::Step(_, target) => s.steps >= *target,
-        };
-        if !done {
-            self.awaiting = Some(a);
-            return Ok(());
+        self.paused = s.paused != 0;
+        let reached = matches!(
+            (&self.awaiting, self.paused),
+            (Some(Awaiting::Paused(_)), true) | (Some(Awaiting::Running(_)), false)
+        );
+        if reached && let Some(Awaiting::Paused(q) | Awaiting::Running(q)) = self.awaiting.take() {
+            self.reply(
+                q,
+                control::run_state(self.paused, s.steps, s.sim_time, |_| {}),
+            );
         }
-        let (Awaiting::Paused(q) | Awaiting::Running(q) | Awaiting::Step(q, _)) = a;
-        self.reply(q, run_state_json(&s));
+        Ok(())
+    }
+
+    /// A `pause` or `resume` cuts a `step` in progress short: its answer says where it stopped.
+    fn interrupt_step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        if let Some(Awaiting::Step(q, target, observed)) =
+            self.awaiting.take_if(|a| matches!(a, Awaiting::Step(..)))
+        {
+            let (time, step) = ctx.time()?;
+            let text = control::step_answer(ctx, step, time, &observed, target - step);
+            self.reply(q, text);
+        }
         Ok(())
     }
 
     fn reply(&mut self, q: Query, text: String) {
         // A full reply queue (16 unanswered) drops the query: the client's get times out.
-        let _ = self.shared.replies.push((q, text));
-        self.pending = true;
+        self.shared.outbound.reply(q, text);
+        self.pending = false;
         if let Some((t, _)) = &self.publisher {
             t.unpark();
-            self.pending = false;
         }
     }
 
-    /// Between steps and while paused: the next control query, if the last one is answered.
+    /// Between steps, and while paused whenever a query arrives: the next control query.
+    /// `stats` and `list` are answered at once, also while a `step` runs; `pause` and `resume`
+    /// cut a running `step` short.
     pub fn control(&mut self, ctx: &Ctx<'_>) -> Result<Control, String> {
         // Polled after every step: with nothing to do it costs one queue check (the statistics'
         // percentiles are not computed unless needed).
         if !self.paused && self.awaiting.is_none() && self.shared.queries.is_empty() {
             return Ok(Control::None);
         }
-        self.reply_when_due(ctx)?;
-        let s = ctx.stats()?;
-        self.paused = s.paused != 0;
-        if self.paused {
-            // Paused: no steps publish anything, so the statistics go out from here.
+        self.answer_state_when_reached(ctx)?;
+        if matches!(
+            self.awaiting,
+            Some(Awaiting::Paused(_) | Awaiting::Running(_))
+        ) {
+            return Ok(Control::None);
+        }
+        let stepping = self.awaiting.is_some();
+        if self.paused && !stepping {
+            // Paused and idle: no step publishes anything, so warnings and statistics go out
+            // from here.
             self.log_warnings(ctx);
             if self.stats_every > 0
                 && self.stats_wall.elapsed().as_secs_f64() >= self.desc.stats.period
@@ -460,44 +533,60 @@ impl Zenoh {
                 }
             }
         }
-        if self.awaiting.is_some() {
-            return Ok(Control::None);
-        }
-        let Some(query) = self.shared.queries.pop() else {
+        let Some((query, command)) = self.shared.queries.pop() else {
             return Ok(Control::None);
         };
-        let command = match parse_command(&query) {
-            Ok(c) => c,
-            Err(e) => {
-                self.reply(query, error_json(&e));
-                return Ok(Control::None);
-            }
-        };
-        let paused = s.paused != 0;
         Ok(match command {
             Command::Pause => {
+                self.interrupt_step(ctx)?;
                 self.awaiting = Some(Awaiting::Paused(query));
                 Control::Pause
             }
             Command::Resume => {
+                self.interrupt_step(ctx)?;
                 self.awaiting = Some(Awaiting::Running(query));
                 Control::Resume
             }
-            Command::Step(_) if !paused => {
-                self.reply(query, error_json("step needs a paused run: pause first"));
+            Command::Step { .. } if stepping => {
+                self.reply(
+                    query,
+                    control::error("busy: a step is running; wait for its answer, or pause"),
+                );
                 Control::None
             }
-            Command::Step(n) => {
-                self.awaiting = Some(Awaiting::Step(query, s.steps + n));
-                Control::Step(n)
+            Command::Step { n, observe } => {
+                if !self.paused {
+                    // Another extension may have paused the run.
+                    self.paused = ctx.stats()?.paused != 0;
+                }
+                if !self.paused {
+                    self.reply(
+                        query,
+                        control::error("step needs a paused run: pause first"),
+                    );
+                    return Ok(Control::None);
+                }
+                match control::resolve(ctx, &observe) {
+                    Ok(observed) => {
+                        let (_, steps) = ctx.time()?;
+                        self.awaiting = Some(Awaiting::Step(query, steps + n, observed));
+                        Control::Step(n)
+                    }
+                    Err(e) => {
+                        self.reply(query, control::error(&e));
+                        Control::None
+                    }
+                }
             }
             Command::Stats => {
+                let s = ctx.stats()?;
+                self.paused = s.paused != 0;
                 let text = self.stats_reply(&s);
                 self.reply(query, text);
                 Control::None
             }
             Command::List => {
-                let text = list_json(ctx)?;
+                let text = control::list(ctx)?;
                 self.reply(query, text);
                 Control::None
             }
@@ -506,7 +595,7 @@ impl Zenoh {
 
     fn stats_reply(&self, s: &ssx_sdk::Stats) -> String {
         let mut b = Vec::with_capacity(1024);
-        write_stats(&mut b, s, self.shared.out_dropped.load(Ordering::Relaxed));
+        write_stats(&mut b, s, self.shared.counters());
         b.pop(); // the closing brace: add the inputs
         let reg = self.shared.registry.lock().map(|r| r.0).unwrap_or(0);
         b.extend_from_slice(b",\"ok\":true,\"inputs\":[");
@@ -608,21 +697,21 @@ impl Zenoh {
 
 impl Drop for Zenoh {
     fn drop(&mut self) {
-        self.shared.running.store(false, Ordering::Relaxed);
+        self.shared.outbound.stop();
         if let Some((t, handle)) = self.publisher.take() {
             t.unpark();
             let _ = handle.join();
         }
         // Unanswered queries are answered, so clients are not left waiting for a timeout.
-        while let Some(q) = self.shared.queries.pop() {
+        let waiting = std::iter::from_fn(|| self.shared.queries.pop().map(|(q, _)| q));
+        let awaiting = self.awaiting.take().map(|a| {
+            let (Awaiting::Paused(q) | Awaiting::Running(q) | Awaiting::Step(q, _, _)) = a;
+            q
+        });
+        let unsent: Vec<Query> = self.shared.outbound.unsent().collect();
+        for q in waiting.chain(awaiting).chain(unsent) {
             let _ = q
-                .reply_err(error_json("the daemon is shutting down"))
-                .wait();
-        }
-        if let Some(a) = self.awaiting.take() {
-            let (Awaiting::Paused(q) | Awaiting::Running(q) | Awaiting::Step(q, _)) = a;
-            let _ = q
-                .reply_err(error_json("the daemon is shutting down"))
+                .reply_err(control::error("the daemon is shutting down"))
                 .wait();
         }
         if let Ok(mut subs) = self.shared.subscribers.lock() {
@@ -640,331 +729,4 @@ fn write_id(id: u32, response: &mut [u8]) -> Result<usize, String> {
     }
     response[..4].copy_from_slice(&id.to_le_bytes());
     Ok(4)
-}
-
-/// The publisher thread: sends what the stepping thread and the workers queued, answers control
-/// queries, and sleeps until woken (or 50 ms).
-fn publisher_loop(shared: &Shared) {
-    let mut publishers: Vec<Option<zenoh::pubsub::Publisher<'static>>> = Vec::new();
-    loop {
-        let mut idle = true;
-        while let Some(Out { key, buf }) = shared.out.pop() {
-            idle = false;
-            let k = key as usize;
-            if publishers.len() <= k {
-                publishers.resize_with(k + 1, || None);
-            }
-            if publishers[k].is_none()
-                && let Some(pk) = shared.keys[k].get()
-            {
-                let enc = match pk.encoding {
-                    Encoding::Json => ZEncoding::from(JSON),
-                    Encoding::Binary => ZEncoding::APPLICATION_OCTET_STREAM,
-                };
-                publishers[k] = shared
-                    .session
-                    .declare_publisher(pk.key.clone())
-                    .encoding(enc)
-                    // State streams drop rather than block on a slow subscriber.
-                    .congestion_control(CongestionControl::Drop)
-                    .express(true)
-                    .wait()
-                    .ok();
-            }
-            if let Some(p) = &publishers[k] {
-                let _ = p.put(buf.as_slice()).wait();
-            }
-            let _ = shared.free.push(buf);
-        }
-        while let Some((q, text)) = shared.replies.pop() {
-            idle = false;
-            let key = q.key_expr().clone();
-            let _ = q.reply(key, text).encoding(ZEncoding::from(JSON)).wait();
-        }
-        if !shared.running.load(Ordering::Relaxed) {
-            break;
-        }
-        if idle {
-            std::thread::park_timeout(Duration::from_millis(50));
-        }
-    }
-    for p in publishers.into_iter().flatten() {
-        let _ = p.undeclare().wait();
-    }
-}
-
-/// `state`: `{"step","time","position","orientation","linear_velocity","angular_velocity"}` or
-/// binary u64 step, f64 time, 13 f64 (position, orientation w x y z, linear, angular velocity).
-fn write_state(b: &mut Vec<u8>, enc: Encoding, step: u64, time: f64, s: &ssx_sdk::BodyState) {
-    match enc {
-        Encoding::Json => {
-            let mut j = JsonOut(b);
-            j.open();
-            j.u64("step", step);
-            j.f64("time", time);
-            j.array("position", &s.position);
-            j.array("orientation", &s.orientation);
-            j.array("linear_velocity", &s.linear_velocity);
-            j.array("angular_velocity", &s.angular_velocity);
-            j.close();
-        }
-        Encoding::Binary => {
-            let mut o = BinOut(b);
-            o.u64(step);
-            o.f64s(&[time]);
-            o.f64s(&s.position);
-            o.f64s(&s.orientation);
-            o.f64s(&s.linear_velocity);
-            o.f64s(&s.angular_velocity);
-        }
-    }
-}
-
-/// A sensor reading: `{"step","time","taken","values"}` or binary u64 step, f64 time, u64
-/// taken, u32 count, u32 0, f64 values.
-fn write_reading(b: &mut Vec<u8>, enc: Encoding, step: u64, time: f64, taken: u64, v: &[f64]) {
-    match enc {
-        Encoding::Json => {
-            let mut j = JsonOut(b);
-            j.open();
-            j.u64("step", step);
-            j.f64("time", time);
-            j.u64("taken", taken);
-            j.array("values", v);
-            j.close();
-        }
-        Encoding::Binary => {
-            let mut o = BinOut(b);
-            o.u64(step);
-            o.f64s(&[time]);
-            o.u64(taken);
-            o.u32(v.len() as u32);
-            o.u32(0);
-            o.f64s(v);
-        }
-    }
-}
-
-fn write_stats(b: &mut Vec<u8>, s: &ssx_sdk::Stats, outbound_dropped: u64) {
-    let mut j = JsonOut(b);
-    j.open();
-    j.bool("paused", s.paused != 0);
-    j.u64("steps", s.steps);
-    j.f64("sim_time_s", s.sim_time);
-    j.f64("wall_time_s", s.wall_time);
-    j.u64("deadline_misses", s.deadline_misses);
-    j.u64("miss_bursts", s.miss_bursts);
-    j.u64("late_wakeups", s.late_wakeups);
-    j.u64("plugin_faults", s.plugin_faults);
-    j.f64("step_p50_us", s.step_p50_us);
-    j.f64("step_p99_us", s.step_p99_us);
-    j.f64("step_max_us", s.step_max_us);
-    j.f64("lateness_p99_us", s.lateness_p99_us);
-    j.f64("lateness_max_us", s.lateness_max_us);
-    j.u64("outbound_dropped", outbound_dropped);
-    j.close();
-}
-
-fn run_state_json(s: &ssx_sdk::Stats) -> String {
-    let mut b = Vec::with_capacity(96);
-    let mut j = JsonOut(&mut b);
-    j.open();
-    j.bool("ok", true);
-    j.str("state", if s.paused != 0 { "paused" } else { "running" });
-    j.u64("step", s.steps);
-    j.f64("time", s.sim_time);
-    j.close();
-    String::from_utf8(b).expect("JSON is UTF-8")
-}
-
-fn error_json(e: &str) -> String {
-    let mut b = Vec::new();
-    let mut j = JsonOut(&mut b);
-    j.open();
-    j.bool("ok", false);
-    j.str("error", e);
-    j.close();
-    String::from_utf8(b).expect("JSON is UTF-8")
-}
-
-fn list_json(ctx: &Ctx<'_>) -> Result<String, String> {
-    let mut b = Vec::new();
-    b.extend_from_slice(b"{\"ok\":true,\"artifacts\":[");
-    for a in 0..ctx.artifact_count()? {
-        if a > 0 {
-            b.push(b',');
-        }
-        let mut j = JsonOut(&mut b);
-        j.open();
-        j.str("name", &ctx.artifact_name(a)?);
-        j.u64("bodies", u64::from(ctx.body_count(a)?));
-        j.close();
-    }
-    b.extend_from_slice(b"]}");
-    Ok(String::from_utf8(b).expect("JSON is UTF-8"))
-}
-
-/// What the control queryable accepts. Nothing else: it cannot load, read or write anything.
-#[derive(Debug, PartialEq, Eq)]
-enum Command {
-    Pause,
-    Resume,
-    Step(u64),
-    Stats,
-    List,
-}
-
-const KNOWN: &str = "known: pause, resume, step N (1 to 1000000, while paused), stats, list";
-
-/// A command from the query's payload, as text (`step 10`) or JSON (`{"cmd":"step","n":10}`),
-/// or from its selector parameters (`?cmd=step;n=10`).
-fn parse_command(q: &Query) -> Result<Command, String> {
-    let text = match q.payload() {
-        Some(p) => String::from_utf8(p.to_bytes().into_owned())
-            .map_err(|_| format!("the command is not UTF-8 text; {KNOWN}"))?,
-        None => {
-            let params = q.parameters();
-            match (params.get("cmd"), params.get("n")) {
-                (Some(c), Some(n)) => format!("{c} {n}"),
-                (Some(c), None) => c.to_string(),
-                _ => String::new(),
-            }
-        }
-    };
-    parse_command_text(&text)
-}
-
-/// Longest control command read; anything longer is refused without being echoed.
-const MAX_COMMAND: usize = 4096;
-
-fn parse_command_text(text: &str) -> Result<Command, String> {
-    let text = text.trim();
-    if text.len() > MAX_COMMAND {
-        return Err(format!(
-            "command too long ({} bytes, at most {MAX_COMMAND}); {KNOWN}",
-            text.len()
-        ));
-    }
-    let clip = |s: &str| ssx_sdk::text::clip(s, 64);
-    let (cmd, n) = if text.starts_with('{') {
-        #[derive(serde::Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct J {
-            cmd: String,
-            #[serde(default)]
-            n: Option<u64>,
-        }
-        let j: J = serde_json::from_str(text)
-            .map_err(|e| format!("invalid command JSON ({e}); {KNOWN}"))?;
-        (j.cmd, j.n.map(|n| n.to_string()))
-    } else {
-        let mut words = text.split_whitespace();
-        let cmd = words.next().unwrap_or("").to_string();
-        let n = words.next().map(str::to_string);
-        if words.next().is_some() {
-            return Err(format!("too many words in '{}'; {KNOWN}", clip(text)));
-        }
-        (cmd, n)
-    };
-    let no_arg = |c: Command| match &n {
-        None => Ok(c),
-        Some(_) => Err(format!("'{}' takes no argument; {KNOWN}", clip(&cmd))),
-    };
-    match cmd.as_str() {
-        "pause" => no_arg(Command::Pause),
-        "resume" => no_arg(Command::Resume),
-        "stats" => no_arg(Command::Stats),
-        "list" => no_arg(Command::List),
-        "step" => match n.as_deref().map(str::parse::<u64>) {
-            Some(Ok(n)) if (1..=1_000_000).contains(&n) => Ok(Command::Step(n)),
-            _ => Err(format!("step needs a count from 1 to 1000000; {KNOWN}")),
-        },
-        "" => Err(format!("empty command; {KNOWN}")),
-        other => Err(format!("unknown command '{}'; {KNOWN}", clip(other))),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn binary_streams_have_the_documented_little_endian_layout() {
-        let s = ssx_sdk::BodyState {
-            position: [1.0, 2.0, 3.0],
-            orientation: [1.0, 0.0, 0.0, 0.0],
-            linear_velocity: [0.5, 0.0, -0.5],
-            angular_velocity: [0.0, 0.0, 0.25],
-        };
-        let mut b = Vec::new();
-        write_state(&mut b, Encoding::Binary, 7, 0.007, &s);
-        assert_eq!(b.len(), 8 + 8 + 13 * 8);
-        let f = |i: usize| f64::from_le_bytes(b[16 + 8 * i..24 + 8 * i].try_into().unwrap());
-        assert_eq!(u64::from_le_bytes(b[..8].try_into().unwrap()), 7);
-        assert_eq!(f64::from_le_bytes(b[8..16].try_into().unwrap()), 0.007);
-        let values: Vec<f64> = (0..13).map(f).collect();
-        assert_eq!(
-            values,
-            [
-                1.0, 2.0, 3.0, 1.0, 0.0, 0.0, 0.0, 0.5, 0.0, -0.5, 0.0, 0.0, 0.25
-            ]
-        );
-
-        let mut r = Vec::new();
-        write_reading(&mut r, Encoding::Binary, 9, 0.009, 8, &[4.0, 5.0]);
-        assert_eq!(r.len(), 8 + 8 + 8 + 4 + 4 + 2 * 8);
-        assert_eq!(u64::from_le_bytes(r[16..24].try_into().unwrap()), 8);
-        assert_eq!(u32::from_le_bytes(r[24..28].try_into().unwrap()), 2);
-        assert_eq!(f64::from_le_bytes(r[32..40].try_into().unwrap()), 4.0);
-
-        let mut j = Vec::new();
-        write_state(&mut j, Encoding::Json, 7, 0.007, &s);
-        let v: serde_json::Value = serde_json::from_slice(&j).unwrap();
-        assert_eq!(v["position"], serde_json::json!([1.0, 2.0, 3.0]));
-        assert_eq!(v["orientation"], serde_json::json!([1.0, 0.0, 0.0, 0.0]));
-        assert_eq!(v["step"], 7);
-    }
-
-    #[test]
-    fn the_control_language_is_small_and_closed() {
-        assert_eq!(parse_command_text("pause"), Ok(Command::Pause));
-        assert_eq!(parse_command_text(" step 10 "), Ok(Command::Step(10)));
-        assert_eq!(
-            parse_command_text(r#"{"cmd":"step","n":3}"#),
-            Ok(Command::Step(3))
-        );
-        assert_eq!(parse_command_text("list"), Ok(Command::List));
-        assert_eq!(
-            parse_command_text("load /tmp/evil.so"),
-            Err(format!("unknown command 'load'; {KNOWN}"))
-        );
-        assert_eq!(
-            parse_command_text("step 0"),
-            Err(format!("step needs a count from 1 to 1000000; {KNOWN}"))
-        );
-        assert_eq!(
-            parse_command_text("pause now"),
-            Err(format!("'pause' takes no argument; {KNOWN}"))
-        );
-        assert!(
-            parse_command_text(r#"{"cmd":"pause","file":"/etc/passwd"}"#)
-                .unwrap_err()
-                .starts_with("invalid command JSON (unknown field `file`")
-        );
-        // Long or hostile commands are never echoed whole or raw.
-        let long = "x".repeat(1 << 20);
-        assert_eq!(
-            parse_command_text(&long),
-            Err(format!(
-                "command too long (1048576 bytes, at most 4096); {KNOWN}"
-            ))
-        );
-        assert_eq!(
-            parse_command_text(&format!("\u{1b}[2J{}", "y".repeat(100))),
-            Err(format!(
-                "unknown command '\\u{{1b}}[2J{}... (104 bytes)'; {KNOWN}",
-                "y".repeat(60)
-            ))
-        );
-    }
 }

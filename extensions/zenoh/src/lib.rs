@@ -8,9 +8,11 @@
 
 pub mod codec;
 pub mod config;
+pub mod control;
 pub mod ext;
 pub mod mailbox;
 pub mod proxy;
+pub mod publisher;
 
 use ssx_sdk::{Control, Ctx, Extension, Init};
 

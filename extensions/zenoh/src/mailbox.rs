@@ -99,6 +99,19 @@ impl Inbox {
         }
     }
 
+    /// The warning a rate limit held back, once its interval has passed: the count of
+    /// messages dropped on this key since the last warning (a burst that stopped is still
+    /// reported). Called about once a second by the stepping thread.
+    pub fn flush_warning(&self) -> Option<String> {
+        self.warn.flush().map(|dropped| {
+            format!(
+                "zenoh: dropped {dropped} more message(s) on '{}' since the last warning{}",
+                self.key,
+                self.totals()
+            )
+        })
+    }
+
     fn totals(&self) -> String {
         format!(
             "; {} malformed and {} overflowed in all",
@@ -140,6 +153,29 @@ impl RateLimit {
     /// Counts one event; Some(events since the last report) when a report is due now.
     pub fn due(&self) -> Option<u64> {
         let count = self.since.fetch_add(1, Ordering::Relaxed) + 1;
+        let now = self.origin.elapsed().as_nanos() as u64 + self.interval_ns;
+        let last = self.last_ns.load(Ordering::Relaxed);
+        if now.saturating_sub(last) < self.interval_ns {
+            return None;
+        }
+        self.last_ns
+            .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+            .ok()
+            .map(|_| {
+                self.since.fetch_sub(count, Ordering::Relaxed);
+                count
+            })
+    }
+}
+
+impl RateLimit {
+    /// Events counted but not yet reported, once the interval since the last report has
+    /// passed: Some(count), and they count as reported.
+    pub fn flush(&self) -> Option<u64> {
+        let count = self.since.load(Ordering::Relaxed);
+        if count == 0 {
+            return None;
+        }
         let now = self.origin.elapsed().as_nanos() as u64 + self.interval_ns;
         let last = self.last_ns.load(Ordering::Relaxed);
         if now.saturating_sub(last) < self.interval_ns {
@@ -207,5 +243,15 @@ mod tests {
         }
         assert_eq!(m.malformed.load(Ordering::Relaxed), 1001);
         assert!(m.take().is_none(), "nothing accepted");
+        // The burst stopped: its count is reported once the second has passed, then nothing.
+        assert_eq!(m.flush_warning(), None, "not within the second");
+        m.warn.last_ns.fetch_sub(1_000_000_000, Ordering::Relaxed);
+        assert_eq!(
+            m.flush_warning().as_deref(),
+            Some(
+                "zenoh: dropped 1000 more message(s) on 'ssx/w/k' since the last warning; 1001 malformed and 0 overflowed in all"
+            )
+        );
+        assert_eq!(m.flush_warning(), None);
     }
 }

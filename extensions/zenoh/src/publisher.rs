@@ -1,0 +1,294 @@
+//! Outbound: the bounded queue the stepping thread and the workers write into (never waiting on
+//! the network), the one publisher thread that empties it onto Zenoh, and the payloads.
+//!
+//! Order: a control answer is sent only after every publication queued before it, so a client
+//! that waits for `step`'s answer has already been sent that step's states and readings.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use crossbeam::queue::ArrayQueue;
+use zenoh::Wait;
+use zenoh::bytes::Encoding as ZEncoding;
+use zenoh::qos::CongestionControl;
+use zenoh::query::Query;
+
+use crate::codec::{BinOut, JsonOut};
+use crate::config::Encoding;
+
+/// The MIME type of JSON payloads.
+pub const JSON: &str = "application/json";
+
+/// A key published on.
+pub struct PubKey {
+    /// The full key.
+    pub key: String,
+    /// Its payloads' encoding.
+    pub encoding: Encoding,
+}
+
+/// An outbound message: which key (index into the advertised keys), and the payload in a
+/// reused buffer.
+struct Out {
+    key: u32,
+    buf: Vec<u8>,
+}
+
+/// The outbound queues.
+pub struct Outbound {
+    out: ArrayQueue<Out>,
+    free: ArrayQueue<Vec<u8>>,
+    /// Messages dropped because the queue was full.
+    pub dropped: AtomicU64,
+    replies: ArrayQueue<(Query, String)>,
+    /// Answers dropped because 16 were waiting (the client's get times out).
+    pub replies_dropped: AtomicU64,
+    running: AtomicBool,
+}
+
+impl Outbound {
+    /// Room for `n` messages, every buffer allocated now: when all are queued or in flight the
+    /// publisher is behind, and a new message is dropped rather than allocated.
+    pub fn new(n: usize) -> Outbound {
+        let free = ArrayQueue::new(n);
+        for _ in 0..n {
+            let _ = free.push(Vec::with_capacity(1024));
+        }
+        Outbound {
+            out: ArrayQueue::new(n),
+            free,
+            dropped: AtomicU64::new(0),
+            replies: ArrayQueue::new(16),
+            replies_dropped: AtomicU64::new(0),
+            running: AtomicBool::new(true),
+        }
+    }
+
+    /// Queues a payload written by `write` for key `key`; drops it (counted) when the queue is
+    /// full. Returns whether it was queued.
+    pub fn send(&self, key: u32, write: impl FnOnce(&mut Vec<u8>)) -> bool {
+        let Some(mut buf) = self.free.pop() else {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return false;
+        };
+        buf.clear();
+        write(&mut buf);
+        match self.out.push(Out { key, buf }) {
+            Ok(()) => true,
+            Err(Out { buf, .. }) => {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                let _ = self.free.push(buf);
+                false
+            }
+        }
+    }
+
+    /// Queues a control answer, to go after everything queued before it.
+    pub fn reply(&self, q: Query, text: String) {
+        if self.replies.push((q, text)).is_err() {
+            self.replies_dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Asks the publisher thread to finish (it drains what is queued first).
+    pub fn stop(&self) {
+        self.running.store(false, Ordering::Relaxed);
+    }
+
+    /// The publisher thread: sends what was queued and sleeps until woken (or 50 ms).
+    pub fn run(&self, session: &zenoh::Session, keys: &[OnceLock<PubKey>]) {
+        let mut publishers: Vec<Option<zenoh::pubsub::Publisher<'static>>> = Vec::new();
+        loop {
+            let mut idle = !self.publish_queued(session, keys, &mut publishers);
+            while let Some((q, text)) = self.replies.pop() {
+                idle = false;
+                // Everything the stepping thread queued before this answer goes first.
+                self.publish_queued(session, keys, &mut publishers);
+                let key = q.key_expr().clone();
+                let _ = q
+                    .reply(key, text)
+                    .encoding(ZEncoding::from(JSON))
+                    .express(true)
+                    .wait();
+            }
+            if !self.running.load(Ordering::Relaxed) {
+                break;
+            }
+            if idle {
+                std::thread::park_timeout(Duration::from_millis(50));
+            }
+        }
+        for p in publishers.into_iter().flatten() {
+            let _ = p.undeclare().wait();
+        }
+    }
+
+    /// Puts every queued message; whether there was any.
+    fn publish_queued(
+        &self,
+        session: &zenoh::Session,
+        keys: &[OnceLock<PubKey>],
+        publishers: &mut Vec<Option<zenoh::pubsub::Publisher<'static>>>,
+    ) -> bool {
+        let mut any = false;
+        while let Some(Out { key, buf }) = self.out.pop() {
+            any = true;
+            let k = key as usize;
+            if publishers.len() <= k {
+                publishers.resize_with(k + 1, || None);
+            }
+            if publishers[k].is_none()
+                && let Some(pk) = keys.get(k).and_then(OnceLock::get)
+            {
+                let enc = match pk.encoding {
+                    Encoding::Json => ZEncoding::from(JSON),
+                    Encoding::Binary => ZEncoding::APPLICATION_OCTET_STREAM,
+                };
+                publishers[k] = session
+                    .declare_publisher(pk.key.clone())
+                    .encoding(enc)
+                    // State streams drop rather than block on a slow subscriber.
+                    .congestion_control(CongestionControl::Drop)
+                    .express(true)
+                    .wait()
+                    .ok();
+            }
+            if let Some(p) = &publishers[k] {
+                let _ = p.put(buf.as_slice()).wait();
+            }
+            let _ = self.free.push(buf);
+        }
+        any
+    }
+
+    /// The queries whose answers were queued but not sent (at shutdown).
+    pub fn unsent(&self) -> impl Iterator<Item = Query> + '_ {
+        std::iter::from_fn(|| self.replies.pop().map(|(q, _)| q))
+    }
+}
+
+/// `state`: `{"step","time","position","orientation","linear_velocity","angular_velocity"}` or
+/// binary u64 step, f64 time, 13 f64 (position, orientation w x y z, linear, angular velocity).
+pub fn write_state(b: &mut Vec<u8>, enc: Encoding, step: u64, time: f64, s: &ssx_sdk::BodyState) {
+    match enc {
+        Encoding::Json => {
+            let mut j = JsonOut(b);
+            j.open();
+            j.u64("step", step);
+            j.f64("time", time);
+            j.array("position", &s.position);
+            j.array("orientation", &s.orientation);
+            j.array("linear_velocity", &s.linear_velocity);
+            j.array("angular_velocity", &s.angular_velocity);
+            j.close();
+        }
+        Encoding::Binary => {
+            let mut o = BinOut(b);
+            o.u64(step);
+            o.f64s(&[time]);
+            o.f64s(&s.position);
+            o.f64s(&s.orientation);
+            o.f64s(&s.linear_velocity);
+            o.f64s(&s.angular_velocity);
+        }
+    }
+}
+
+/// A sensor reading: `{"step","time","taken","values"}` or binary u64 step, f64 time, u64
+/// taken, u32 count, u32 0, f64 values.
+pub fn write_reading(b: &mut Vec<u8>, enc: Encoding, step: u64, time: f64, taken: u64, v: &[f64]) {
+    match enc {
+        Encoding::Json => {
+            let mut j = JsonOut(b);
+            j.open();
+            j.u64("step", step);
+            j.f64("time", time);
+            j.u64("taken", taken);
+            j.array("values", v);
+            j.close();
+        }
+        Encoding::Binary => {
+            let mut o = BinOut(b);
+            o.u64(step);
+            o.f64s(&[time]);
+            o.u64(taken);
+            o.u32(v.len() as u32);
+            o.u32(0);
+            o.f64s(v);
+        }
+    }
+}
+
+/// The counters the extension adds to the run's statistics.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counters {
+    /// Outbound messages dropped (queue full).
+    pub outbound_dropped: u64,
+    /// Control queries refused (too long, malformed, or too many waiting).
+    pub control_refused: u64,
+}
+
+/// `P/stats`: the run's statistics and the extension's counters.
+pub fn write_stats(b: &mut Vec<u8>, s: &ssx_sdk::Stats, c: Counters) {
+    let mut j = JsonOut(b);
+    j.open();
+    j.bool("paused", s.paused != 0);
+    j.u64("steps", s.steps);
+    j.f64("sim_time_s", s.sim_time);
+    j.f64("wall_time_s", s.wall_time);
+    j.u64("deadline_misses", s.deadline_misses);
+    j.u64("miss_bursts", s.miss_bursts);
+    j.u64("late_wakeups", s.late_wakeups);
+    j.u64("plugin_faults", s.plugin_faults);
+    j.f64("step_p50_us", s.step_p50_us);
+    j.f64("step_p99_us", s.step_p99_us);
+    j.f64("step_max_us", s.step_max_us);
+    j.f64("lateness_p99_us", s.lateness_p99_us);
+    j.f64("lateness_max_us", s.lateness_max_us);
+    j.u64("outbound_dropped", c.outbound_dropped);
+    j.u64("control_refused", c.control_refused);
+    j.close();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_streams_have_the_documented_little_endian_layout() {
+        let s = ssx_sdk::BodyState {
+            position: [1.0, 2.0, 3.0],
+            orientation: [1.0, 0.0, 0.0, 0.0],
+            linear_velocity: [0.5, 0.0, -0.5],
+            angular_velocity: [0.0, 0.0, 0.25],
+        };
+        let mut b = Vec::new();
+        write_state(&mut b, Encoding::Binary, 7, 0.007, &s);
+        assert_eq!(b.len(), 8 + 8 + 13 * 8);
+        let f = |i: usize| f64::from_le_bytes(b[16 + 8 * i..24 + 8 * i].try_into().unwrap());
+        assert_eq!(u64::from_le_bytes(b[..8].try_into().unwrap()), 7);
+        assert_eq!(f64::from_le_bytes(b[8..16].try_into().unwrap()), 0.007);
+        let values: Vec<f64> = (0..13).map(f).collect();
+        assert_eq!(
+            values,
+            [
+                1.0, 2.0, 3.0, 1.0, 0.0, 0.0, 0.0, 0.5, 0.0, -0.5, 0.0, 0.0, 0.25
+            ]
+        );
+
+        let mut r = Vec::new();
+        write_reading(&mut r, Encoding::Binary, 9, 0.009, 8, &[4.0, 5.0]);
+        assert_eq!(r.len(), 8 + 8 + 8 + 4 + 4 + 2 * 8);
+        assert_eq!(u64::from_le_bytes(r[16..24].try_into().unwrap()), 8);
+        assert_eq!(u32::from_le_bytes(r[24..28].try_into().unwrap()), 2);
+        assert_eq!(f64::from_le_bytes(r[32..40].try_into().unwrap()), 4.0);
+
+        let mut j = Vec::new();
+        write_state(&mut j, Encoding::Json, 7, 0.007, &s);
+        let v: serde_json::Value = serde_json::from_slice(&j).unwrap();
+        assert_eq!(v["position"], serde_json::json!([1.0, 2.0, 3.0]));
+        assert_eq!(v["orientation"], serde_json::json!([1.0, 0.0, 0.0, 0.0]));
+        assert_eq!(v["step"], 7);
+    }
+}
