@@ -157,6 +157,10 @@ struct RunArgs {
     /// the scene's "watchdog", else max(1 s, 100 timesteps)).
     #[arg(long, allow_negative_numbers = true)]
     watchdog: Option<f64>,
+    /// Start paused, before step 1: an extension (the Zenoh control) resumes or steps it.
+    /// Without one that can, the run waits for SIGTERM.
+    #[arg(long)]
+    paused: bool,
 }
 
 /// `--steps`: a whole number of steps, >= 0.
@@ -503,6 +507,15 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
             strict: o.strict_rt,
         },
     )?;
+    if o.paused {
+        if scene.extensions.is_empty() {
+            tracing::warn!(
+                "--paused: the scene has no extension that could resume or step it; the run waits for SIGTERM"
+            );
+        }
+        env.pause();
+        tracing::info!("paused before step 1 (--paused): waiting for a control command");
+    }
     let watch: Vec<(String, u32)> = scene
         .watch
         .iter()

@@ -1051,7 +1051,14 @@ impl Environment {
         out
     }
 
-    /// Whether an extension has paused the run.
+    /// Pauses the run before its next step, as an extension's pause would (`ssxd run
+    /// --paused` starts this way, so that a lockstep controller owns step 1).
+    pub fn pause(&mut self) {
+        self.paused = true;
+        self.pending_steps = 0;
+    }
+
+    /// Whether the run is paused.
     pub fn paused(&self) -> bool {
         self.paused
     }

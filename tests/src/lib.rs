@@ -225,9 +225,15 @@ pub fn hil_scene(
     let path = repo_root().join(format!("artifacts/scenes/{name}.json"));
     let mut s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let absolute = |rel: &str| path.parent().unwrap().join(rel).display().to_string();
     for a in s["artifacts"].as_array_mut().unwrap() {
         let rel = a["artifact"].as_str().unwrap().to_string();
-        a["artifact"] = serde_json::json!(path.parent().unwrap().join(rel).display().to_string());
+        a["artifact"] = serde_json::json!(absolute(&rel));
+    }
+    if let Some(includes) = s.get_mut("include").and_then(|i| i.as_array_mut()) {
+        for i in includes {
+            *i = serde_json::json!(absolute(i.as_str().unwrap()));
+        }
     }
     let d = &mut s["extensions"][0]["descriptor"];
     d["listen"] = serde_json::json!([format!("tcp/127.0.0.1:{port}")]);

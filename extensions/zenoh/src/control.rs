@@ -69,6 +69,16 @@ pub fn parse_query(q: &Query) -> Result<Command, String> {
     parse(&text)
 }
 
+/// A command from a message's payload (`P/control/in`), as [`parse_query`] reads a payload.
+pub fn parse_bytes(payload: &zenoh::bytes::ZBytes) -> Result<Command, String> {
+    if payload.len() > MAX_COMMAND {
+        return Err(too_long(payload.len()));
+    }
+    let text = String::from_utf8(payload.to_bytes().into_owned())
+        .map_err(|_| format!("the command is not UTF-8 text; {KNOWN}"))?;
+    parse(&text)
+}
+
 fn too_long(len: usize) -> String {
     format!("command too long ({len} bytes, at most {MAX_COMMAND}); {KNOWN}")
 }

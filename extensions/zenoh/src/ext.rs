@@ -25,7 +25,9 @@ use crate::codec::{BinOut, JsonOut, SubSpec};
 use crate::config::{Descriptor, Encoding, check_key};
 use crate::control::{self, Command, Observed};
 use crate::mailbox::{Inbox, RateLimit};
-use crate::publisher::{Counters, JSON, Outbound, PubKey, write_reading, write_state, write_stats};
+use crate::publisher::{
+    Asker, Counters, JSON, Outbound, PubKey, write_reading, write_state, write_stats,
+};
 
 /// Most subscriptions and most advertised keys per daemon.
 pub const MAX_KEYS: usize = 1024;
@@ -43,7 +45,7 @@ struct Shared {
     /// Warns of outbound drops at most once a second.
     outbound_warn: RateLimit,
     /// Parsed control queries, answered by the stepping thread in order.
-    queries: ArrayQueue<(Query, Command)>,
+    queries: ArrayQueue<(Asker, Command)>,
     /// Control queries refused on Zenoh's threads, and their rate-limited warning.
     refused: AtomicU64,
     refused_warn: RateLimit,
@@ -83,25 +85,51 @@ impl Shared {
     /// A control query arrives (a Zenoh thread): checked and parsed here, queued for the
     /// stepping thread and the run woken, or refused here with a short answer.
     fn on_query(&self, query: Query) {
-        match control::parse_query(&query) {
-            Ok(command) => match self.queries.push((query, command)) {
+        let command = control::parse_query(&query);
+        self.on_command(Asker::Query(query), command);
+    }
+
+    /// A command on `P/control/in` (a Zenoh thread), answered on `P/control/out`.
+    fn on_message(&self, payload: &zenoh::bytes::ZBytes) {
+        self.on_command(Asker::Topic, control::parse_bytes(payload));
+    }
+
+    fn on_command(&self, asker: Asker, command: Result<Command, String>) {
+        match command {
+            Ok(command) => match self.queries.push((asker, command)) {
                 Ok(()) => self.waker.wake(),
-                Err((query, _)) => self.refuse(query, "busy: 16 control queries are waiting"),
+                Err((asker, _)) => self.refuse(asker, "busy: 16 control commands are waiting"),
             },
-            Err(why) => self.refuse(query, &why),
+            Err(why) => self.refuse(asker, &why),
         }
     }
 
-    fn refuse(&self, query: Query, why: &str) {
+    fn refuse(&self, asker: Asker, why: &str) {
+        match asker {
+            Asker::Query(query) => {
+                let key = query.key_expr().clone();
+                let _ = query
+                    .reply(key, control::error(why))
+                    .encoding(ZEncoding::from(JSON))
+                    .wait();
+                self.count_refusal(why, "control");
+            }
+            Asker::Topic => {
+                let _ = self
+                    .session
+                    .put(format!("{}/control/out", self.prefix), control::error(why))
+                    .encoding(ZEncoding::from(JSON))
+                    .wait();
+                self.count_refusal(why, "control/in");
+            }
+        }
+    }
+
+    fn count_refusal(&self, why: &str, key: &str) {
         let total = self.refused.fetch_add(1, Ordering::Relaxed) + 1;
-        let key = query.key_expr().clone();
-        let _ = query
-            .reply(key, control::error(why))
-            .encoding(ZEncoding::from(JSON))
-            .wait();
         if let Some(n) = self.refused_warn.due() {
             let _ = self.warnings.push(format!(
-                "zenoh: refused a control query on '{}/control': {} ({n} refused since the last warning; {total} in all)",
+                "zenoh: refused a control command on '{}/{key}': {} ({n} refused since the last warning; {total} in all)",
                 self.prefix,
                 ssx_sdk::text::clip(why, 120)
             ));
@@ -116,8 +144,8 @@ impl Shared {
         }
         if let Some(n) = self.refused_warn.flush() {
             let _ = self.warnings.push(format!(
-                "zenoh: refused {n} more control quer{} on '{}/control' since the last warning ({} in all)",
-                if n == 1 { "y" } else { "ies" },
+                "zenoh: refused {n} more control command{} on '{}/control' since the last warning ({} in all)",
+                if n == 1 { "" } else { "s" },
                 self.prefix,
                 self.refused.load(Ordering::Relaxed)
             ));
@@ -223,10 +251,10 @@ struct Bridge {
 
 /// A control query waiting for the run to reach a state.
 enum Awaiting {
-    Paused(Query),
-    Running(Query),
+    Paused(Asker),
+    Running(Asker),
     /// Until the step count reaches the target; then answered with what it observes.
-    Step(Query, u64, Vec<Observed>),
+    Step(Asker, u64, Vec<Observed>),
 }
 
 /// The extension instance.
@@ -235,6 +263,7 @@ pub struct Zenoh {
     desc: Descriptor,
     publisher: Option<(Thread, JoinHandle<()>)>,
     _queryable: zenoh::query::Queryable<()>,
+    _commands: zenoh::pubsub::Subscriber<()>,
     bridges: Option<Vec<Bridge>>,
     clock_key: u32,
     stats_key: u32,
@@ -262,6 +291,13 @@ impl Zenoh {
         let session = zenoh::open(config)
             .wait()
             .map_err(|e| format!("cannot open the zenoh session: {e}"))?;
+        // Answers to commands on `P/control/in`.
+        let answers = session
+            .declare_publisher(format!("{prefix}/control/out"))
+            .encoding(ZEncoding::from(JSON))
+            .express(true)
+            .wait()
+            .map_err(|e| format!("cannot declare '{prefix}/control/out': {e}"))?;
         let shared = Arc::new(Shared {
             prefix: prefix.clone(),
             session: session.clone(),
@@ -269,7 +305,7 @@ impl Zenoh {
             subscribers: Mutex::new(Vec::new()),
             keys: (0..MAX_KEYS).map(|_| OnceLock::new()).collect(),
             registry: Mutex::new((0, 0)),
-            outbound: Outbound::new(desc.outbound_queue),
+            outbound: Outbound::new(desc.outbound_queue, answers),
             outbound_warn: RateLimit::new(Duration::from_secs(1)),
             queries: ArrayQueue::new(16),
             refused: AtomicU64::new(0),
@@ -287,6 +323,18 @@ impl Zenoh {
             })
             .wait()
             .map_err(|e| format!("cannot declare '{prefix}/control': {e}"))?;
+        // Lockstep over plain messages: commands in on one key, answers out on another (a
+        // query's own machinery costs a client more than a message each way).
+        let m = Arc::downgrade(&shared);
+        let commands = session
+            .declare_subscriber(format!("{prefix}/control/in"))
+            .callback(move |sample| {
+                if let Some(s) = m.upgrade() {
+                    s.on_message(sample.payload());
+                }
+            })
+            .wait()
+            .map_err(|e| format!("cannot subscribe to '{prefix}/control/in': {e}"))?;
         let clock_key = shared.advertise("clock", desc.clock.encoding)?;
         let stats_key = shared.advertise("stats", Encoding::Json)?;
         let stats_every = if desc.stats.period > 0.0 {
@@ -304,6 +352,7 @@ impl Zenoh {
             shared,
             desc,
             _queryable: queryable,
+            _commands: commands,
             bridges: None,
             clock_key,
             stats_key,
@@ -423,10 +472,7 @@ impl Zenoh {
         self.log_warnings(ctx);
         self.answer_step_when_done(ctx, step, time);
         if self.pending {
-            self.pending = false;
-            if let Some((t, _)) = &self.publisher {
-                t.unpark();
-            }
+            self.send_queued();
         }
         Ok(())
     }
@@ -494,9 +540,16 @@ impl Zenoh {
         Ok(())
     }
 
-    fn reply(&mut self, q: Query, text: String) {
+    fn reply(&mut self, q: Asker, text: String) {
         // A full reply queue (16 unanswered) drops the query: the client's get times out.
         self.shared.outbound.reply(q, text);
+        self.send_queued();
+    }
+
+    /// Wakes the publisher thread for what is queued. (Sending from here while paused, where
+    /// there is no deadline to keep, was measured slower: Zenoh hands the bytes to its own
+    /// transmit thread either way.)
+    fn send_queued(&mut self) {
         self.pending = false;
         if let Some((t, _)) = &self.publisher {
             t.unpark();
@@ -528,9 +581,7 @@ impl Zenoh {
                 && self.stats_wall.elapsed().as_secs_f64() >= self.desc.stats.period
             {
                 self.publish_stats(ctx)?;
-                if let Some((t, _)) = &self.publisher {
-                    t.unpark();
-                }
+                self.send_queued();
             }
         }
         let Some((query, command)) = self.shared.queries.pop() else {
@@ -708,11 +759,13 @@ impl Drop for Zenoh {
             let (Awaiting::Paused(q) | Awaiting::Running(q) | Awaiting::Step(q, _, _)) = a;
             q
         });
-        let unsent: Vec<Query> = self.shared.outbound.unsent().collect();
+        let unsent: Vec<Asker> = self.shared.outbound.unsent().collect();
         for q in waiting.chain(awaiting).chain(unsent) {
-            let _ = q
-                .reply_err(control::error("the daemon is shutting down"))
-                .wait();
+            if let Asker::Query(q) = q {
+                let _ = q
+                    .reply_err(control::error("the daemon is shutting down"))
+                    .wait();
+            }
         }
         if let Ok(mut subs) = self.shared.subscribers.lock() {
             for s in subs.drain(..) {

@@ -4,8 +4,8 @@
 //! Order: a control answer is sent only after every publication queued before it, so a client
 //! that waits for `step`'s answer has already been sent that step's states and readings.
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use crossbeam::queue::ArrayQueue;
@@ -28,6 +28,14 @@ pub struct PubKey {
     pub encoding: Encoding,
 }
 
+/// Who asked a control command, and where its answer goes.
+pub enum Asker {
+    /// A query on `P/control`: the answer is its reply.
+    Query(Query),
+    /// A message on `P/control/in`: the answer is published on `P/control/out`.
+    Topic,
+}
+
 /// An outbound message: which key (index into the advertised keys), and the payload in a
 /// reused buffer.
 struct Out {
@@ -41,16 +49,25 @@ pub struct Outbound {
     free: ArrayQueue<Vec<u8>>,
     /// Messages dropped because the queue was full.
     pub dropped: AtomicU64,
-    replies: ArrayQueue<(Query, String)>,
+    replies: ArrayQueue<(Asker, String)>,
     /// Answers dropped because 16 were waiting (the client's get times out).
     pub replies_dropped: AtomicU64,
     running: AtomicBool,
+    publishers: Mutex<Publishers>,
+}
+
+/// The publishers, held by whoever is sending.
+struct Publishers {
+    /// One per advertised key, declared on first use.
+    keys: Vec<Option<zenoh::pubsub::Publisher<'static>>>,
+    /// `P/control/out`.
+    answers: Option<zenoh::pubsub::Publisher<'static>>,
 }
 
 impl Outbound {
     /// Room for `n` messages, every buffer allocated now: when all are queued or in flight the
     /// publisher is behind, and a new message is dropped rather than allocated.
-    pub fn new(n: usize) -> Outbound {
+    pub fn new(n: usize, answers: zenoh::pubsub::Publisher<'static>) -> Outbound {
         let free = ArrayQueue::new(n);
         for _ in 0..n {
             let _ = free.push(Vec::with_capacity(1024));
@@ -62,6 +79,10 @@ impl Outbound {
             replies: ArrayQueue::new(16),
             replies_dropped: AtomicU64::new(0),
             running: AtomicBool::new(true),
+            publishers: Mutex::new(Publishers {
+                keys: Vec::new(),
+                answers: Some(answers),
+            }),
         }
     }
 
@@ -85,8 +106,8 @@ impl Outbound {
     }
 
     /// Queues a control answer, to go after everything queued before it.
-    pub fn reply(&self, q: Query, text: String) {
-        if self.replies.push((q, text)).is_err() {
+    pub fn reply(&self, to: Asker, text: String) {
+        if self.replies.push((to, text)).is_err() {
             self.replies_dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -96,76 +117,99 @@ impl Outbound {
         self.running.store(false, Ordering::Relaxed);
     }
 
-    /// The publisher thread: sends what was queued and sleeps until woken (or 50 ms).
+    /// The publisher thread: sends what was queued and sleeps until woken (or 50 ms). Then
+    /// undeclares the publishers.
     pub fn run(&self, session: &zenoh::Session, keys: &[OnceLock<PubKey>]) {
-        let mut publishers: Vec<Option<zenoh::pubsub::Publisher<'static>>> = Vec::new();
         loop {
-            let mut idle = !self.publish_queued(session, keys, &mut publishers);
-            while let Some((q, text)) = self.replies.pop() {
-                idle = false;
-                // Everything the stepping thread queued before this answer goes first.
-                self.publish_queued(session, keys, &mut publishers);
-                let key = q.key_expr().clone();
-                let _ = q
-                    .reply(key, text)
-                    .encoding(ZEncoding::from(JSON))
-                    .express(true)
-                    .wait();
-            }
+            let any = self.flush(session, keys);
             if !self.running.load(Ordering::Relaxed) {
                 break;
             }
-            if idle {
+            if !any {
                 std::thread::park_timeout(Duration::from_millis(50));
             }
         }
-        for p in publishers.into_iter().flatten() {
+        let mut p = self.publishers.lock().unwrap_or_else(|e| e.into_inner());
+        for p in p.keys.drain(..).flatten() {
             let _ = p.undeclare().wait();
+        }
+        if let Some(a) = p.answers.take() {
+            let _ = a.undeclare().wait();
         }
     }
 
-    /// Puts every queued message; whether there was any.
-    fn publish_queued(
-        &self,
-        session: &zenoh::Session,
-        keys: &[OnceLock<PubKey>],
-        publishers: &mut Vec<Option<zenoh::pubsub::Publisher<'static>>>,
-    ) -> bool {
-        let mut any = false;
-        while let Some(Out { key, buf }) = self.out.pop() {
+    /// Sends everything queued, in order, each control answer after the publications queued
+    /// before it; returns whether there was anything. Whoever holds the lock sends, so order
+    /// holds whichever thread calls it.
+    pub fn flush(&self, session: &zenoh::Session, keys: &[OnceLock<PubKey>]) -> bool {
+        let mut p = self.publishers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut any = publish_queued(&self.out, &self.free, session, keys, &mut p.keys);
+        while let Some((to, text)) = self.replies.pop() {
             any = true;
-            let k = key as usize;
-            if publishers.len() <= k {
-                publishers.resize_with(k + 1, || None);
+            // Everything the stepping thread queued before this answer goes first.
+            publish_queued(&self.out, &self.free, session, keys, &mut p.keys);
+            match to {
+                Asker::Query(q) => {
+                    let key = q.key_expr().clone();
+                    let _ = q
+                        .reply(key, text)
+                        .encoding(ZEncoding::from(JSON))
+                        .express(true)
+                        .wait();
+                }
+                Asker::Topic => {
+                    if let Some(a) = &p.answers {
+                        let _ = a.put(text).wait();
+                    }
+                }
             }
-            if publishers[k].is_none()
-                && let Some(pk) = keys.get(k).and_then(OnceLock::get)
-            {
-                let enc = match pk.encoding {
-                    Encoding::Json => ZEncoding::from(JSON),
-                    Encoding::Binary => ZEncoding::APPLICATION_OCTET_STREAM,
-                };
-                publishers[k] = session
-                    .declare_publisher(pk.key.clone())
-                    .encoding(enc)
-                    // State streams drop rather than block on a slow subscriber.
-                    .congestion_control(CongestionControl::Drop)
-                    .express(true)
-                    .wait()
-                    .ok();
-            }
-            if let Some(p) = &publishers[k] {
-                let _ = p.put(buf.as_slice()).wait();
-            }
-            let _ = self.free.push(buf);
         }
         any
     }
 
     /// The queries whose answers were queued but not sent (at shutdown).
-    pub fn unsent(&self) -> impl Iterator<Item = Query> + '_ {
+    pub fn unsent(&self) -> impl Iterator<Item = Asker> + '_ {
         std::iter::from_fn(|| self.replies.pop().map(|(q, _)| q))
     }
+}
+
+/// Puts every queued message; whether there was any.
+fn publish_queued(
+    out: &ArrayQueue<Out>,
+    free: &ArrayQueue<Vec<u8>>,
+    session: &zenoh::Session,
+    keys: &[OnceLock<PubKey>],
+    publishers: &mut Vec<Option<zenoh::pubsub::Publisher<'static>>>,
+) -> bool {
+    let mut any = false;
+    while let Some(Out { key, buf }) = out.pop() {
+        any = true;
+        let k = key as usize;
+        if publishers.len() <= k {
+            publishers.resize_with(k + 1, || None);
+        }
+        if publishers[k].is_none()
+            && let Some(pk) = keys.get(k).and_then(OnceLock::get)
+        {
+            let enc = match pk.encoding {
+                Encoding::Json => ZEncoding::from(JSON),
+                Encoding::Binary => ZEncoding::APPLICATION_OCTET_STREAM,
+            };
+            publishers[k] = session
+                .declare_publisher(pk.key.clone())
+                .encoding(enc)
+                // State streams drop rather than block on a slow subscriber.
+                .congestion_control(CongestionControl::Drop)
+                .express(true)
+                .wait()
+                .ok();
+        }
+        if let Some(p) = &publishers[k] {
+            let _ = p.put(buf.as_slice()).wait();
+        }
+        let _ = free.push(buf);
+    }
+    any
 }
 
 /// `state`: `{"step","time","position","orientation","linear_velocity","angular_velocity"}` or
