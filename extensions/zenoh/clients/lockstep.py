@@ -6,8 +6,8 @@ sends `step 1 <robot>` and waits for the answer, which carries the robot's state
 by default as a message on <prefix>/control/in, answered on <prefix>/control/out (one message
 each way); with --query as a query on <prefix>/control. Prints one JSON object: steps per second, the round trip of each step
 (publish + query + answer) in microseconds at the 50th, 99th and 100th percentile, and whether
-every answer's step count was exact. Run against `artifacts/scenes/lockstep.json`. Used by
-`cargo bench -p ssx-tests --bench zenoh -- lockstep` and docs/zenoh.md.
+every answer's step count was exact. Run against `ssxd run artifacts/scenes/lockstep.json`
+(BENCHMARKS.md, "Lockstep over Zenoh").
 """
 
 import argparse
