@@ -1017,12 +1017,11 @@ impl Environment {
         for r in &requests[..asked] {
             match *r {
                 RunRequest::Pause if !self.paused => {
-                    self.paused = true;
-                    self.pending_steps = 0;
+                    self.pause();
                     tracing::info!("paused at step {} by an extension", self.steps);
                 }
                 // Paused already: cuts short the steps asked for (at this step boundary).
-                RunRequest::Pause => self.pending_steps = 0,
+                RunRequest::Pause => self.pause(),
                 RunRequest::Resume if self.paused => {
                     self.paused = false;
                     self.pending_steps = 0;

@@ -153,29 +153,20 @@ impl RateLimit {
     /// Counts one event; Some(events since the last report) when a report is due now.
     pub fn due(&self) -> Option<u64> {
         let count = self.since.fetch_add(1, Ordering::Relaxed) + 1;
-        let now = self.origin.elapsed().as_nanos() as u64 + self.interval_ns;
-        let last = self.last_ns.load(Ordering::Relaxed);
-        if now.saturating_sub(last) < self.interval_ns {
-            return None;
-        }
-        self.last_ns
-            .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-            .ok()
-            .map(|_| {
-                self.since.fetch_sub(count, Ordering::Relaxed);
-                count
-            })
+        self.report(count)
     }
-}
 
-impl RateLimit {
     /// Events counted but not yet reported, once the interval since the last report has
     /// passed: Some(count), and they count as reported.
     pub fn flush(&self) -> Option<u64> {
-        let count = self.since.load(Ordering::Relaxed);
-        if count == 0 {
-            return None;
+        match self.since.load(Ordering::Relaxed) {
+            0 => None,
+            count => self.report(count),
         }
+    }
+
+    /// Reports `count` events if the interval has passed (one caller wins a race).
+    fn report(&self, count: u64) -> Option<u64> {
         let now = self.origin.elapsed().as_nanos() as u64 + self.interval_ns;
         let last = self.last_ns.load(Ordering::Relaxed);
         if now.saturating_sub(last) < self.interval_ns {
