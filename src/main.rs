@@ -18,8 +18,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ssx_artifacts::Scene;
 use ssx_core::{
-    Environment, LatePolicy, Mode, MonotonicClock, NullRenderEngine, PluginRegistry, RenderEngine,
-    SsxError,
+    Environment, LatePolicy, Mode, MonotonicClock, NullRenderEngine, PluginKind, PluginRegistry,
+    RenderEngine, SsxError,
 };
 
 /// Exit status for bad input (scene, flags, files).
@@ -117,6 +117,9 @@ struct RunArgs {
     /// Stop the run (exit status 1) when a plugin fails instead of disabling it.
     #[arg(long)]
     strict: bool,
+    /// Run on this physics engine instead of the scene's ("rapier" or "kinematic").
+    #[arg(long)]
+    engine: Option<String>,
     /// What a late step does to the schedule.
     #[arg(long, value_enum, default_value_t = LatePolicyArg::CatchUp)]
     late_policy: LatePolicyArg,
@@ -175,7 +178,7 @@ fn parse_steps(text: &str) -> Result<u64, String> {
 
 fn registry() -> PluginRegistry {
     let mut r = PluginRegistry::new();
-    ssx_engine_rapier::register(&mut r);
+    ssx_engines::register(&mut r);
     r
 }
 
@@ -405,7 +408,17 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let registry = registry();
-    let scene = Scene::load(path, &registry)?;
+    let mut scene = Scene::load(path, &registry)?;
+    if let Some(engine) = &o.engine {
+        if !registry.has(PluginKind::Engine, engine) {
+            return Err(SsxError::Config(format!(
+                "--engine '{}': unknown physics engine (known: {})",
+                ssx_core::text::clip(engine, 40),
+                registry.names(PluginKind::Engine).join(", ")
+            )));
+        }
+        scene.engine = engine.clone();
+    }
     if let Some(w) = scene.overlap_warning() {
         tracing::warn!("{w}");
     }

@@ -125,7 +125,10 @@ impl Scene {
                 )
             })?
             .0;
-        let engine = scene.engine.clone().unwrap_or_else(|| "rapier".into());
+        let engine = scene
+            .engine
+            .clone()
+            .unwrap_or_else(|| ssx_core::engine::DEFAULT_ENGINE.into());
         if !registry.has(PluginKind::Engine, &engine) {
             return Err(top.err(
                 "engine",

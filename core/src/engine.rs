@@ -252,16 +252,47 @@ pub struct Contact {
     pub force: Vec3,
 }
 
+/// The engine a scene gets when it names none.
+pub const DEFAULT_ENGINE: &str = "rapier";
+
+/// What an engine is created with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EngineConfig {
+    /// Gravity (m/s², world frame).
+    pub gravity: Vec3,
+    /// The step length the Environment will use (s); engines may size tolerances by it.
+    pub timestep: f64,
+}
+
+/// What an engine models. Scenes, tools and the conformance tests ask rather than assume;
+/// docs/engines.md explains each in words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Fixed and revolute joints (with limits and motors).
+    pub joints: bool,
+    /// Contacts are solved: bodies push each other, bounce and rub. Without it, a move into
+    /// another body is refused (the body stalls, as in Stage) and falling bodies rest on what
+    /// is under them.
+    pub contact_dynamics: bool,
+    /// Friction and restitution of colliders act.
+    pub friction: bool,
+    /// Queries and collisions use the exact 3D shapes. Without it, every collider is its
+    /// footprint in the plane extruded over its height (Stage's 2.5D world).
+    pub exact_shapes: bool,
+}
+
 /// The physical representation of the world (SSX's PhysicEngine).
 ///
 /// The Environment is its only mutator: it builds the world, applies commands and steps it on
 /// the stepping thread. During the sensor and driver phases worker threads call the `&self`
 /// queries concurrently, so an engine must be `Sync` and its queries free of interior mutation.
+/// Queries answer for the world as of the last [`PhysicEngine::step`] (before the first step an
+/// engine may answer from an empty index).
 pub trait PhysicEngine: Send + Sync {
     /// The engine's name, as scenes select it (`"rapier"`).
     fn name(&self) -> &'static str;
-    /// Sets gravity (m/s², world frame).
-    fn set_gravity(&mut self, gravity: Vec3);
+    /// What it models.
+    fn capabilities(&self) -> Capabilities;
     /// Creates a body. Ids are handed out densely in creation order.
     fn add_body(&mut self, spec: &BodySpec) -> Result<BodyId, String>;
     /// Creates a joint between two existing bodies. Ids are handed out densely in creation

@@ -10,7 +10,9 @@ use sync_wrapper::SyncWrapper;
 
 use crate::abi::PluginLoader;
 use crate::clock::Clock;
-use crate::engine::{BodyId, BodySpec, BodyState, JointKind, JointSpec, PhysicEngine, Shape};
+use crate::engine::{
+    BodyId, BodySpec, BodyState, EngineConfig, JointKind, JointSpec, PhysicEngine, Shape,
+};
 use crate::error::{Origin, PluginFault, SsxError};
 use crate::guard::{self, Label, Phase};
 use crate::math::{Pose, Vec3};
@@ -133,7 +135,7 @@ impl EnvironmentConfig {
     pub fn fast(timestep: f64) -> Self {
         Self {
             scene: "unnamed".into(),
-            engine: "rapier".into(),
+            engine: crate::engine::DEFAULT_ENGINE.into(),
             timestep,
             gravity: Vec3::new(0.0, 0.0, -9.81),
             seed: 0,
@@ -400,9 +402,11 @@ impl Environment {
                 registry.names(PluginKind::Engine).join(", ")
             ))
         })?;
-        let mut engine = engine_factory();
+        let engine = engine_factory(&EngineConfig {
+            gravity: config.gravity,
+            timestep: config.timestep,
+        });
         let engine_label = guard::label(&format!("physics engine '{}'", engine.name()));
-        engine.set_gravity(config.gravity);
         let pool = WorkerPool::new(config.workers)
             .map_err(|e| SsxError::Config(format!("cannot start worker threads: {e}")))?;
         let pacer = Pacer::new(config.mode, config.timestep, config.late_policy);

@@ -29,8 +29,9 @@ pub use ssx_sdk::text;
 
 pub use clock::{Clock, MonotonicClock, VirtualClock};
 pub use engine::{
-    BodyCommand, BodyId, BodyKind, BodySpec, BodyState, ColliderSpec, Contact, JointId, JointKind,
-    JointSpec, MassSpec, PhysicEngine, RayHit, Shape,
+    BodyCommand, BodyId, BodyKind, BodySpec, BodyState, Capabilities, ColliderSpec, Contact,
+    DEFAULT_ENGINE, EngineConfig, JointId, JointKind, JointSpec, MassSpec, PhysicEngine, RayHit,
+    Shape,
 };
 pub use environment::{
     ArtifactSpec, Environment, EnvironmentConfig, ExtensionSpec, PluginSpec, SensorSpec, Status,
@@ -39,8 +40,8 @@ pub use environment::{
 pub use error::{Origin, PluginFault, SsxError};
 pub use pacer::{LatePolicy, Mode, PaceOutcome, Pacer};
 pub use plugin::{
-    CommandBuffer, Driver, DriverContext, ExtensionContext, ExtensionInit, PluginRegistry, Reading,
-    ReadingSource, RunRequest, Sensor, SensorContext, SimulationExtension,
+    CommandBuffer, Driver, DriverContext, ExtensionContext, ExtensionInit, PluginKind,
+    PluginRegistry, Reading, ReadingSource, RunRequest, Sensor, SensorContext, SimulationExtension,
 };
 pub use pool::WorkerPool;
 pub use render::{NullRenderEngine, RenderEngine, RenderFrame, RenderNode, RenderScene};

@@ -8,7 +8,7 @@ use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::engine::{BodyCommand, BodyId, PhysicEngine};
+use crate::engine::{BodyCommand, BodyId, EngineConfig, PhysicEngine};
 use crate::math::{Point3, Vec3};
 use crate::stats::StatsView;
 use crate::world::{ArtifactId, ArtifactInfo, World};
@@ -336,7 +336,7 @@ pub type SensorFactory =
 pub type ExtensionFactory =
     Arc<dyn Fn(&serde_json::Value) -> Result<Box<dyn SimulationExtension>, String> + Send + Sync>;
 /// Creates a physics engine.
-pub type EngineFactory = Arc<dyn Fn() -> Box<dyn PhysicEngine> + Send + Sync>;
+pub type EngineFactory = Arc<dyn Fn(&EngineConfig) -> Box<dyn PhysicEngine> + Send + Sync>;
 
 /// Everything that can be created by name: engines, drivers, sensors, extensions.
 #[derive(Clone, Default)]
@@ -392,7 +392,7 @@ impl PluginRegistry {
     pub fn add_engine(
         &mut self,
         name: &str,
-        f: impl Fn() -> Box<dyn PhysicEngine> + Send + Sync + 'static,
+        f: impl Fn(&EngineConfig) -> Box<dyn PhysicEngine> + Send + Sync + 'static,
     ) {
         self.engines.insert(name.into(), Arc::new(f));
     }
@@ -446,6 +446,14 @@ impl PluginRegistry {
             PluginKind::Sensor => self.sensors.keys().map(String::as_str).collect(),
             PluginKind::Extension => self.extensions.keys().map(String::as_str).collect(),
         }
+    }
+    /// A new engine by registered name, or `None` if there is no such engine.
+    pub fn create_engine(
+        &self,
+        name: &str,
+        config: &EngineConfig,
+    ) -> Option<Box<dyn PhysicEngine>> {
+        self.engines.get(name).map(|f| f(config))
     }
     pub(crate) fn engine(&self, name: &str) -> Option<&EngineFactory> {
         self.engines.get(name)

@@ -17,7 +17,7 @@ use ssx_core::{
 pub fn registry() -> PluginRegistry {
     rust_plugin_dir();
     let mut r = PluginRegistry::new();
-    ssx_engine_rapier::register(&mut r);
+    ssx_engines::register(&mut r);
     r
 }
 

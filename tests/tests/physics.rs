@@ -139,45 +139,6 @@ fn mass_is_spread_by_volume_and_reported() {
 }
 
 #[test]
-fn a_force_command_acts_for_exactly_one_step() {
-    use ssx_core::{BodyCommand, BodyId, PhysicEngine};
-    let mut engine = ssx_engine_rapier::RapierEngine::new();
-    engine.set_gravity(Vec3::zeros());
-    let spec = ssx_core::BodySpec {
-        kind: ssx_core::BodyKind::Dynamic,
-        pose: ssx_core::math::Pose::identity(),
-        mass: ssx_core::MassSpec::Mass(2.0),
-        colliders: vec![ssx_core::ColliderSpec {
-            shape: ssx_core::Shape::Sphere { radius: 0.1 },
-            local_pose: ssx_core::math::Pose::identity(),
-            friction: 0.5,
-            restitution: 0.0,
-        }],
-        linear_damping: 0.0,
-        angular_damping: 0.0,
-        planar: false,
-    };
-    let id = engine.add_body(&spec).unwrap();
-    engine.apply(&BodyCommand::Force {
-        body: id,
-        force: Vec3::new(4.0, 0.0, 0.0),
-    });
-    engine.step(0.01);
-    let mut s = vec![ssx_core::BodyState::default()];
-    engine.read_state(&mut s);
-    // a = F/m = 2 m/s² for 0.01 s.
-    assert!((s[0].linvel.x - 0.02).abs() < 1e-6, "v = {}", s[0].linvel.x);
-    engine.step(0.01);
-    engine.read_state(&mut s);
-    assert!(
-        (s[0].linvel.x - 0.02).abs() < 1e-6,
-        "the force must not persist: v = {}",
-        s[0].linvel.x
-    );
-    assert!((engine.body_mass(BodyId(0)) - 2.0).abs() < 1e-5);
-}
-
-#[test]
 fn ray_casts_and_radius_queries_see_the_world() {
     let ws = Workspace::new();
     ws.write("ground.json", GROUND);

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use rapier3d::math::{Pose as RPose, Rot3, Vec3 as RVec};
 use rapier3d::prelude::*;
 use ssx_core::engine::{
-    BodyCommand, BodyId, BodyKind, BodySpec, BodyState, Contact, JointId, JointKind, JointSpec,
-    MassSpec, PhysicEngine, RayHit, Shape,
+    BodyCommand, BodyId, BodyKind, BodySpec, BodyState, Capabilities, Contact, EngineConfig,
+    JointId, JointKind, JointSpec, MassSpec, PhysicEngine, RayHit, Shape,
 };
 use ssx_core::math::{Point3, Pose, Rotation, Vec3};
 
@@ -53,25 +53,51 @@ pub struct RapierEngine {
     shapes: HashMap<[u64; 4], SharedShape>,
     /// Joints in creation order (the index is the JointId), with their motor gains if any.
     joints: Vec<(ImpulseJointHandle, Option<[f64; 2]>)>,
+    /// Ground planes. Only a dynamic body that is not planar can touch one, so a plane joins
+    /// Rapier's world when the first such body does; until then rays and radius queries meet it
+    /// here, in closed form. (A half-space in Rapier's BVH has an unbounded box: every ray and
+    /// every pair test of a ground swarm met it.)
+    planes: Vec<Plane>,
+    /// Whether the planes are in Rapier's world.
+    planes_in_world: bool,
 }
 
-impl Default for RapierEngine {
-    fn default() -> Self {
-        Self::new()
-    }
+/// A ground plane kept out of Rapier's world until a body can touch it.
+struct Plane {
+    body: BodyId,
+    handle: RigidBodyHandle,
+    collider: Option<ColliderBuilder>,
+    /// A point on it and its normal, world frame.
+    point: Vec3,
+    normal: Vec3,
+}
+
+/// Collision groups: planes are in group 2; planar bodies (held in height) never touch them.
+const PLANES: Group = Group::GROUP_2;
+
+fn groups(planar: bool, plane: bool) -> InteractionGroups {
+    let (member, filter) = match (planar, plane) {
+        (_, true) => (PLANES, Group::ALL),
+        (true, false) => (Group::GROUP_1, Group::ALL.difference(PLANES)),
+        (false, false) => (Group::GROUP_1, Group::ALL),
+    };
+    InteractionGroups::new(member, filter, InteractionTestMode::And)
 }
 
 impl RapierEngine {
-    /// An empty world with gravity (0, 0, -9.81).
-    pub fn new() -> Self {
+    /// An empty world.
+    pub fn new(config: &EngineConfig) -> Self {
         let mut world = PhysicsWorld::new();
-        world.gravity = RVec::new(0.0, 0.0, -9.81);
+        world.gravity = v(&config.gravity);
+        world.integration_parameters.dt = config.timestep as f32;
         Self {
             world,
             handles: Vec::new(),
             forced: Vec::new(),
             shapes: HashMap::new(),
             joints: Vec::new(),
+            planes: Vec::new(),
+            planes_in_world: false,
         }
     }
 
@@ -120,6 +146,30 @@ impl RapierEngine {
         }
     }
 
+    /// Puts the ground planes into Rapier's world (once a body that can touch them exists).
+    fn planes_into_world(&mut self) {
+        if self.planes_in_world {
+            return;
+        }
+        self.planes_in_world = true;
+        for p in &mut self.planes {
+            if let Some(c) = p.collider.take() {
+                self.world
+                    .colliders
+                    .insert_with_parent(c, p.handle, &mut self.world.bodies);
+            }
+        }
+    }
+
+    /// The planes still outside Rapier's world.
+    fn loose_planes(&self) -> &[Plane] {
+        if self.planes_in_world {
+            &[]
+        } else {
+            &self.planes
+        }
+    }
+
     fn body(&self, id: BodyId) -> Option<&RigidBody> {
         self.handles.get(id.index()).map(|h| &self.world.bodies[*h])
     }
@@ -130,8 +180,13 @@ impl PhysicEngine for RapierEngine {
         "rapier"
     }
 
-    fn set_gravity(&mut self, gravity: Vec3) {
-        self.world.gravity = v(&gravity);
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            joints: true,
+            contact_dynamics: true,
+            friction: true,
+            exact_shapes: true,
+        }
     }
 
     fn add_body(&mut self, spec: &BodySpec) -> Result<BodyId, String> {
@@ -185,6 +240,9 @@ impl PhysicEngine for RapierEngine {
         }
         let handle = self.world.bodies.insert(builder);
         let id = BodyId(self.handles.len() as u32);
+        if spec.kind == BodyKind::Dynamic && !spec.planar {
+            self.planes_into_world();
+        }
         for c in &spec.colliders {
             let (shape, shape_pose) = self.shape(&c.shape);
             let is_plane = matches!(c.shape, Shape::Plane);
@@ -193,7 +251,19 @@ impl PhysicEngine for RapierEngine {
                 .friction(c.friction as f32)
                 .restitution(c.restitution as f32)
                 .density(if is_plane { 0.0 } else { density as f32 })
+                .collision_groups(groups(spec.planar, is_plane))
                 .user_data(id.0 as u128);
+            if is_plane && !self.planes_in_world {
+                let at = spec.pose * c.local_pose;
+                self.planes.push(Plane {
+                    body: id,
+                    handle,
+                    collider: Some(collider),
+                    point: at.translation.vector,
+                    normal: at.rotation * Vec3::z(),
+                });
+                continue;
+            }
             self.world
                 .colliders
                 .insert_with_parent(collider, handle, &mut self.world.bodies);
@@ -339,17 +409,43 @@ impl PhysicEngine for RapierEngine {
         if !usable {
             return None;
         }
-        let ray = Ray::new(v(&origin.coords), v(&(direction / norm)));
+        let dir = direction / norm;
+        let ray = Ray::new(v(&origin.coords), v(&dir));
         let keep = |_: ColliderHandle, c: &Collider| !exclude(BodyId(c.user_data as u32));
         let filter = QueryFilter::default().predicate(&keep);
-        let (collider, hit) =
-            self.world
-                .cast_ray_and_get_normal(&ray, max_distance as f32, true, filter)?;
-        Some(RayHit {
-            body: BodyId(self.world.colliders[collider].user_data as u32),
-            distance: hit.time_of_impact as f64,
-            normal: back_v(hit.normal),
-        })
+        let mut best = self
+            .world
+            .cast_ray_and_get_normal(&ray, max_distance as f32, true, filter)
+            .map(|(collider, hit)| RayHit {
+                body: BodyId(self.world.colliders[collider].user_data as u32),
+                distance: hit.time_of_impact as f64,
+                normal: back_v(hit.normal),
+            });
+        // The planes outside Rapier's world, as its solid half-space cast answers: 0 from
+        // inside, else where the ray crosses the surface from above.
+        for p in self.loose_planes() {
+            let height = (origin.coords - p.point).dot(&p.normal);
+            let along = dir.dot(&p.normal);
+            let hit = if height <= 0.0 {
+                Some((0.0, Vec3::zeros()))
+            } else if along < 0.0 {
+                Some((height / -along, p.normal))
+            } else {
+                None
+            };
+            if let Some((t, normal)) = hit
+                && t <= max_distance
+                && best.is_none_or(|b| t < b.distance)
+                && !exclude(p.body)
+            {
+                best = Some(RayHit {
+                    body: p.body,
+                    distance: t,
+                    normal,
+                });
+            }
+        }
+        best
     }
 
     fn bodies_within(&self, center: Point3, radius: f64, out: &mut Vec<BodyId>) {
@@ -361,6 +457,11 @@ impl PhysicEngine for RapierEngine {
             .intersect_shape(at, &ball, QueryFilter::default())
         {
             out.push(BodyId(c.user_data as u32));
+        }
+        for p in self.loose_planes() {
+            if (center.coords - p.point).dot(&p.normal) <= radius {
+                out.push(p.body);
+            }
         }
         out[start..].sort_unstable();
         let mut tail = out.split_off(start);
@@ -423,5 +524,5 @@ impl PhysicEngine for RapierEngine {
 
 /// Registers this engine as `"rapier"`.
 pub fn register(registry: &mut ssx_core::PluginRegistry) {
-    registry.add_engine("rapier", || Box::new(RapierEngine::new()));
+    registry.add_engine("rapier", |config| Box::new(RapierEngine::new(config)));
 }

@@ -1,0 +1,391 @@
+//! One conformance suite for every registered physics engine (after gz-physics'
+//! `common_test`): the same bodies, commands and queries, and the answers a user of either
+//! engine relies on. Tolerances are the looser engine's (Rapier works in f32 and solves contacts
+//! iteratively); properties only one kind of engine has are asked of it through its
+//! capabilities.
+
+use ssx_core::math::{Point3, Pose, Vec3, pose_from_xyz_rpy};
+use ssx_core::{
+    BodyCommand, BodyId, BodyKind, BodySpec, BodyState, ColliderSpec, EngineConfig, JointKind,
+    JointSpec, MassSpec, PhysicEngine, PluginKind, Shape,
+};
+
+/// The built-in engines (no plugin libraries needed).
+fn registry() -> ssx_core::PluginRegistry {
+    let mut r = ssx_core::PluginRegistry::new();
+    ssx_engines::register(&mut r);
+    r
+}
+
+const DT: f64 = 0.01;
+
+/// Every registered engine, by name, with the given gravity.
+fn engines(gravity: Vec3) -> Vec<(String, Box<dyn PhysicEngine>)> {
+    let reg = registry();
+    let names: Vec<String> = reg
+        .names(PluginKind::Engine)
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert!(names.len() >= 2, "both engines are registered: {names:?}");
+    names
+        .into_iter()
+        .map(|n| {
+            let e = reg
+                .create_engine(
+                    &n,
+                    &EngineConfig {
+                        gravity,
+                        timestep: DT,
+                    },
+                )
+                .unwrap();
+            (n, e)
+        })
+        .collect()
+}
+
+fn body(kind: BodyKind, xyz: [f64; 3], shape: Shape) -> BodySpec {
+    BodySpec {
+        kind,
+        pose: pose_from_xyz_rpy(xyz, [0.0; 3]),
+        mass: MassSpec::Mass(2.0),
+        colliders: vec![ColliderSpec {
+            shape,
+            local_pose: Pose::identity(),
+            friction: 0.5,
+            restitution: 0.0,
+        }],
+        linear_damping: 0.0,
+        angular_damping: 0.0,
+        planar: false,
+    }
+}
+
+fn cube(half: f64) -> Shape {
+    Shape::Box {
+        half_extents: Vec3::repeat(half),
+    }
+}
+
+fn state(e: &dyn PhysicEngine, id: BodyId, n: usize) -> BodyState {
+    let mut out = vec![BodyState::default(); n];
+    e.read_state(&mut out);
+    out[id.index()]
+}
+
+fn ground() -> BodySpec {
+    body(BodyKind::Static, [0.0; 3], Shape::Plane)
+}
+
+#[test]
+fn ids_are_dense_and_poses_read_back() {
+    for (name, mut e) in engines(Vec3::zeros()) {
+        let a = e
+            .add_body(&body(BodyKind::Static, [1.0, 2.0, 3.0], cube(0.5)))
+            .unwrap();
+        let b = e
+            .add_body(&body(BodyKind::Dynamic, [-4.0, 0.5, 1.0], cube(0.2)))
+            .unwrap();
+        assert_eq!((a, b), (BodyId(0), BodyId(1)), "{name}");
+        let s = state(&*e, b, 2);
+        assert!(
+            (s.pose.translation.vector - Vec3::new(-4.0, 0.5, 1.0)).norm() < 1e-6,
+            "{name}"
+        );
+        // 2 kg spread over a 0.4 m cube: I = m (0.4² + 0.4²) / 12 about each axis.
+        assert!((e.body_mass(b) - 2.0).abs() < 1e-4, "{name}");
+        let want = 2.0 * 0.32 / 12.0;
+        assert!(
+            (e.body_inertia(b) - Vec3::repeat(want)).norm() < 1e-5,
+            "{name}: {}",
+            e.body_inertia(b)
+        );
+        assert_eq!(e.body_mass(a), 0.0, "{name}: static bodies have no mass");
+    }
+}
+
+#[test]
+fn a_velocity_command_moves_a_body_for_two_seconds() {
+    for (name, mut e) in engines(Vec3::zeros()) {
+        let id = e
+            .add_body(&body(BodyKind::Dynamic, [0.0, 0.0, 1.0], cube(0.1)))
+            .unwrap();
+        for _ in 0..200 {
+            e.apply(&BodyCommand::Velocity {
+                body: id,
+                linear: Vec3::new(1.0, -0.5, 0.25),
+                angular: Vec3::zeros(),
+            });
+            e.step(DT);
+        }
+        let p = state(&*e, id, 1).pose.translation.vector;
+        let want = Vec3::new(2.0, -1.0, 1.5);
+        // Rapier integrates in f32.
+        let tol = if e.capabilities().exact_shapes {
+            1e-4
+        } else {
+            1e-12
+        };
+        assert!((p - want).norm() < tol, "{name}: {p} vs {want}");
+    }
+}
+
+#[test]
+fn a_force_command_acts_for_exactly_one_step() {
+    for (name, mut e) in engines(Vec3::zeros()) {
+        let id = e
+            .add_body(&body(
+                BodyKind::Dynamic,
+                [0.0; 3],
+                Shape::Sphere { radius: 0.1 },
+            ))
+            .unwrap();
+        e.apply(&BodyCommand::Force {
+            body: id,
+            force: Vec3::new(10.0, 0.0, 0.0),
+        });
+        e.step(DT);
+        let v1 = state(&*e, id, 1).linvel.x;
+        for _ in 0..10 {
+            e.step(DT);
+        }
+        let v = state(&*e, id, 1).linvel.x;
+        // 10 N on 2 kg for one step of 0.01 s: 0.05 m/s, then no more.
+        assert!((v1 - 0.05).abs() < 1e-5, "{name}: {v1}");
+        assert!(
+            (v - v1).abs() < 1e-6,
+            "{name}: force lingered ({v1} -> {v})"
+        );
+    }
+}
+
+#[test]
+fn a_torque_about_z_turns_a_body() {
+    for (name, mut e) in engines(Vec3::zeros()) {
+        let id = e
+            .add_body(&body(BodyKind::Dynamic, [0.0; 3], cube(0.5)))
+            .unwrap();
+        let izz = e.body_inertia(id).z;
+        e.apply(&BodyCommand::Torque {
+            body: id,
+            torque: Vec3::new(0.0, 0.0, 1.0),
+        });
+        e.step(DT);
+        let w = state(&*e, id, 1).angvel.z;
+        assert!((w - DT / izz).abs() < 1e-4 * (DT / izz), "{name}: {w}");
+    }
+}
+
+#[test]
+fn rays_hit_faces_and_the_ground_and_honour_height() {
+    for (name, mut e) in engines(Vec3::zeros()) {
+        let g = e.add_body(&ground()).unwrap();
+        // A box 0.1 m high at x = 5: faces at x = 4.5.
+        let low = e
+            .add_body(&body(
+                BodyKind::Static,
+                [5.0, 0.0, 0.05],
+                Shape::Box {
+                    half_extents: Vec3::new(0.5, 0.5, 0.05),
+                },
+            ))
+            .unwrap();
+        // Queries answer for the world as of the last step.
+        e.step(DT);
+        let none = |_: BodyId| false;
+        let at = |z: f64| Point3::new(0.0, 0.0, z);
+        let hit = e.cast_ray(at(0.05), Vec3::x(), 10.0, &none).unwrap();
+        assert_eq!(hit.body, low, "{name}");
+        assert!(
+            (hit.distance - 4.5).abs() < 1e-5,
+            "{name}: {}",
+            hit.distance
+        );
+        assert!(
+            (hit.normal - -Vec3::x()).norm() < 1e-5,
+            "{name}: {}",
+            hit.normal
+        );
+        // At 0.2 m the ray passes over it.
+        assert!(
+            e.cast_ray(at(0.2), Vec3::x(), 10.0, &none).is_none(),
+            "{name}"
+        );
+        // Too short.
+        assert!(
+            e.cast_ray(at(0.05), Vec3::x(), 4.0, &none).is_none(),
+            "{name}"
+        );
+        // Down onto the ground, and onto the box's top.
+        let down = e.cast_ray(at(1.0), -Vec3::z(), 10.0, &none).unwrap();
+        assert_eq!(down.body, g, "{name}");
+        assert!((down.distance - 1.0).abs() < 1e-5, "{name}");
+        let top = e
+            .cast_ray(Point3::new(5.2, 0.1, 1.0), -Vec3::z(), 10.0, &none)
+            .unwrap();
+        assert_eq!(top.body, low, "{name}");
+        assert!(
+            (top.distance - 0.9).abs() < 1e-5,
+            "{name}: {}",
+            top.distance
+        );
+        // Excluding the box reaches the ground under it.
+        let skip = |b: BodyId| b == low;
+        let under = e
+            .cast_ray(Point3::new(5.2, 0.1, 1.0), -Vec3::z(), 10.0, &skip)
+            .unwrap();
+        assert_eq!(under.body, g, "{name}");
+    }
+}
+
+#[test]
+fn radius_queries_find_bodies_in_reach_in_id_order() {
+    for (name, mut e) in engines(Vec3::zeros()) {
+        let far = e
+            .add_body(&body(BodyKind::Static, [10.0, 0.0, 0.5], cube(0.5)))
+            .unwrap();
+        let near = e
+            .add_body(&body(BodyKind::Static, [1.6, 0.0, 0.5], cube(0.5)))
+            .unwrap();
+        let ball = e
+            .add_body(&body(
+                BodyKind::Dynamic,
+                [0.0, -1.3, 0.5],
+                Shape::Sphere { radius: 0.25 },
+            ))
+            .unwrap();
+        e.step(DT);
+        let mut out = Vec::new();
+        // The box's face is 1.1 m away, the ball's surface 1.05 m.
+        e.bodies_within(Point3::new(0.0, 0.0, 0.5), 1.15, &mut out);
+        assert_eq!(out, vec![near, ball], "{name}");
+        out.clear();
+        e.bodies_within(Point3::new(0.0, 0.0, 0.5), 1.0, &mut out);
+        assert!(out.is_empty(), "{name}: {out:?}");
+        let _ = far;
+    }
+}
+
+#[test]
+fn a_dropped_box_rests_on_the_ground_and_feels_its_weight() {
+    for (name, mut e) in engines(Vec3::new(0.0, 0.0, -9.81)) {
+        let g = e.add_body(&ground()).unwrap();
+        let b = e
+            .add_body(&body(BodyKind::Dynamic, [0.0, 0.0, 1.0], cube(0.1)))
+            .unwrap();
+        for _ in 0..300 {
+            e.step(DT);
+        }
+        let s = state(&*e, b, 2);
+        let z = s.pose.translation.vector.z;
+        assert!((z - 0.1).abs() < 0.01, "{name}: rests at {z}");
+        assert!(s.linvel.norm() < 0.01, "{name}: {}", s.linvel);
+        let mut c = Vec::new();
+        e.contacts(b, &mut c);
+        assert_eq!(c.len(), 1, "{name}: {c:?}");
+        assert_eq!(c[0].other, g, "{name}");
+        let weight = 2.0 * 9.81;
+        assert!(
+            (c[0].force - Vec3::new(0.0, 0.0, weight)).norm() < 0.05 * weight,
+            "{name}: {}",
+            c[0].force
+        );
+    }
+}
+
+#[test]
+fn a_box_dropped_onto_another_rests_on_it() {
+    for (name, mut e) in engines(Vec3::new(0.0, 0.0, -9.81)) {
+        e.add_body(&ground()).unwrap();
+        let under = e
+            .add_body(&body(BodyKind::Dynamic, [0.0, 0.0, 0.2], cube(0.2)))
+            .unwrap();
+        let over = e
+            .add_body(&body(BodyKind::Dynamic, [0.05, 0.0, 1.5], cube(0.1)))
+            .unwrap();
+        for _ in 0..400 {
+            e.step(DT);
+        }
+        let z = state(&*e, over, 3).pose.translation.vector.z;
+        assert!((z - 0.5).abs() < 0.01, "{name}: the top box rests at {z}");
+        let mut c = Vec::new();
+        e.contacts(over, &mut c);
+        assert!(c.iter().any(|c| c.other == under), "{name}: {c:?}");
+    }
+}
+
+#[test]
+fn the_same_world_steps_to_the_same_bits() {
+    let run = |name: &str| {
+        let reg = registry();
+        let mut e = reg
+            .create_engine(
+                name,
+                &EngineConfig {
+                    gravity: Vec3::new(0.0, 0.0, -9.81),
+                    timestep: DT,
+                },
+            )
+            .unwrap();
+        e.add_body(&ground()).unwrap();
+        for i in 0..20 {
+            let x = (i % 5) as f64 * 0.3;
+            let y = (i / 5) as f64 * 0.3;
+            e.add_body(&body(
+                BodyKind::Dynamic,
+                [x, y, 0.3 + i as f64 * 0.05],
+                cube(0.1),
+            ))
+            .unwrap();
+        }
+        for k in 0..200 {
+            e.apply(&BodyCommand::Force {
+                body: BodyId(1 + k % 20),
+                force: Vec3::new(3.0, -2.0, 0.0),
+            });
+            e.step(DT);
+        }
+        let mut out = vec![BodyState::default(); 21];
+        e.read_state(&mut out);
+        out
+    };
+    for name in registry().names(PluginKind::Engine) {
+        let (a, b) = (run(name), run(name));
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(
+                x.pose.translation.vector, y.pose.translation.vector,
+                "{name}"
+            );
+            assert_eq!(x.linvel, y.linvel, "{name}");
+        }
+    }
+}
+
+#[test]
+fn joints_exist_where_the_engine_says_so() {
+    for (name, mut e) in engines(Vec3::zeros()) {
+        let a = e
+            .add_body(&body(BodyKind::Dynamic, [0.0; 3], cube(0.1)))
+            .unwrap();
+        let b = e
+            .add_body(&body(BodyKind::Dynamic, [0.5, 0.0, 0.0], cube(0.1)))
+            .unwrap();
+        let made = e.add_joint(&JointSpec {
+            kind: JointKind::Fixed,
+            body1: a,
+            body2: b,
+            frame1: Pose::identity(),
+            frame2: Pose::identity(),
+        });
+        if e.capabilities().joints {
+            assert!(made.is_ok(), "{name}");
+        } else {
+            assert_eq!(
+                made.unwrap_err(),
+                "the kinematic engine has no joints; run jointed artifacts with \"engine\": \"rapier\"",
+                "{name}"
+            );
+        }
+    }
+}
