@@ -7,6 +7,7 @@
 
 pub mod limits;
 pub mod locate;
+pub mod map;
 pub mod schema;
 
 use std::collections::{BTreeMap, HashMap};
@@ -46,6 +47,17 @@ fn bounding_radius(shape: &Shape) -> f64 {
 /// before a byte is read (the open does not block on a FIFO), and a file never takes more than
 /// `max` bytes of memory, even if it grows while being read. Messages name the file as `shown`.
 fn read_regular(path: &Path, shown: &str, max: u64) -> Result<String, String> {
+    let bytes = read_regular_bytes(path, shown, max, "a JSON file")?;
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "'{shown}' is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// [`read_regular`]'s bytes; `want` says what the file should be, for the message.
+fn read_regular_bytes(path: &Path, shown: &str, max: u64, want: &str) -> Result<Vec<u8>, String> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let io = |e: std::io::Error| format!("cannot read '{shown}': {e}");
@@ -57,7 +69,7 @@ fn read_regular(path: &Path, shown: &str, max: u64) -> Result<String, String> {
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
         return Err(format!(
-            "'{shown}' is not a regular file (a device, a FIFO or a socket); name a JSON file"
+            "'{shown}' is not a regular file (a device, a FIFO or a socket); name {want}"
         ));
     }
     let too_big = || format!("'{shown}' is larger than {max} bytes, the limit for a scene's files");
@@ -69,12 +81,7 @@ fn read_regular(path: &Path, shown: &str, max: u64) -> Result<String, String> {
     if bytes.len() as u64 > max {
         return Err(too_big());
     }
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "'{shown}' is not UTF-8 text (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        )
-    })
+    Ok(bytes)
 }
 use schema::*;
 
@@ -166,6 +173,16 @@ impl Scene {
         };
         let top = Rc::new(top);
         loader.scene(&top, &scene)?;
+        if let Some(map) = &scene.map {
+            let walls = map::artifact(map, |p| top.resolve(p), |at, m| top.err(at, m))?;
+            if let Some(first) = loader.names.get("map") {
+                return Err(top.err(
+                    "map",
+                    format!("the map is the artifact 'map', and another artifact has that name (at {first})"),
+                ));
+            }
+            loader.artifacts.push(walls);
+        }
         for (i, w) in scene.watch.iter().enumerate() {
             if !loader.names.contains_key(w) {
                 return Err(top.err(

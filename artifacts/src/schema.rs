@@ -159,6 +159,14 @@ ranged!(
     Angle, -1e3, 1e3, "an angle (rad)"
 );
 ranged!(
+    /// A map's resolution (m per pixel).
+    Resolution, 1e-3, 100.0, "a map resolution (m per pixel)"
+);
+ranged!(
+    /// An occupancy threshold.
+    Threshold, 0.0, 1.0, "an occupancy threshold"
+);
+ranged!(
     /// The watchdog's limit (s).
     WatchdogSeconds, 0.01, 3600.0, "a watchdog limit (s)"
 );
@@ -378,10 +386,41 @@ pub struct SceneFile {
     /// Where and how fast `ssxd run --view` serves the live view.
     #[serde(default)]
     pub view: Option<ViewFile>,
+    /// Static walls drawn in an image (`ssxd` turns occupied pixels into boxes).
+    #[serde(default)]
+    pub map: Option<MapFile>,
     /// Seconds after which a plugin or physics call that has not returned is reported
     /// (default max(1 s, 100 timesteps); `ssxd run --watchdog` overrides it).
     #[serde(default)]
     pub watchdog: Option<WatchdogSeconds>,
+}
+
+/// A bitmap map: either an image with its resolution, or a ROS map_server YAML file that names
+/// one. Occupied pixels become static walls `height` high.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MapFile {
+    /// A PNG or PGM (or any PNM) image; dark is occupied (see `negate`).
+    #[serde(default)]
+    pub image: Option<PathBuf>,
+    /// A map_server YAML file (`image`, `resolution`, `origin`, `occupied_thresh`, `negate`).
+    #[serde(default)]
+    pub yaml: Option<PathBuf>,
+    /// Metres per pixel (with `image`).
+    #[serde(default)]
+    pub resolution: Option<Resolution>,
+    /// The world position of the image's lower-left corner (default [0, 0]).
+    #[serde(default)]
+    pub origin: Option<[Coordinate; 2]>,
+    /// Wall height (m, default 0.5).
+    #[serde(default)]
+    pub height: Option<Size>,
+    /// A pixel is occupied when its occupancy (255 − value) / 255 exceeds this (default 0.65).
+    #[serde(default)]
+    pub occupied_thresh: Option<Threshold>,
+    /// Light is occupied instead of dark.
+    #[serde(default)]
+    pub negate: bool,
 }
 
 /// The live view's settings (`"view"` in a scene; used when `ssxd run --view` is given).
