@@ -7,7 +7,8 @@
 //!   for a planar body).
 //! - A move that would make a body overlap another is refused: the body tries the turn alone,
 //!   else stalls where it is and reports the contact (Stage). A body may leave an overlap it
-//!   started in. Bodies whose height ranges do not meet pass each other (a robot under a
+//!   started in. Kinematic bodies move as commanded through everything (as in Rapier) and block
+//!   the others without pushing them. Bodies whose height ranges do not meet pass each other (a robot under a
 //!   table). A falling body rests on the highest thing under it (Stage 2.5D's stacking).
 //! - Ray casts and radius queries go through a uniform grid, read-only after the step, so the
 //!   sensor phase's workers query it concurrently.
@@ -299,6 +300,7 @@ impl KinematicEngine {
         let (v, w) = (body.linvel, body.angvel);
         let id = b as u32;
         let mut cand = std::mem::take(&mut self.scratch);
+        let free = body.kind == BodyKind::Kinematic;
         if v.x != 0.0 || v.y != 0.0 || w != Vec3::zeros() {
             let turn = if body.planar {
                 Rotation::from_axis_angle(&Vec3::z_axis(), w.z * dt)
@@ -318,19 +320,22 @@ impl KinematicEngine {
             };
             for (pose, turn_only) in tries.iter() {
                 Self::prims_at(&body.colliders, pose, id, &mut cand);
-                match self.blocker(id, &cand) {
+                // Nothing stops a kinematic body (as in Rapier); it blocks the others.
+                let blocked = if free { None } else { self.blocker(id, &cand) };
+                match blocked {
                     None => {
                         accepted = Some((*pose, *turn_only));
                         break;
                     }
-                    Some(hit) if first_blocker.is_none() => first_blocker = Some(hit),
+                    Some((other, qi, k)) if first_blocker.is_none() => {
+                        first_blocker = Some((other, qi, cand[k]));
+                    }
                     Some(_) => {}
                 }
             }
-            if let Some((other, qi, k)) = first_blocker {
+            if let Some((other, qi, p)) = first_blocker {
                 // The contact that refused the move: on the other's outline nearest to the own
                 // collider, halfway up where the two overlap in height.
-                let p = &cand[k.min(cand.len().saturating_sub(1))];
                 let q = self.prims[qi];
                 let (px, py, _) = q.nearest_flat(p.x, p.y);
                 let pz = 0.5 * (p.z0.max(q.z0) + p.z1.min(q.z1));
@@ -350,14 +355,25 @@ impl KinematicEngine {
                 }
             }
             if let Some((pose, _)) = accepted {
+                // `cand` holds the accepted pose's prims (the loop stopped there).
                 self.bodies[b].pose = pose;
-                Self::prims_at(&self.bodies[b].colliders, &pose, id, &mut cand);
                 let range = self.bodies[b].prims();
                 self.prims[range].copy_from_slice(&cand);
             }
         }
         self.scratch = cand;
-        if !self.bodies[b].planar && v.z != 0.0 {
+        if self.bodies[b].planar || v.z == 0.0 {
+            return;
+        }
+        if free {
+            let rise = v.z * dt;
+            let body = &mut self.bodies[b];
+            body.pose.translation.vector.z += rise;
+            for k in body.prims() {
+                self.prims[k].z0 += rise;
+                self.prims[k].z1 += rise;
+            }
+        } else {
             self.rise_or_fall(b, dt);
         }
     }
@@ -648,6 +664,16 @@ impl PhysicEngine for KinematicEngine {
         };
         let test = |best: &mut Option<RayHit>, i: u32| {
             let p = &self.prims[i as usize];
+            // Cull by the bounds of what is left of the ray (most candidates in a crowd).
+            let reach = best.map_or(max_distance, |h| h.distance);
+            let (ex, ey) = (o.x + d.x * reach, o.y + d.y * reach);
+            if p.aabb[0] > o.x.max(ex)
+                || p.aabb[2] < o.x.min(ex)
+                || p.aabb[1] > o.y.max(ey)
+                || p.aabb[3] < o.y.min(ey)
+            {
+                return;
+            }
             if let Some((t, n)) = p.cast(&o, &d, max_distance) {
                 offer(best, p.body, t, n);
             }

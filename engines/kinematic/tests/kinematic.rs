@@ -140,37 +140,94 @@ fn a_robot_passes_under_a_high_table_and_not_a_low_one() {
 #[test]
 fn a_box_carried_above_others_passes_over_them() {
     let mut e = engine();
-    let low = e
+    e.add_body(&boxed(
+        BodyKind::Static,
+        [1.0, 0.0, 0.1],
+        0.0,
+        [0.4, 0.4, 0.2],
+        false,
+    ))
+    .unwrap();
+    // Held at 0.5 m (a planar body keeps its height): 0.35 to 0.65 m, above the box's 0.2 m.
+    let carried = e
         .add_body(&boxed(
-            BodyKind::Static,
-            [1.0, 0.0, 0.1],
+            BodyKind::Dynamic,
+            [0.0, 0.0, 0.5],
             0.0,
-            [0.4, 0.4, 0.2],
-            false,
+            [0.3, 0.3, 0.3],
+            true,
         ))
         .unwrap();
-    let carried = e
+    drive(&mut e, carried, Vec3::x(), 200);
+    let p = states(&e, 2)[1].pose.translation.vector;
+    assert!((p - Vec3::new(2.0, 0.0, 0.5)).norm() < 1e-9, "{p}");
+    // Lowered to 0.3 m (0.15 to 0.45 m), it is stopped by the same box.
+    let mut e = engine();
+    e.add_body(&boxed(
+        BodyKind::Static,
+        [1.0, 0.0, 0.1],
+        0.0,
+        [0.4, 0.4, 0.2],
+        false,
+    ))
+    .unwrap();
+    let low = e
+        .add_body(&boxed(
+            BodyKind::Dynamic,
+            [0.0, 0.0, 0.3],
+            0.0,
+            [0.3, 0.3, 0.3],
+            true,
+        ))
+        .unwrap();
+    drive(&mut e, low, Vec3::x(), 200);
+    let x = states(&e, 2)[1].pose.translation.vector.x;
+    assert!(
+        (x + 0.15 - 0.8).abs() <= 0.01 + 1e-9,
+        "stopped at the box: {x}"
+    );
+}
+
+#[test]
+fn a_kinematic_body_moves_through_walls_and_stops_robots() {
+    let mut e = engine();
+    e.add_body(&boxed(
+        BodyKind::Static,
+        [0.0, 1.0, 0.5],
+        0.0,
+        [0.1, 1.0, 1.0],
+        false,
+    ))
+    .unwrap();
+    // A sliding door panel, moved into the wall beside it (the quickstart's door).
+    let door = e
         .add_body(&boxed(
             BodyKind::Kinematic,
             [0.0, 0.0, 0.5],
             0.0,
-            [0.3, 0.3, 0.3],
+            [0.08, 1.0, 1.0],
             false,
         ))
         .unwrap();
     e.apply(&BodyCommand::Velocity {
-        body: carried,
-        linear: Vec3::x(),
+        body: door,
+        linear: Vec3::y(),
         angular: Vec3::zeros(),
     });
-    for _ in 0..200 {
+    for _ in 0..50 {
         e.step(DT);
     }
-    let p = states(&e, 2)[1].pose.translation.vector;
-    assert!((p - Vec3::new(2.0, 0.0, 0.5)).norm() < 1e-9, "{p}");
-    let mut c = Vec::new();
-    e.contacts(low, &mut c);
-    assert!(c.is_empty());
+    assert!((states(&e, 2)[1].pose.translation.vector.y - 0.5).abs() < 1e-9);
+    // A robot driving at the panel stops at it.
+    e.apply(&BodyCommand::Velocity {
+        body: door,
+        linear: Vec3::zeros(),
+        angular: Vec3::zeros(),
+    });
+    let r = e.add_body(&robot(-1.0, 0.2, 0.0)).unwrap();
+    drive(&mut e, r, Vec3::x(), 200);
+    let x = states(&e, 3)[2].pose.translation.vector.x;
+    assert!((x + 0.225 + 0.04).abs() <= 0.01 + 1e-9, "{x}");
 }
 
 #[test]
