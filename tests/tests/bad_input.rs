@@ -27,7 +27,7 @@ fn unknown_field() {
             "{\n  \"timestep\": 0.01,\n  \"gravty\": [0, 0, -9.81]\n}",
             &[]
         ),
-        "$DIR/scene.json:3:13 (at gravty): unknown field `gravty`, expected one of `name`, `timestep`, `gravity`, `engine`, `seed`, `include`, `extensions`, `artifacts`, `watch`, `view`, `watchdog`"
+        "$DIR/scene.json:3:13 (at gravty): unknown field `gravty`, expected one of `name`, `timestep`, `gravity`, `engine`, `seed`, `include`, `extensions`, `artifacts`, `watch`, `view`, `map`, `watchdog`"
     );
 }
 
@@ -199,7 +199,7 @@ fn included_files_bring_their_artifacts() {
 fn unknown_engine() {
     assert_eq!(
         error_of(r#"{ "timestep": 0.01, "engine": "physx" }"#, &[]),
-        "$DIR/scene.json:1:31 (at engine): unknown physics engine 'physx' (known: rapier)"
+        "$DIR/scene.json:1:31 (at engine): unknown physics engine 'physx' (known: kinematic, rapier)"
     );
 }
 
