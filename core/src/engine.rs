@@ -129,6 +129,44 @@ pub struct BodySpec {
     pub planar: bool,
 }
 
+impl BodySpec {
+    /// The volume of its colliders that have one (planes excluded), m³.
+    pub fn solid_volume(&self) -> f64 {
+        self.colliders
+            .iter()
+            .map(|c| c.shape.volume())
+            .filter(|v| v.is_finite())
+            .sum()
+    }
+
+    /// The density its colliders get (kg/m³): from `Density`, or `Mass` spread over the solid
+    /// volume. `None` for explicit mass properties and for bodies that are not dynamic. A
+    /// dynamic body that would have no mass is refused, with the same words on every engine.
+    pub fn collider_density(&self) -> Result<Option<f64>, String> {
+        if self.kind != BodyKind::Dynamic {
+            return Ok(None);
+        }
+        let solid = self.solid_volume();
+        let density = match self.mass {
+            MassSpec::Explicit { .. } => return Ok(None),
+            MassSpec::Density(d) => d,
+            MassSpec::Mass(m) => {
+                if solid <= 0.0 {
+                    return Err(
+                        "'mass' needs at least one collider with a volume (or give 'inertia')"
+                            .into(),
+                    );
+                }
+                m / solid
+            }
+        };
+        if density <= 0.0 || solid <= 0.0 {
+            return Err("a dynamic body needs a mass: colliders with a volume and a density, or 'mass' with 'inertia'".into());
+        }
+        Ok(Some(density))
+    }
+}
+
 /// What a joint allows.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum JointKind {

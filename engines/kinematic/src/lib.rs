@@ -21,9 +21,8 @@
 mod grid;
 mod shape;
 
-pub use shape::{Foot, Prim};
-
 use grid::{Grid, Layout, ListGrid};
+use shape::Prim;
 use ssx_core::engine::{
     BodyCommand, BodyId, BodyKind, BodySpec, BodyState, Capabilities, Contact, EngineConfig,
     JointId, JointSpec, MassSpec, PhysicEngine, RayHit, Shape,
@@ -70,7 +69,6 @@ impl Body {
 /// The kinematic 2.5D [`PhysicEngine`].
 pub struct KinematicEngine {
     gravity: Vec3,
-    dt: f64,
     bodies: Vec<Body>,
     /// Every collider but planes, grouped by body.
     prims: Vec<Prim>,
@@ -97,7 +95,6 @@ impl KinematicEngine {
     pub fn new(config: &EngineConfig) -> Self {
         Self {
             gravity: config.gravity,
-            dt: config.timestep,
             bodies: Vec::new(),
             prims: Vec::new(),
             planes: Vec::new(),
@@ -443,28 +440,10 @@ fn mass_properties(spec: &BodySpec) -> Result<(f64, Matrix3<f64>, Vec3), String>
     if spec.kind != BodyKind::Dynamic {
         return Ok((0.0, Matrix3::zeros(), Vec3::zeros()));
     }
-    let solid: f64 = spec
-        .colliders
-        .iter()
-        .filter_map(|c| shape::unit_inertia(&c.shape).map(|(v, _)| v))
-        .sum();
-    let density = match spec.mass {
-        MassSpec::Explicit { mass, inertia } => {
-            return Ok((mass, Matrix3::from_diagonal(&inertia), inertia));
-        }
-        MassSpec::Density(d) => d,
-        MassSpec::Mass(m) => {
-            if solid <= 0.0 {
-                return Err(
-                    "'mass' needs at least one collider with a volume (or give 'inertia')".into(),
-                );
-            }
-            m / solid
-        }
-    };
-    if density <= 0.0 || solid <= 0.0 {
-        return Err("a dynamic body needs a mass: colliders with a volume and a density, or 'mass' with 'inertia'".into());
+    if let MassSpec::Explicit { mass, inertia } = spec.mass {
+        return Ok((mass, Matrix3::from_diagonal(&inertia), inertia));
     }
+    let density = spec.collider_density()?.unwrap_or(0.0);
     let mut inertia = Matrix3::zeros();
     for c in &spec.colliders {
         let Some((volume, unit)) = shape::unit_inertia(&c.shape) else {
@@ -482,7 +461,7 @@ fn mass_properties(spec: &BodySpec) -> Result<(f64, Matrix3<f64>, Vec3), String>
     } else {
         SymmetricEigen::new(inertia).eigenvalues
     };
-    Ok((density * solid, inertia, principal))
+    Ok((density * spec.solid_volume(), inertia, principal))
 }
 
 impl PhysicEngine for KinematicEngine {
@@ -606,7 +585,6 @@ impl PhysicEngine for KinematicEngine {
     }
 
     fn step(&mut self, dt: f64) {
-        self.dt = dt;
         self.contacts.clear();
         for b in 0..self.bodies.len() {
             self.accelerate(b, dt);

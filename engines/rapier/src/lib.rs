@@ -205,38 +205,13 @@ impl PhysicEngine for RapierEngine {
                 .enabled_translations(true, true, false)
                 .enabled_rotations(false, false, true);
         }
-        let solid_volume: f64 = spec
-            .colliders
-            .iter()
-            .map(|c| c.shape.volume())
-            .filter(|v| v.is_finite())
-            .sum();
-        let density = match (spec.kind, spec.mass) {
-            (BodyKind::Dynamic, MassSpec::Density(d)) => d,
-            (BodyKind::Dynamic, MassSpec::Mass(m)) => {
-                if solid_volume <= 0.0 {
-                    return Err(
-                        "'mass' needs at least one collider with a volume (or give 'inertia')"
-                            .into(),
-                    );
-                }
-                m / solid_volume
-            }
-            (BodyKind::Dynamic, MassSpec::Explicit { mass, inertia }) => {
-                builder = builder.additional_mass_properties(MassProperties::new(
-                    RVec::ZERO,
-                    mass as f32,
-                    v(&inertia),
-                ));
-                0.0
-            }
-            _ => 0.0,
-        };
-        if spec.kind == BodyKind::Dynamic
-            && !matches!(spec.mass, MassSpec::Explicit { .. })
-            && (density <= 0.0 || solid_volume <= 0.0)
-        {
-            return Err("a dynamic body needs a mass: colliders with a volume and a density, or 'mass' with 'inertia'".into());
+        let density = spec.collider_density()?.unwrap_or(0.0);
+        if let (BodyKind::Dynamic, MassSpec::Explicit { mass, inertia }) = (spec.kind, spec.mass) {
+            builder = builder.additional_mass_properties(MassProperties::new(
+                RVec::ZERO,
+                mass as f32,
+                v(&inertia),
+            ));
         }
         let handle = self.world.bodies.insert(builder);
         let id = BodyId(self.handles.len() as u32);
