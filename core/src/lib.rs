@@ -20,6 +20,7 @@ pub mod pacer;
 pub mod plugin;
 pub mod pool;
 pub mod render;
+pub mod spatial;
 pub mod stats;
 pub mod wake;
 pub mod world;

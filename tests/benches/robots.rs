@@ -9,7 +9,8 @@
 //!   simulated time: simulated seconds per wall second.
 //!
 //! `cargo bench -p ssx-tests --bench robots [-- formation|dispersal]`; SSX_BENCH_SIZES=1,10
-//! limits N; SSX_BENCH_STEPS sets the formation steps.
+//! limits N; SSX_BENCH_STEPS sets the formation steps; SSX_BENCH_SERIES prints the formation's
+//! step time per 50 steps (p50 and max) to stderr.
 
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -81,6 +82,18 @@ fn formation() {
         for _ in 0..steps {
             let r = env.step().expect("step");
             times.push(r.times.total.as_secs_f64() * 1e3);
+        }
+        if std::env::var("SSX_BENCH_SERIES").is_ok() {
+            for (k, c) in times.chunks(50).enumerate() {
+                let mut c = c.to_vec();
+                c.sort_by(f64::total_cmp);
+                eprintln!(
+                    "steps {:4}..: p50 {:.2} max {:.2}",
+                    k * 50,
+                    percentile(&c, 0.5),
+                    c[c.len() - 1]
+                );
+            }
         }
         let misses = env.summary().deadline_misses;
         let mut sorted = times.clone();

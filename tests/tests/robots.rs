@@ -650,3 +650,56 @@ fn the_figure_eight_experiment_writes_its_error_series_distribution_summary_and_
     let png = std::fs::read(out.path().join("figure8_cdf.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
 }
+
+/// The shipped formation scene (20 quadrotors among pillars) after `steps`: every quadrotor's
+/// position and the readings of its neighbours and range sensors.
+fn fly_formation(workers: usize, steps: u64) -> (Vec<[f64; 3]>, Vec<Vec<f64>>) {
+    let ws = Workspace::new();
+    let text =
+        std::fs::read_to_string(ssx_tests::repo_root().join("artifacts/scenes/formation.json"))
+            .unwrap()
+            .replace(
+                "\"../library/",
+                &format!(
+                    "\"{}/",
+                    ssx_tests::repo_root().join("artifacts/library").display()
+                ),
+            );
+    let scene = ws.write("formation.json", &text);
+    let mut env = build_fast(&scene, workers).unwrap();
+    step_n(&mut env, steps);
+    let names: Vec<String> = (0..20).map(|i| format!("quad_{i}")).collect();
+    let positions = names.iter().map(|n| position(&env, n)).collect();
+    let readings = names
+        .iter()
+        .flat_map(|n| [values(&env, n, "neighbours"), values(&env, n, "range")])
+        .collect();
+    (positions, readings)
+}
+
+#[test]
+fn the_formation_flies_the_same_bits_with_one_two_and_three_workers() {
+    // 12 s: take-off, the climb to 1.5 m, and the flight among the pillars, where the range
+    // rings see them and the neighbours query finds the others.
+    let (positions, readings) = fly_formation(1, 600);
+    for p in &positions {
+        assert!((p[2] - 1.5).abs() < 0.6, "flying near 1.5 m: {p:?}");
+    }
+    let mean_x = positions.iter().map(|p| p[0]).sum::<f64>() / 20.0;
+    assert!(
+        mean_x > 2.0,
+        "the formation moved towards its goal: {mean_x}"
+    );
+    let seen: usize = readings
+        .chunks(2)
+        .filter(|r| r[0][0] > 0.0 && r[1].iter().any(|&d| d < 2.0))
+        .count();
+    assert!(seen > 0, "some quadrotor has neighbours and a range hit");
+    for workers in [2, 3] {
+        assert_eq!(
+            fly_formation(workers, 600),
+            (positions.clone(), readings.clone()),
+            "{workers} workers"
+        );
+    }
+}

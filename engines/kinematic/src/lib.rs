@@ -18,10 +18,8 @@
 //! contact forces other than the ones that stop a move or hold a body up.
 #![warn(missing_docs)]
 
-mod grid;
 mod shape;
 
-use grid::{Grid, Layout, ListGrid};
 use shape::Prim;
 use ssx_core::engine::{
     BodyCommand, BodyId, BodyKind, BodySpec, BodyState, Capabilities, Contact, EngineConfig,
@@ -29,6 +27,7 @@ use ssx_core::engine::{
 };
 use ssx_core::math::nalgebra::{Matrix3, SymmetricEigen};
 use ssx_core::math::{Point3, Pose, Rotation, Vec3};
+use ssx_core::spatial::{self as grid, Grid, Layout, ListGrid};
 
 /// A body as the engine keeps it.
 #[derive(Clone, Debug)]

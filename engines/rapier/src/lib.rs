@@ -4,7 +4,12 @@
 //! nowhere else. The world is z-up.
 #![warn(missing_docs)]
 
+mod index;
+
 use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use index::QueryIndex;
 
 use rapier3d::math::{Pose as RPose, Rot3, Vec3 as RVec};
 use rapier3d::prelude::*;
@@ -54,13 +59,37 @@ pub struct RapierEngine {
     /// Joints in creation order (the index is the JointId), with their motor gains if any.
     joints: Vec<(ImpulseJointHandle, Option<[f64; 2]>)>,
     /// Ground planes. Only a dynamic body that is not planar can touch one, so a plane joins
-    /// Rapier's world when the first such body does; until then rays and radius queries meet it
-    /// here, in closed form. (A half-space in Rapier's BVH has an unbounded box: every ray and
-    /// every pair test of a ground swarm met it.)
+    /// Rapier's world when the first such body does (a half-space in Rapier's BVH has an
+    /// unbounded box: every pair test of a ground swarm met it). Rays and radius queries meet
+    /// planes here, in closed form, whether they are in Rapier's world or not.
     planes: Vec<Plane>,
     /// Whether the planes are in Rapier's world.
     planes_in_world: bool,
+    /// Bodies that can touch a plane (dynamic, not planar), with the radius about their centre
+    /// of mass that holds all their colliders, and whether they are in reach of a plane now.
+    fliers: Vec<Flier>,
+    /// Whether [`RapierEngine::plane_reach`] runs (always, but for the test that compares).
+    plane_culling: bool,
+    /// How often a body went out of or into the planes' reach.
+    plane_flips: u64,
+    /// The colliders as of the last step, filed for queries by the first query after it.
+    index: OnceLock<QueryIndex>,
+    /// The index before that, whose memory the next one reuses.
+    spare: Mutex<QueryIndex>,
 }
+
+/// A body that can touch a plane; see [`RapierEngine::plane_reach`].
+struct Flier {
+    handle: RigidBodyHandle,
+    radius: f32,
+    near: bool,
+}
+
+/// How far beyond what its velocity and forces can carry it in one step a body must be from
+/// every plane to leave the planes out of its pair tests (m). Rapier's contact impulses are not
+/// foreseen: a body knocked faster than this towards the ground in a single step meets it one
+/// step late, and the solid half-space then pushes it back out.
+const PLANE_MARGIN: f32 = 0.5;
 
 /// A ground plane kept out of Rapier's world until a body can touch it.
 struct Plane {
@@ -74,6 +103,15 @@ struct Plane {
 
 /// Collision groups: planes are in group 2; planar bodies (held in height) never touch them.
 const PLANES: Group = Group::GROUP_2;
+
+/// The groups of a dynamic body's colliders while it is out of reach of every plane.
+fn far_from_planes() -> InteractionGroups {
+    InteractionGroups::new(
+        Group::GROUP_1,
+        Group::ALL.difference(PLANES),
+        InteractionTestMode::And,
+    )
+}
 
 fn groups(planar: bool, plane: bool) -> InteractionGroups {
     let (member, filter) = match (planar, plane) {
@@ -98,6 +136,11 @@ impl RapierEngine {
             joints: Vec::new(),
             planes: Vec::new(),
             planes_in_world: false,
+            fliers: Vec::new(),
+            plane_culling: true,
+            plane_flips: 0,
+            index: OnceLock::new(),
+            spare: Mutex::default(),
         }
     }
 
@@ -161,13 +204,62 @@ impl RapierEngine {
         }
     }
 
-    /// The planes still outside Rapier's world.
-    fn loose_planes(&self) -> &[Plane] {
-        if self.planes_in_world {
-            &[]
-        } else {
-            &self.planes
+    /// Leaves the planes out of the pair tests of every body that cannot reach one this step
+    /// (and puts them back for those that can), so that a swarm in the air does not pay for a
+    /// contact test with the ground per body and step: a plane's unbounded box meets every
+    /// body's box in Rapier's broad phase. Reach is what the body's velocity, applied force and
+    /// gravity carry its centre of mass in one step, plus the radius holding its colliders,
+    /// plus [`PLANE_MARGIN`].
+    fn plane_reach(&mut self, dt: f32) {
+        if !self.planes_in_world || !self.plane_culling {
+            return;
         }
+        let gravity = self.world.gravity;
+        for f in &mut self.fliers {
+            let rb = &self.world.bodies[f.handle];
+            let mass = rb.mass();
+            let accel = if mass > 0.0 {
+                rb.user_force() / mass + gravity
+            } else {
+                gravity
+            };
+            let travel = rb.linvel().length() * dt + accel.length() * dt * dt;
+            let com = back_v(rb.center_of_mass());
+            let reach = f64::from(travel + f.radius + PLANE_MARGIN);
+            let near = self
+                .planes
+                .iter()
+                .any(|p| (com - p.point).dot(&p.normal) <= reach);
+            if near == f.near {
+                continue;
+            }
+            f.near = near;
+            self.plane_flips += 1;
+            let groups = if near {
+                groups(false, false)
+            } else {
+                far_from_planes()
+            };
+            for c in rb.colliders().to_vec() {
+                self.world.colliders[c].set_collision_groups(groups);
+            }
+        }
+    }
+
+    /// Drops the index after the world changed, keeping its memory for the next.
+    fn retire_index(&mut self) {
+        if let Some(old) = self.index.take() {
+            *self.spare.get_mut().unwrap_or_else(|e| e.into_inner()) = old;
+        }
+    }
+
+    fn index(&self) -> &QueryIndex {
+        self.index.get_or_init(|| {
+            let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+            let mut index = std::mem::take(&mut *spare);
+            index.rebuild(&self.world.colliders);
+            index
+        })
     }
 
     fn body(&self, id: BodyId) -> Option<&RigidBody> {
@@ -215,6 +307,7 @@ impl PhysicEngine for RapierEngine {
         }
         let handle = self.world.bodies.insert(builder);
         let id = BodyId(self.handles.len() as u32);
+        self.retire_index();
         if spec.kind == BodyKind::Dynamic && !spec.planar {
             self.planes_into_world();
         }
@@ -246,6 +339,25 @@ impl PhysicEngine for RapierEngine {
         // Mass properties are otherwise only computed at the first step; the catalog reads them
         // before that.
         self.world.bodies[handle].recompute_mass_properties_from_colliders(&self.world.colliders);
+        if spec.kind == BodyKind::Dynamic && !spec.planar {
+            let rb = &self.world.bodies[handle];
+            let com = rb.mass_properties().local_mprops.local_com;
+            let radius = rb
+                .colliders()
+                .iter()
+                .map(|c| {
+                    let co = &self.world.colliders[*c];
+                    let local = co.position_wrt_parent().copied().unwrap_or(RPose::IDENTITY);
+                    let sphere = co.shape().compute_bounding_sphere(&local);
+                    (sphere.center - com).length() + sphere.radius
+                })
+                .fold(0.0, f32::max);
+            self.fliers.push(Flier {
+                handle,
+                radius,
+                near: true,
+            });
+        }
         self.handles.push(handle);
         Ok(id)
     }
@@ -349,7 +461,9 @@ impl PhysicEngine for RapierEngine {
 
     fn step(&mut self, dt: f64) {
         self.world.integration_parameters.dt = dt as f32;
+        self.plane_reach(dt as f32);
         self.world.step();
+        self.retire_index();
         for h in self.forced.drain(..) {
             if let Some(rb) = self.world.bodies.get_mut(h) {
                 rb.reset_forces(false);
@@ -385,20 +499,17 @@ impl PhysicEngine for RapierEngine {
             return None;
         }
         let dir = direction / norm;
-        let ray = Ray::new(v(&origin.coords), v(&dir));
-        let keep = |_: ColliderHandle, c: &Collider| !exclude(BodyId(c.user_data as u32));
-        let filter = QueryFilter::default().predicate(&keep);
         let mut best = self
-            .world
-            .cast_ray_and_get_normal(&ray, max_distance as f32, true, filter)
-            .map(|(collider, hit)| RayHit {
-                body: BodyId(self.world.colliders[collider].user_data as u32),
+            .index()
+            .cast_ray(origin.coords.into(), dir.into(), max_distance, exclude)
+            .map(|(body, hit)| RayHit {
+                body,
                 distance: hit.time_of_impact as f64,
                 normal: back_v(hit.normal),
             });
-        // The planes outside Rapier's world, as its solid half-space cast answers: 0 from
-        // inside, else where the ray crosses the surface from above.
-        for p in self.loose_planes() {
+        // Planes as Rapier's solid half-space cast answers: 0 from inside, else where the ray
+        // crosses the surface from above.
+        for p in &self.planes {
             let height = (origin.coords - p.point).dot(&p.normal);
             let along = dir.dot(&p.normal);
             let hit = if height <= 0.0 {
@@ -425,15 +536,13 @@ impl PhysicEngine for RapierEngine {
 
     fn bodies_within(&self, center: Point3, radius: f64, out: &mut Vec<BodyId>) {
         let start = out.len();
-        let ball = Ball::new(radius as f32);
-        let at = RPose::from_translation(v(&center.coords));
-        for (_, c) in self
-            .world
-            .intersect_shape(at, &ball, QueryFilter::default())
-        {
-            out.push(BodyId(c.user_data as u32));
-        }
-        for p in self.loose_planes() {
+        self.index().bodies_within(
+            self.world.narrow_phase.query_dispatcher(),
+            center.coords.into(),
+            radius,
+            out,
+        );
+        for p in &self.planes {
             if (center.coords - p.point).dot(&p.normal) <= radius {
                 out.push(p.body);
             }
@@ -500,4 +609,83 @@ impl PhysicEngine for RapierEngine {
 /// Registers this engine as `"rapier"`.
 pub fn register(registry: &mut ssx_core::PluginRegistry) {
     registry.add_engine("rapier", |config| Box::new(RapierEngine::new(config)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssx_core::engine::ColliderSpec;
+
+    /// A box dropped from 30 m, one thrown down at 60 m/s, one held up and then kicked down,
+    /// and a cluster of boxes on the ground: every state after every step.
+    fn trajectories(culling: bool) -> (Vec<BodyState>, u64) {
+        let mut e = RapierEngine::new(&EngineConfig {
+            gravity: Vec3::new(0.0, 0.0, -9.81),
+            timestep: 0.01,
+        });
+        e.plane_culling = culling;
+        let spec = |kind, xyz: [f64; 3], shape| BodySpec {
+            kind,
+            pose: Pose::translation(xyz[0], xyz[1], xyz[2]),
+            mass: MassSpec::Mass(2.0),
+            colliders: vec![ColliderSpec {
+                shape,
+                local_pose: Pose::identity(),
+                friction: 0.5,
+                restitution: 0.2,
+            }],
+            linear_damping: 0.0,
+            angular_damping: 0.0,
+            planar: false,
+        };
+        let cube = Shape::Box {
+            half_extents: Vec3::repeat(0.1),
+        };
+        e.add_body(&spec(BodyKind::Static, [0.0; 3], Shape::Plane))
+            .unwrap();
+        e.add_body(&spec(BodyKind::Dynamic, [0.0, 0.0, 30.0], cube))
+            .unwrap();
+        let thrown = e
+            .add_body(&spec(BodyKind::Dynamic, [5.0, 0.0, 2.0], cube))
+            .unwrap();
+        let kicked = e
+            .add_body(&spec(BodyKind::Dynamic, [-5.0, 0.0, 1.5], cube))
+            .unwrap();
+        for i in 0..6 {
+            e.add_body(&spec(
+                BodyKind::Dynamic,
+                [0.15 * i as f64, 3.0, 0.1 + 0.25 * i as f64],
+                Shape::Sphere { radius: 0.1 },
+            ))
+            .unwrap();
+        }
+        e.apply(&BodyCommand::Velocity {
+            body: thrown,
+            linear: Vec3::new(1.0, 0.0, -60.0),
+            angular: Vec3::new(3.0, 0.0, 0.0),
+        });
+        let mut out = Vec::new();
+        let mut states = vec![BodyState::default(); 10];
+        for step in 0..400 {
+            let lift = if step < 100 { 1.0 } else { 0.0 };
+            let kick = if step == 100 { 300.0 } else { 0.0 };
+            e.apply(&BodyCommand::Force {
+                body: kicked,
+                force: Vec3::new(0.0, 0.0, 2.0 * 9.81 * (lift - kick)),
+            });
+            e.step(0.01);
+            e.read_state(&mut states);
+            out.extend_from_slice(&states);
+        }
+        (out, e.plane_flips)
+    }
+
+    #[test]
+    fn leaving_planes_out_of_reach_changes_no_trajectory() {
+        let (culled, flips) = trajectories(true);
+        let (full, none) = trajectories(false);
+        assert_eq!(none, 0);
+        assert!(flips >= 6, "bodies went out of reach and back: {flips}");
+        assert_eq!(culled, full, "bit for bit");
+    }
 }

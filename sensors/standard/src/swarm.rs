@@ -35,7 +35,22 @@ pub(crate) struct Neighbours {
     d: Descriptor,
     rate: Rate,
     near: Vec<u32>,
+    /// Per artifact id: whether its first body has mass (0 unknown, 1 yes, 2 no). Masses do
+    /// not change while a simulation runs, so each is asked once.
+    moves: Vec<u8>,
     out: Vec<f64>,
+}
+
+/// Whether artifact `a`'s first body is dynamic (has mass), asked once per artifact.
+fn moves(known: &mut Vec<u8>, ctx: &Ctx<'_>, a: u32) -> Result<bool, String> {
+    let i = a as usize;
+    if i >= known.len() {
+        known.resize(i + 1, 0);
+    }
+    if known[i] == 0 {
+        known[i] = if ctx.body_mass(a, 0)? > 0.0 { 1 } else { 2 };
+    }
+    Ok(known[i] == 1)
 }
 
 impl Sensor for Neighbours {
@@ -51,6 +66,7 @@ impl Sensor for Neighbours {
         Ok(Neighbours {
             rate: crate::rate(d.rate_divider, d.stagger, init)?,
             near: Vec::new(),
+            moves: Vec::new(),
             out: Vec::new(),
             d,
         })
@@ -67,7 +83,7 @@ impl Sensor for Neighbours {
         self.out.clear();
         self.out.push(0.0);
         for &a in &self.near {
-            if !self.d.include_static && ctx.body_mass(a, 0)? == 0.0 {
+            if !self.d.include_static && !moves(&mut self.moves, ctx, a)? {
                 continue;
             }
             let other = ctx.body_state(a, 0)?;

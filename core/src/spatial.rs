@@ -42,6 +42,7 @@ impl Layout {
     }
 
     /// Whether bounds lie inside the grid.
+    #[inline]
     pub fn holds(&self, b: &[f64; 4]) -> bool {
         b[0] >= self.x0
             && b[1] >= self.y0
@@ -50,12 +51,15 @@ impl Layout {
     }
 
     /// The cell column or row of a coordinate, clamped into the grid.
+    #[inline]
     fn index(&self, v: f64, origin: f64, n: usize) -> usize {
-        let i = ((v - origin) / self.cell).floor();
-        if i <= 0.0 { 0 } else { (i as usize).min(n - 1) }
+        // Truncation is the floor for the non-negative values kept; NaN goes to 0.
+        let i = (v - origin) / self.cell;
+        if i >= 1.0 { (i as usize).min(n - 1) } else { 0 }
     }
 
     /// The cells bounds meet: columns ix0..=ix1, rows iy0..=iy1 (clamped).
+    #[inline]
     pub fn span(&self, b: &[f64; 4]) -> (usize, usize, usize, usize) {
         (
             self.index(b[0], self.x0, self.nx),
@@ -109,6 +113,7 @@ impl Grid {
     }
 
     /// The items of one cell.
+    #[inline]
     pub fn cell(&self, layout: &Layout, x: usize, y: usize) -> &[u32] {
         let c = y * layout.nx + x;
         match (self.start.get(c), self.start.get(c + 1)) {
