@@ -76,6 +76,8 @@ pub struct Grid {
     /// `start[c]..start[c + 1]` indexes `items` for cell c.
     start: Vec<u32>,
     items: Vec<u32>,
+    /// Scratch for [`Grid::build`], kept so that rebuilding allocates nothing.
+    fill: Vec<u32>,
 }
 
 impl Grid {
@@ -99,7 +101,9 @@ impl Grid {
         self.items.clear();
         self.items.resize(self.start[cells] as usize, 0);
         // Fill from the back so each cell ends up in entry order (deterministic, ascending).
-        let mut fill = self.start[1..].to_vec();
+        let fill = &mut self.fill;
+        fill.clear();
+        fill.extend_from_slice(&self.start[1..]);
         for (item, b) in entries.iter().rev() {
             let (x0, y0, x1, y1) = layout.span(b);
             for y in y0..=y1 {
