@@ -240,7 +240,7 @@ impl RapierEngine {
             } else {
                 far_from_planes()
             };
-            for c in rb.colliders().to_vec() {
+            for &c in rb.colliders() {
                 self.world.colliders[c].set_collision_groups(groups);
             }
         }
