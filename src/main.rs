@@ -81,6 +81,13 @@ enum Command {
         /// The scene file.
         scene: PathBuf,
     },
+    /// Write a scene's map (read or generated) as a PNG: walls black, free space white.
+    Map {
+        /// The scene file.
+        scene: PathBuf,
+        /// The image to write (replaced atomically).
+        out: PathBuf,
+    },
     /// List the plugins a library exports, with its ABI version.
     Plugins {
         /// The plugin library (a path, or a file name searched in SSX_PLUGIN_PATH and next to
@@ -227,6 +234,7 @@ fn main() -> ExitCode {
         Command::Check { scene } => check(scene),
         Command::Run(args) => run(args, &hub),
         Command::Plugins { library } => plugins(library),
+        Command::Map { scene, out } => write_map(scene, out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -275,6 +283,31 @@ fn check(path: &Path) -> Result<(), SsxError> {
         scene.extensions.len(),
         scene.timestep,
         env.engine().name(),
+    );
+    Ok(())
+}
+
+fn write_map(path: &Path, out: &Path) -> Result<(), SsxError> {
+    let scene = Scene::load(path, &registry())?;
+    let Some(layout) = &scene.map else {
+        return Err(SsxError::Config(format!(
+            "the scene '{}' has no \"map\"",
+            path.display()
+        )));
+    };
+    let occ = &layout.occupancy;
+    let png = ssx_artifacts::map::png(occ).map_err(SsxError::Config)?;
+    ssx_core::stats::write_atomic(out, &png)?;
+    let free = occ.cells.iter().filter(|&&c| !c).count();
+    println!(
+        "wrote {}: {} × {} cells of {} m ({:.1} × {:.1} m), {:.1}% free",
+        out.display(),
+        occ.width,
+        occ.height,
+        layout.resolution,
+        f64::from(occ.width) * layout.resolution,
+        f64::from(occ.height) * layout.resolution,
+        100.0 * free as f64 / occ.cells.len() as f64
     );
     Ok(())
 }

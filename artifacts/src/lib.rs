@@ -7,6 +7,7 @@
 
 pub mod limits;
 pub mod locate;
+pub mod generate;
 pub mod map;
 pub mod schema;
 
@@ -114,6 +115,8 @@ pub struct Scene {
     pub view: Option<ViewFile>,
     /// The watchdog's limit (s), if the scene sets one.
     pub watchdog: Option<f64>,
+    /// The map's cells, when the scene has a map (its walls are the artifact `map`).
+    pub map: Option<map::Layout>,
 }
 
 impl Scene {
@@ -173,8 +176,11 @@ impl Scene {
         };
         let top = Rc::new(top);
         loader.scene(&top, &scene)?;
+        let mut layout = None;
         if let Some(map) = &scene.map {
-            let walls = map::artifact(map, |p| top.resolve(p), |at, m| top.err(at, m))?;
+            let cells = map::layout(map, |p| top.resolve(p), |at, m| top.err(at, m))?;
+            let walls = map::artifact(map, &cells, |at, m| top.err(at, m))?;
+            layout = Some(cells);
             if let Some(first) = loader.names.get("map") {
                 return Err(top.err(
                     "map",
@@ -205,6 +211,7 @@ impl Scene {
             watch: scene.watch,
             view: scene.view,
             watchdog: scene.watchdog.map(|w| w.0),
+            map: layout,
         })
     }
 

@@ -267,16 +267,45 @@ fn yaml_settings(path: &Path) -> Result<Settings, SsxError> {
     })
 }
 
-/// The scene's map as an artifact named `map`: one static body whose colliders are the merged
-/// wall rectangles. `resolve` turns a path named in the scene into a file path; `err` makes a
-/// located error at a JSON path of the scene's `map`.
-pub fn artifact(
+/// A scene's map as cells: the occupancy, metres per cell and the pose of its lower-left corner
+/// (x, y, yaw).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    /// Which cells are walls.
+    pub occupancy: Occupancy,
+    /// Metres per cell.
+    pub resolution: f64,
+    /// The world pose of the lower-left corner: x, y, yaw.
+    pub origin: [f64; 3],
+}
+
+/// Default cell size of a generated map (m).
+pub const GENERATED_RESOLUTION: f64 = 0.5;
+
+/// Reads or generates the scene's map. `resolve` turns a path named in the scene into a file
+/// path; `err` makes a located error at a JSON path of the scene's `map`.
+pub fn layout(
     map: &MapFile,
     resolve: impl Fn(&Path) -> PathBuf,
     err: impl Fn(&str, String) -> SsxError,
-) -> Result<ArtifactSpec, SsxError> {
+) -> Result<Layout, SsxError> {
+    let sources = [
+        map.image.is_some(),
+        map.yaml.is_some(),
+        map.cave.is_some(),
+        map.building.is_some(),
+    ];
+    if sources.iter().filter(|&&s| s).count() != 1 {
+        return Err(err(
+            "map",
+            "a map needs exactly one of \"image\" (with \"resolution\"), \"yaml\" (a map_server file), \"cave\" or \"building\"".into(),
+        ));
+    }
+    if map.cave.is_some() || map.building.is_some() {
+        return generated(map, err);
+    }
     let settings = match (&map.image, &map.yaml) {
-        (Some(image), None) => {
+        (Some(image), _) => {
             let Some(resolution) = map.resolution else {
                 return Err(err(
                     "map",
@@ -292,7 +321,8 @@ pub fn artifact(
                 negate: map.negate,
             }
         }
-        (None, Some(yaml)) => {
+        (_, yaml) => {
+            let yaml = yaml.as_ref().expect("one source, checked above");
             if map.resolution.is_some()
                 || map.origin.is_some()
                 || map.occupied_thresh.is_some()
@@ -309,12 +339,6 @@ pub fn artifact(
                 other => other,
             })?
         }
-        _ => {
-            return Err(err(
-                "map",
-                "a map needs exactly one of \"image\" (with \"resolution\") or \"yaml\" (a map_server file)".into(),
-            ));
-        }
     };
     let at = if map.yaml.is_some() {
         "map.yaml"
@@ -322,7 +346,108 @@ pub fn artifact(
         "map.image"
     };
     let (w, h, grey) = grey_image(&settings.image).map_err(|m| err(at, m))?;
-    let occ = occupancy(w, h, &grey, settings.thresh, settings.negate);
+    Ok(Layout {
+        occupancy: occupancy(w, h, &grey, settings.thresh, settings.negate),
+        resolution: settings.resolution,
+        origin: settings.origin,
+    })
+}
+
+/// A cave or a building generated from its seed.
+fn generated(map: &MapFile, err: impl Fn(&str, String) -> SsxError) -> Result<Layout, SsxError> {
+    use crate::generate::{self, Building, Cave, Kind, Spawn};
+    if map.occupied_thresh.is_some() || map.negate {
+        return Err(err(
+            "map",
+            "a generated map takes no \"occupied_thresh\" or \"negate\"".into(),
+        ));
+    }
+    let res = map.resolution.map_or(GENERATED_RESOLUTION, |r| r.0);
+    let origin = map.origin.map_or([0.0; 2], |o| [o[0].0, o[1].0]);
+    let cells = |size: &[crate::schema::Size; 2]| size.map(|s| (s.0 / res).round() as u32);
+    let (kind, size, spawn, radius, at) = match (&map.cave, &map.building) {
+        (Some(c), _) => {
+            let smoothing = c.smoothing.unwrap_or(5);
+            if smoothing > 100 {
+                return Err(err(
+                    "map.cave.smoothing",
+                    format!("expected at most 100 rounds, got {smoothing}"),
+                ));
+            }
+            let kind = Kind::Cave(Cave {
+                seed: c.seed,
+                cells: cells(&c.size),
+                fill: c.fill.map_or(0.45, |f| f.0),
+                smoothing,
+            });
+            (kind, c.size, c.spawn, c.spawn_radius, "map.cave")
+        }
+        (_, Some(b)) => {
+            let kind = Kind::Building(Building {
+                seed: b.seed,
+                cells: cells(&b.size),
+                room: (b.room_size.map_or(5.0, |s| s.0) / res).round().max(1.0) as u32,
+                door: (b.door_width.map_or(1.0, |s| s.0) / res).ceil().max(1.0) as u32,
+            });
+            (kind, b.size, b.spawn, b.spawn_radius, "map.building")
+        }
+        _ => unreachable!("called for generated maps only"),
+    };
+    let centre = spawn.map_or([size[0].0 / 2.0, size[1].0 / 2.0], |s| {
+        [s[0].0 - origin[0], s[1].0 - origin[1]]
+    });
+    if centre.iter().any(|&c| c < 0.0) {
+        return Err(err(
+            &format!("{at}.spawn"),
+            "the spawn point lies outside the map".into(),
+        ));
+    }
+    let spawn = Spawn {
+        cell: centre.map(|c| (c / res).floor() as u32),
+        radius: (radius.map_or(1.5, |r| r.0) / res).round() as u32,
+    };
+    let g = generate::generate(kind, spawn).map_err(|m| err(at, m))?;
+    if g.attempts > 1 {
+        tracing::info!(
+            "{at}: the seed's map had too little free space; attempt {} (seed {}) was kept",
+            g.attempts,
+            g.seed
+        );
+    }
+    Ok(Layout {
+        occupancy: g.occupancy,
+        resolution: res,
+        origin: [origin[0], origin[1], 0.0],
+    })
+}
+
+/// The map as a grey image: walls black, free space white, row 0 at the top.
+pub fn png(occ: &Occupancy) -> Result<Vec<u8>, String> {
+    let grey: Vec<u8> = occ.cells.iter().map(|&c| if c { 0 } else { 255 }).collect();
+    let img = image::GrayImage::from_raw(occ.width, occ.height, grey)
+        .ok_or("the occupancy does not match its size")?;
+    let mut out = Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageOutputFormat::Png)
+        .map_err(|e| e.to_string())?;
+    Ok(out.into_inner())
+}
+
+/// The scene's map as an artifact named `map`: one static body whose colliders are the merged
+/// wall rectangles of `layout`. `err` makes a located error at a JSON path of the scene's `map`.
+pub fn artifact(
+    map: &MapFile,
+    layout: &Layout,
+    err: impl Fn(&str, String) -> SsxError,
+) -> Result<ArtifactSpec, SsxError> {
+    let at = if map.yaml.is_some() {
+        "map.yaml"
+    } else if map.image.is_some() {
+        "map.image"
+    } else {
+        "map"
+    };
+    let occ = &layout.occupancy;
+    let h = occ.height;
     let rects = occ.rectangles();
     if rects.len() > MAX_RECTS {
         return Err(err(
@@ -334,7 +459,7 @@ pub fn artifact(
         ));
     }
     let height = map.height.map_or(0.5, |h| h.0);
-    let res = settings.resolution;
+    let res = layout.resolution;
     let mut colliders = Vec::with_capacity(rects.len());
     let mut visuals = Vec::with_capacity(rects.len());
     for r in &rects {
@@ -363,7 +488,7 @@ pub fn artifact(
             color: WALL_COLOR,
         });
     }
-    let [ox, oy, yaw] = settings.origin;
+    let [ox, oy, yaw] = layout.origin;
     Ok(ArtifactSpec {
         name: "map".into(),
         bodies: vec![(

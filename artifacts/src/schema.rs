@@ -421,6 +421,57 @@ pub struct MapFile {
     /// Light is occupied instead of dark.
     #[serde(default)]
     pub negate: bool,
+    /// A cave generated from a seed (MAES's cellular automaton) instead of an image.
+    #[serde(default)]
+    pub cave: Option<CaveFile>,
+    /// A building generated from a seed (rooms split recursively, joined by doors).
+    #[serde(default)]
+    pub building: Option<BuildingFile>,
+}
+
+/// `"map": {"cave": {...}}`: see `generate::Cave`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CaveFile {
+    /// The seed: the same seed makes the same cave on every machine.
+    pub seed: u64,
+    /// Width and depth (m).
+    pub size: [Size; 2],
+    /// Share of rock before smoothing (default 0.45).
+    #[serde(default)]
+    pub fill: Option<Threshold>,
+    /// Rounds of the cellular automaton (default 5, at most 100).
+    #[serde(default)]
+    pub smoothing: Option<u32>,
+    /// Where robots start (world x, y; default the map's centre): kept free, and every free
+    /// cell is reachable from it.
+    #[serde(default)]
+    pub spawn: Option<[Coordinate; 2]>,
+    /// Radius kept free around `spawn` (m, default 1.5).
+    #[serde(default)]
+    pub spawn_radius: Option<Size>,
+}
+
+/// `"map": {"building": {...}}`: see `generate::Building`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BuildingFile {
+    /// The seed.
+    pub seed: u64,
+    /// Width and depth (m).
+    pub size: [Size; 2],
+    /// Least room side (m, default 5).
+    #[serde(default)]
+    pub room_size: Option<Size>,
+    /// Door width (m, default 1).
+    #[serde(default)]
+    pub door_width: Option<Size>,
+    /// As for a cave.
+    #[serde(default)]
+    pub spawn: Option<[Coordinate; 2]>,
+    /// As for a cave.
+    #[serde(default)]
+    pub spawn_radius: Option<Size>,
 }
 
 /// The live view's settings (`"view"` in a scene; used when `ssxd run --view` is given).
