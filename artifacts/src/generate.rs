@@ -41,7 +41,7 @@ impl SplitMix {
     }
     /// A number in `0..n` (n > 0), by Lemire's multiply-shift (bias below 2⁻³² for our sizes).
     pub fn below(&mut self, n: u32) -> u32 {
-        ((self.next_u64() >> 32) * u64::from(n) >> 32) as u32
+        (((self.next_u64() >> 32) * u64::from(n)) >> 32) as u32
     }
     /// True with probability `p`, decided on 53 bits.
     pub fn chance(&mut self, p: f64) -> bool {
@@ -314,7 +314,12 @@ fn reachable(cells: &Cells, from: [u32; 2]) -> Vec<bool> {
         queue.push_back(from);
     }
     while let Some([x, y]) = queue.pop_front() {
-        for (nx, ny) in [(x + 1, y), (x.wrapping_sub(1), y), (x, y + 1), (x, y.wrapping_sub(1))] {
+        for (nx, ny) in [
+            (x + 1, y),
+            (x.wrapping_sub(1), y),
+            (x, y + 1),
+            (x, y.wrapping_sub(1)),
+        ] {
             if nx >= w || ny >= h {
                 continue;
             }

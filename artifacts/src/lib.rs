@@ -5,9 +5,9 @@
 //! Every problem becomes one [`SsxError::Input`] naming the file, the JSON path and line:column.
 #![warn(missing_docs)]
 
+pub mod generate;
 pub mod limits;
 pub mod locate;
-pub mod generate;
 pub mod map;
 pub mod schema;
 

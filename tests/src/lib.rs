@@ -192,6 +192,10 @@ pub fn rust_plugin_dir() -> PathBuf {
                 "ssx-test-plugins",
                 "-p",
                 "ssx-zenoh",
+                "-p",
+                "ssx-explore",
+                "-p",
+                "ssx-driver-explore",
             ])
             .current_dir(&root)
             .status()

@@ -10,6 +10,7 @@
 //! | `imu` | `[fx, fy, fz, wx, wy, wz]`: specific force (m/s²) and angular rate (rad/s), body frame |
 //! | `range` | `count` distances (m), ray 0 first, counter-clockwise; `max_range` when nothing is hit |
 //! | `neighbours` | `[n, then per neighbour: artifact, dx, dy, dz, dvx, dvy, dvz]`, relative to the own body |
+//! | `slam` | `[x, y, yaw]`: the estimated pose of its last scan (the map itself is served by the `explore` extension) |
 //! | `contact` | `[n, |total force|, then per touched body: artifact, body, px, py, pz, fx, fy, fz]` |
 //!
 //! Sensors with a `rate_divider` publish every that many steps; in between the last reading (and
@@ -21,6 +22,7 @@ mod imu;
 mod noise;
 mod pose;
 mod range;
+mod slam;
 mod swarm;
 
 use serde::Deserialize;
@@ -77,4 +79,5 @@ ssx_sdk::export_plugins!(
     sensor "range" "a fan or ring of range rays in the mount's plane (2.5D: rays pass under what is above them)" => range::Range,
     sensor "neighbours" "relative position and velocity of the artifacts within a radius, optionally in line of sight" => swarm::Neighbours,
     sensor "contact" "the bodies touching a body: where and how hard" => contact::Contact,
+    sensor "slam" "a range scanner whose scans at a noisy pose build the robot's occupancy grid in the explore extension" => slam::Slam,
 );
