@@ -394,6 +394,7 @@ impl PluginLoader {
             lib,
             plugin: name.to_string(),
             instance_name: instance_name.to_string(),
+            metrics: Vec::new(),
             descriptor: descriptor.clone(),
             instance: None,
         }))
@@ -510,6 +511,7 @@ struct AbiExtension {
     instance_name: String,
     descriptor: serde_json::Value,
     instance: Option<Instance>,
+    metrics: crate::plugin::Metrics,
 }
 
 // SAFETY: `init`, `after_step` and `shutdown` run on the stepping thread with `&mut self`;
@@ -542,6 +544,7 @@ impl SimulationExtension for AbiExtension {
             kind: FrameKind::Extension {
                 readings: ctx.readings,
                 stats: ctx.stats,
+                metrics: Some(&mut self.metrics),
             },
         };
         instance.step(&mut frame)
@@ -560,6 +563,7 @@ impl SimulationExtension for AbiExtension {
             kind: FrameKind::Extension {
                 readings: ctx.readings,
                 stats: ctx.stats,
+                metrics: None,
             },
         };
         let mut request = SsxControl::default();
@@ -635,6 +639,10 @@ impl SimulationExtension for AbiExtension {
         }
     }
 
+    fn metrics(&self) -> &[(String, f64)] {
+        &self.metrics
+    }
+
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
@@ -677,6 +685,8 @@ enum FrameKind<'a> {
     Extension {
         readings: &'a dyn ReadingSource,
         stats: StatsView<'a>,
+        /// Where `metric` writes (after_step only).
+        metrics: Option<&'a mut crate::plugin::Metrics>,
     },
 }
 
@@ -1277,6 +1287,22 @@ unsafe extern "C" fn host_call_extension(
     })
 }
 
+unsafe extern "C" fn host_metric(ctx: SsxCtx, name: *const c_char, value: f64) -> SsxStatus {
+    host(ctx, |f| {
+        let FrameKind::Extension {
+            metrics: Some(metrics),
+            ..
+        } = &mut f.kind
+        else {
+            return Err(SSX_ERR_WRONG_PHASE);
+        };
+        crate::plugin::set_metric(metrics, self::name(name)?, value).map_err(|why| {
+            tracing::debug!(target: "ssx::plugin", "metric refused: {why}");
+            SSX_ERR_INVALID_ARGUMENT
+        })
+    })
+}
+
 unsafe extern "C" fn host_wake() {
     crate::wake::ring();
 }
@@ -1316,4 +1342,5 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     stats: host_stats,
     artifact_name: host_artifact_name,
     wake: host_wake,
+    metric: host_metric,
 };

@@ -1131,13 +1131,19 @@ impl Environment {
         let wall = self
             .last_step_end
             .saturating_sub(self.started_at.unwrap_or_default());
-        self.stats.summary(
+        let mut summary = self.stats.summary(
             self.config.timestep,
             self.sim_time(),
             wall,
             self.pacer.mode(),
             self.pool.workers(),
-        )
+        );
+        for (name, ext) in &self.extensions.list {
+            for (metric, value) in ext.metrics() {
+                summary.metrics.insert(format!("{name}.{metric}"), *value);
+            }
+        }
+        summary
     }
 }
 

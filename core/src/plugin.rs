@@ -307,10 +307,42 @@ pub trait SimulationExtension: Send + Sync {
     fn control(&mut self, _ctx: &ExtensionContext<'_>) -> Result<RunRequest, String> {
         Ok(RunRequest::None)
     }
+    /// The figures the extension reports in the run's summary (name, last value), in the order
+    /// first set.
+    fn metrics(&self) -> &[(String, f64)] {
+        &[]
+    }
     /// Stops the extension; called once, after the engines have stopped.
     fn shutdown(&mut self);
     /// The extension as `Any`, so users can reach its concrete services.
     fn as_any(&self) -> &dyn Any;
+}
+
+/// An extension's figures: (name, last value), in the order first set.
+pub type Metrics = Vec<(String, f64)>;
+
+/// Most figures one extension may set.
+pub const MAX_METRICS: usize = 64;
+
+/// Sets figure `name` to `value`: `Err` with a reason when the name is not 1 to 64 bytes of
+/// letters, digits, `_` and `.`, the value is not finite, or a new name would pass
+/// [`MAX_METRICS`]. Setting a known name does not allocate.
+pub fn set_metric(metrics: &mut Metrics, name: &str, value: f64) -> Result<(), &'static str> {
+    let ok = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+    if name.is_empty() || name.len() > 64 || !name.chars().all(ok) {
+        return Err("a metric name is 1 to 64 letters, digits, '_' or '.'");
+    }
+    if !value.is_finite() {
+        return Err("a metric's value must be finite");
+    }
+    if let Some((_, v)) = metrics.iter_mut().find(|(n, _)| n == name) {
+        *v = value;
+    } else if metrics.len() >= MAX_METRICS {
+        return Err("an extension sets at most 64 metrics");
+    } else {
+        metrics.push((name.to_string(), value));
+    }
+    Ok(())
 }
 
 /// What a plugin is told when it is created.

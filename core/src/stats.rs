@@ -170,6 +170,8 @@ pub struct StatsSummary {
     pub late_wakeups: u64,
     /// Plugins disabled after a failure.
     pub plugin_faults: u64,
+    /// Extensions' figures, `<extension>.<name>`: the last value each set (empty when none).
+    pub metrics: std::collections::BTreeMap<String, f64>,
 }
 
 impl StatsSummary {
@@ -220,7 +222,11 @@ impl StatsSummary {
             p(&self.phase_time_us.sensors),
             p(&self.phase_time_us.drivers),
             self.plugin_faults,
-        )
+        ) + &self
+            .metrics
+            .iter()
+            .map(|(k, v)| format!("\n  {k} {v}"))
+            .collect::<String>()
     }
 }
 
@@ -379,6 +385,7 @@ impl Stats {
             },
             late_wakeups: self.late_wakeups,
             plugin_faults: self.plugin_faults,
+            metrics: Default::default(),
         }
     }
 }

@@ -375,6 +375,13 @@ pub struct SsxHostApi {
     /// against calling the host from them); not from a signal handler. Added to version 3 after
     /// its release: check `struct_size` covers it before calling (`ssx_sdk::Waker` does).
     pub wake: unsafe extern "C" fn(),
+    /// Sets one of the calling extension's figures (an exploration share, a count): the run's
+    /// summary and stats JSON report its last value as `<extension>.<name>` under `metrics`.
+    /// `name`: 1 to 64 bytes of letters, digits, `_` and `.`; `value` finite. Extensions, in
+    /// `after_step` only (`SSX_ERR_WRONG_PHASE` elsewhere); at most 64 names an extension.
+    /// Added to version 3 after `wake`: check `struct_size` covers it before calling
+    /// (`ssx_sdk::Ctx::metric` does).
+    pub metric: unsafe extern "C" fn(ctx: SsxCtx, name: *const c_char, value: f64) -> SsxStatus,
 }
 
 /// Creates an instance from its JSON descriptor. On success stores it in `instance` and returns

@@ -462,6 +462,20 @@ impl Ctx<'_> {
         check(unsafe { (self.host.stats)(self.ctx, &mut s) })?;
         Ok(s)
     }
+    /// Sets one of this extension's figures, reported in the run's summary and stats JSON as
+    /// `<extension>.<name>` (extensions, in `after_step`). Does nothing on hosts that predate it.
+    pub fn metric(&self, name: &str, value: f64) -> Result<(), Error> {
+        let needed = std::mem::offset_of!(SsxHostApi, metric) + std::mem::size_of::<usize>();
+        if (self.host.struct_size as usize) < needed {
+            return Ok(());
+        }
+        let mut buf = [0u8; 72];
+        if name.len() >= buf.len() || name.contains('\0') {
+            return Err(Error(SSX_ERR_INVALID_ARGUMENT));
+        }
+        buf[..name.len()].copy_from_slice(name.as_bytes());
+        check(unsafe { (self.host.metric)(self.ctx, buf.as_ptr().cast(), value) })
+    }
     /// The name of an artifact.
     pub fn artifact_name(&self, artifact: u32) -> Result<String, Error> {
         let mut buf = vec![0u8; 64];

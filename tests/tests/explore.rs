@@ -377,6 +377,7 @@ fn coverage_of_a_robot_driving_a_straight_line_is_the_area_it_swept() {
     let mut env = build_fast_with(&scene, &probe_registry(&seen), 2, true).unwrap();
     step_n(&mut env, steps);
     let end = ssx_tests::state_of(&env, "r_0").pose.translation.vector;
+    let metrics = env.summary().metrics;
     drop(env);
     // Commands act from the next step: the centre went from 0 (steps 0 and 1) to `end`, a
     // stadium.
@@ -389,7 +390,15 @@ fn coverage_of_a_robot_driving_a_straight_line_is_the_area_it_swept() {
     let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let free = j["free_cells"].as_f64().unwrap();
     assert_eq!(free, 500.0 * 200.0, "no walls: every cell is free");
-    let covered = j["covered"]["share"].as_f64().unwrap() * free * cell * cell;
+    let share = j["covered"]["share"].as_f64().unwrap();
+    // The run's summary carries the same figure, and the counts.
+    assert_eq!(metrics["explore.covered"], share);
+    assert_eq!(metrics["explore.messages_sent"], 0.0);
+    assert!(
+        !metrics.contains_key("explore.explored_50_s"),
+        "{metrics:?}"
+    );
+    let covered = share * free * cell * cell;
     // Cells count by their centres: the error is at most half a cell along the outline.
     let outline = 2.0 * length + 2.0 * std::f64::consts::PI * r;
     assert!(

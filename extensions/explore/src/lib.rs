@@ -188,6 +188,48 @@ struct Tag {
     bytes: Vec<u8>,
 }
 
+/// The tags, filed in square buckets as wide as the largest read radius, so a read looks at
+/// the nine buckets around its point rather than at every tag.
+#[derive(Default)]
+struct TagIndex {
+    list: Vec<Tag>,
+    buckets: std::collections::HashMap<(i64, i64), Vec<u32>>,
+    size: f64,
+}
+
+impl TagIndex {
+    fn bucket(&self, x: f64, y: f64) -> (i64, i64) {
+        (
+            (x / self.size).floor() as i64,
+            (y / self.size).floor() as i64,
+        )
+    }
+    fn push(&mut self, tag: Tag) {
+        let b = self.bucket(tag.at[0], tag.at[1]);
+        self.buckets
+            .entry(b)
+            .or_default()
+            .push(self.list.len() as u32);
+        self.list.push(tag);
+    }
+    /// The tags within `r` of (x, y) (r at most the bucket size), in drop order.
+    fn near(&self, x: f64, y: f64, r: f64, out: &mut Vec<u32>) {
+        out.clear();
+        let (bx, by) = self.bucket(x, y);
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                if let Some(ids) = self.buckets.get(&(bx + dx, by + dy)) {
+                    out.extend(ids.iter().copied().filter(|&i| {
+                        let t = &self.list[i as usize];
+                        (t.at[0] - x).powi(2) + (t.at[1] - y).powi(2) <= r * r
+                    }));
+                }
+            }
+        }
+        out.sort_unstable();
+    }
+}
+
 /// Shares reached and when.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Progress {
@@ -242,7 +284,7 @@ pub struct Explore {
     outbox: Mutex<Vec<(u32, Vec<u8>)>>,
     inbox: RwLock<BTreeMap<u32, (Vec<u8>, u32)>>,
     dropped: Mutex<Vec<(u32, u32, Vec<u8>)>>,
-    tags: RwLock<Vec<Tag>>,
+    tags: RwLock<TagIndex>,
     maps: RwLock<BTreeMap<u32, Mutex<Slam>>>,
     merge_scratch: Vec<i8>,
     /// Explored and covered.
@@ -311,6 +353,7 @@ impl Explore {
             ny: ny as u32,
         };
         let seed = cfg.comms.as_ref().and_then(|c| c.seed).unwrap_or(init.seed);
+        let tag_bucket = cfg.tags.as_ref().map_or(1.0, |t| t.max_radius);
         Ok(Explore {
             explored: (0..raster.len()).map(|_| AtomicBool::new(false)).collect(),
             covered: vec![false; raster.len()],
@@ -325,7 +368,10 @@ impl Explore {
             outbox: Mutex::new(Vec::new()),
             inbox: RwLock::new(BTreeMap::new()),
             dropped: Mutex::new(Vec::new()),
-            tags: RwLock::new(Vec::new()),
+            tags: RwLock::new(TagIndex {
+                size: tag_bucket,
+                ..TagIndex::default()
+            }),
             maps: RwLock::new(BTreeMap::new()),
             merge_scratch: Vec::new(),
             progress: Default::default(),
@@ -497,6 +543,35 @@ impl Explore {
                 .count();
             self.progress[0].update(explored as f64 / free, self.time);
         }
+    }
+
+    /// The figures in the run's summary and stats JSON (`explore.explored`, ...).
+    fn publish(&self, ctx: &Ctx<'_>) -> Result<(), String> {
+        for (what, p) in ["explored", "covered"].iter().zip(&self.progress) {
+            ctx.metric(what, p.share)?;
+            let names = if *what == "explored" {
+                ["explored_50_s", "explored_90_s", "explored_99_s"]
+            } else {
+                ["covered_50_s", "covered_90_s", "covered_99_s"]
+            };
+            for (name, t) in names.iter().zip(p.reached) {
+                if let Some(t) = t {
+                    ctx.metric(name, t)?;
+                }
+            }
+        }
+        let c = &self.counts;
+        for (name, v) in [
+            ("messages_sent", c.sent),
+            ("messages_delivered", c.delivered),
+            ("messages_lost", c.lost),
+            ("messages_blocked", c.blocked),
+            ("tags", c.tags),
+            ("map_merges", c.merges),
+        ] {
+            ctx.metric(name, v as f64)?;
+        }
+        Ok(())
     }
 
     /// The metrics as one line.
@@ -672,6 +747,7 @@ impl Extension for Explore {
                 self.merge_maps();
             }
         }
+        self.publish(ctx)?;
         if self.cfg.log_every > 0.0 && time + 1e-9 >= self.next_log {
             self.next_log += self.cfg.log_every;
             let line = format!("t = {time:.1} s: {}", self.summary());
@@ -724,7 +800,7 @@ impl Extension for Explore {
                         bytes.len()
                     ));
                 }
-                let placed = self.tags.read().unwrap().len();
+                let placed = self.tags.read().unwrap().list.len();
                 let mut dropped = self.dropped.lock().unwrap();
                 if placed + dropped.len() >= t.max_tags {
                     return Err(format!("the run holds its limit of {} tags", t.max_tags));
@@ -745,10 +821,11 @@ impl Extension for Explore {
                     ));
                 }
                 let mut len = 0;
-                for tag in self.tags.read().unwrap().iter() {
-                    if (tag.at[0] - x).powi(2) + (tag.at[1] - y).powi(2) > radius * radius {
-                        continue;
-                    }
+                let tags = self.tags.read().unwrap();
+                let mut near = Vec::new();
+                tags.near(x, y, radius, &mut near);
+                for &i in &near {
+                    let tag = &tags.list[i as usize];
                     let mut put = |b: &[u8]| {
                         if let Some(out) = response.get_mut(len..len + b.len()) {
                             out.copy_from_slice(b);
@@ -765,23 +842,11 @@ impl Extension for Explore {
                 Ok(len)
             }
             service::SCAN => {
-                let mut scan = Scan::default();
-                scan.decode(request)?;
-                self.explore(&scan);
-                if self.cfg.slam.is_some() {
-                    let maps = self.maps.read().unwrap();
-                    if let Some(m) = maps.get(&scan.artifact) {
-                        m.lock().unwrap().take(&self.raster, &scan);
-                    } else {
-                        drop(maps);
-                        let mut slam = Slam::new(&self.raster);
-                        slam.take(&self.raster, &scan);
-                        self.maps
-                            .write()
-                            .unwrap()
-                            .insert(scan.artifact, Mutex::new(slam));
-                    }
+                thread_local! {
+                    // A scan's rays, kept per worker thread: no allocation per scan.
+                    static SCAN: std::cell::RefCell<Scan> = std::cell::RefCell::default();
                 }
+                SCAN.with_borrow_mut(|scan| self.take_scan(scan, request))?;
                 Ok(0)
             }
             service::MAP => {
@@ -800,6 +865,27 @@ impl Extension for Explore {
 }
 
 impl Explore {
+    /// A `slam.scan`: marks what it saw as explored and takes it into the robot's map.
+    fn take_scan(&self, scan: &mut Scan, request: &[u8]) -> Result<(), String> {
+        scan.decode(request)?;
+        self.explore(scan);
+        if self.cfg.slam.is_some() {
+            let maps = self.maps.read().unwrap();
+            if let Some(m) = maps.get(&scan.artifact) {
+                m.lock().unwrap().take(&self.raster, scan);
+            } else {
+                drop(maps);
+                let mut slam = Slam::new(&self.raster);
+                slam.take(&self.raster, scan);
+                self.maps
+                    .write()
+                    .unwrap()
+                    .insert(scan.artifact, Mutex::new(slam));
+            }
+        }
+        Ok(())
+    }
+
     /// Marks what a scan saw from the robot's true pose.
     fn explore(&self, scan: &Scan) {
         let [x, y, yaw] = scan.truth;
