@@ -425,18 +425,34 @@ mod tests {
     }
 
     #[test]
-    fn a_building_has_rooms_no_smaller_than_asked_and_doors_in_its_walls() {
+    fn a_building_has_rooms_at_least_room_size_wide() {
         let g = generate(building(3), SPAWN).unwrap();
         let o = &g.occupancy;
+        let (w, h) = (o.width as usize, o.height as usize);
         let walls = o.cells.iter().filter(|&&c| c).count();
-        let border = 2 * (100 + 70) - 4;
-        // Interior walls exist (the floor was split), and they are not the whole floor.
+        let border = 2 * (w + h) - 4;
+        // The floor was split: interior walls exist, and they are not the whole floor.
         assert!(walls > border + 100, "{walls}");
         assert!(walls < o.cells.len() / 4);
-        // No interior wall runs closer than `room` cells to a parallel one: along every row,
-        // interior wall runs (cells with free cells left and right of the run) are ≥ 10 apart.
-        // Checked loosely: every free cell has a free 4-neighbour (no one-cell pockets).
-        let w = o.width as usize;
+        // Along every row, two cells inside vertical walls (rock above and below) have at
+        // least `room` (10) free cells between them: no room is narrower than asked.
+        let rock = |x: usize, y: usize| o.cells[y * w + x];
+        let mut narrowest = usize::MAX;
+        for y in 1..h - 1 {
+            let mut last = None;
+            for x in 0..w {
+                if rock(x, y) && rock(x, y - 1) && rock(x, y + 1) {
+                    if let Some(l) = last
+                        && x - l > 1
+                    {
+                        narrowest = narrowest.min(x - l - 1);
+                    }
+                    last = Some(x);
+                }
+            }
+        }
+        assert!(narrowest >= 10, "a room only {narrowest} cells wide");
+        // No free cell is a one-cell pocket.
         for (i, &rock) in o.cells.iter().enumerate() {
             if !rock {
                 let free_near = [i + 1, i - 1, i + w, i - w]

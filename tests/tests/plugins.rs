@@ -427,6 +427,7 @@ fn ssxd_plugins_lists_every_bundled_library() {
                 "  sensor  range       a fan or ring of range rays in the mount's plane (2.5D: rays pass under what is above them)",
                 "  sensor  neighbours  relative position and velocity of the artifacts within a radius, optionally in line of sight",
                 "  sensor  contact     the bodies touching a body: where and how hard",
+                "  sensor  slam        a range scanner whose scans at a noisy pose build the robot's occupancy grid in the explore extension",
             ],
         ),
         (
@@ -454,6 +455,19 @@ fn ssxd_plugins_lists_every_bundled_library() {
             lib("ssx_driver_door"),
             vec![
                 "  driver  door  an automatic sliding door: opens when a robot comes near, closes after a while without anyone",
+            ],
+        ),
+        (
+            lib("ssx_explore"),
+            vec![
+                "  extension  explore  multi-robot exploration after MAES: limited communication, tags, coverage and per-robot SLAM maps",
+            ],
+        ),
+        (
+            lib("ssx_driver_explore"),
+            vec![
+                "  driver  random_walk  MAES's random explorer: straight until blocked, then a random turn",
+                "  driver  frontier     nearest-frontier explorer on the robot's own SLAM map, sharing goals over comms",
             ],
         ),
         (
