@@ -514,3 +514,39 @@ pub fn parse_descriptor<T: serde::de::DeserializeOwned>(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_keep_the_last_value_and_refuse_bad_names_values_and_the_65th() {
+        let mut m = Metrics::new();
+        set_metric(&mut m, "explored", 0.25).unwrap();
+        set_metric(&mut m, "explored", 0.5).unwrap();
+        set_metric(&mut m, "a.b_2", 1.0).unwrap();
+        assert_eq!(
+            m,
+            [("explored".to_string(), 0.5), ("a.b_2".to_string(), 1.0)]
+        );
+        let name = "a metric name is 1 to 64 letters, digits, '_' or '.'";
+        assert_eq!(set_metric(&mut m, "", 1.0), Err(name));
+        assert_eq!(set_metric(&mut m, "has space", 1.0), Err(name));
+        assert_eq!(set_metric(&mut m, &"x".repeat(65), 1.0), Err(name));
+        assert_eq!(
+            set_metric(&mut m, "nan", f64::NAN),
+            Err("a metric's value must be finite")
+        );
+        for i in 2..MAX_METRICS {
+            set_metric(&mut m, &format!("m{i}"), 0.0).unwrap();
+        }
+        assert_eq!(m.len(), MAX_METRICS);
+        assert_eq!(
+            set_metric(&mut m, "one_more", 0.0),
+            Err("an extension sets at most 64 metrics")
+        );
+        // A known name is still set at the limit.
+        set_metric(&mut m, "explored", 0.75).unwrap();
+        assert_eq!(m[0].1, 0.75);
+    }
+}
