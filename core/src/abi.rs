@@ -849,21 +849,37 @@ unsafe extern "C" fn host_artifact_name(
         if artifact as usize >= f.world.artifact_count() {
             return Err(SSX_ERR_OUT_OF_RANGE);
         }
-        let name = f.world.artifact(ArtifactId(artifact)).name.as_bytes();
-        *out(len)? = name.len();
-        if capacity < name.len() + 1 {
-            return Err(SSX_ERR_OUT_OF_RANGE);
-        }
-        if buf.is_null() {
-            return Err(SSX_ERR_INVALID_ARGUMENT);
-        }
-        // SAFETY: `capacity` bytes at `buf` per the ABI, and the name plus NUL fit.
-        unsafe {
-            std::ptr::copy_nonoverlapping(name.as_ptr(), buf.cast::<u8>(), name.len());
-            *buf.add(name.len()) = 0;
-        }
-        Ok(())
+        copy_name(
+            &f.world.artifact(ArtifactId(artifact)).name,
+            buf,
+            capacity,
+            len,
+        )
     })
+}
+
+/// Writes `name` and a NUL into the caller's `capacity` bytes at `buf`, and its length (NUL
+/// excluded) into `len`; `SSX_ERR_OUT_OF_RANGE` when it does not fit.
+fn copy_name(
+    name: &str,
+    buf: *mut c_char,
+    capacity: usize,
+    len: *mut usize,
+) -> Result<(), SsxStatus> {
+    let name = name.as_bytes();
+    *out(len)? = name.len();
+    if capacity < name.len() + 1 {
+        return Err(SSX_ERR_OUT_OF_RANGE);
+    }
+    if buf.is_null() {
+        return Err(SSX_ERR_INVALID_ARGUMENT);
+    }
+    // SAFETY: `capacity` bytes at `buf` per the ABI, and the name plus NUL fit.
+    unsafe {
+        std::ptr::copy_nonoverlapping(name.as_ptr(), buf.cast::<u8>(), name.len());
+        *buf.add(name.len()) = 0;
+    }
+    Ok(())
 }
 
 unsafe extern "C" fn host_stats(ctx: SsxCtx, stats: *mut SsxStats) -> SsxStatus {
@@ -1303,6 +1319,27 @@ unsafe extern "C" fn host_metric(ctx: SsxCtx, name: *const c_char, value: f64) -
     })
 }
 
+unsafe extern "C" fn host_metric_at(
+    ctx: SsxCtx,
+    index: u32,
+    name: *mut c_char,
+    capacity: usize,
+    len: *mut usize,
+    value: *mut f64,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let FrameKind::Extension { stats, .. } = &f.kind else {
+            return Err(SSX_ERR_WRONG_PHASE);
+        };
+        let (key, v) = stats
+            .metrics()
+            .get(index as usize)
+            .ok_or(SSX_ERR_NOT_FOUND)?;
+        *out(value)? = *v;
+        copy_name(key, name, capacity, len)
+    })
+}
+
 unsafe extern "C" fn host_wake() {
     crate::wake::ring();
 }
@@ -1343,4 +1380,5 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     artifact_name: host_artifact_name,
     wake: host_wake,
     metric: host_metric,
+    metric_at: host_metric_at,
 };

@@ -317,6 +317,8 @@ pub struct Environment {
     render: Box<dyn RenderEngine>,
     pool: WorkerPool,
     extensions: Extensions,
+    /// Every extension's figures as of the last step's end, for extensions to read.
+    metrics: Vec<(String, f64)>,
     /// Extensions whose `after_step` failed and is no longer called.
     extension_failed: Vec<bool>,
     catalog: Catalog,
@@ -422,6 +424,7 @@ impl Environment {
             pool,
             extension_failed: vec![false; ext.list.len()],
             extensions: ext,
+            metrics: Vec::new(),
             catalog: Catalog::default(),
             states: Vec::new(),
             clock,
@@ -751,6 +754,7 @@ impl Environment {
             readings: &readings,
             stats: StatsView {
                 stats: &self.stats,
+                metrics: &self.metrics,
                 paused: self.paused,
                 sim_time: time,
                 wall_time: (clock.now() - self.started_at.unwrap_or_default()).as_secs_f64(),
@@ -773,6 +777,7 @@ impl Environment {
                 });
             }
         }
+        self.refresh_metrics();
         let t_end = clock.now();
 
         let times = PhaseTimes {
@@ -986,6 +991,7 @@ impl Environment {
             readings: &readings,
             stats: StatsView {
                 stats: &self.stats,
+                metrics: &self.metrics,
                 paused: self.paused,
                 sim_time: self.steps as f64 * self.config.timestep,
                 wall_time: (now - self.started_at.unwrap_or(now)).as_secs_f64(),
@@ -1126,6 +1132,25 @@ impl Environment {
     pub fn mode(&self) -> Mode {
         self.pacer.mode()
     }
+    /// Copies every extension's figures into the snapshot extensions read during the next
+    /// step (the Zenoh stats). Allocates only for a name not seen before.
+    fn refresh_metrics(&mut self) {
+        for (name, ext) in &self.extensions.list {
+            for (metric, value) in ext.metrics() {
+                let key = |k: &str| {
+                    k.len() == name.len() + 1 + metric.len()
+                        && k.starts_with(name.as_str())
+                        && k.ends_with(metric.as_str())
+                        && k.as_bytes()[name.len()] == b'.'
+                };
+                match self.metrics.iter_mut().find(|(k, _)| key(k)) {
+                    Some((_, v)) => *v = *value,
+                    None => self.metrics.push((format!("{name}.{metric}"), *value)),
+                }
+            }
+        }
+    }
+
     /// Statistics so far.
     pub fn summary(&self) -> StatsSummary {
         let wall = self

@@ -54,6 +54,15 @@ pub struct StatsView<'a> {
     pub(crate) paused: bool,
     pub(crate) sim_time: f64,
     pub(crate) wall_time: f64,
+    /// Every extension's figures as of the end of the previous step (`<extension>.<name>`).
+    pub(crate) metrics: &'a [(String, f64)],
+}
+
+impl<'a> StatsView<'a> {
+    /// Every extension's figures as of the end of the previous step, in the order first set.
+    pub fn metrics(&self) -> &'a [(String, f64)] {
+        self.metrics
+    }
 }
 
 impl StatsView<'_> {

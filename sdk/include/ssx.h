@@ -219,6 +219,13 @@ typedef struct {
   // Added to version 3 after `wake`: check `struct_size` covers it before calling
   // (`ssx_sdk::Ctx::metric` does).
   SsxStatus (*metric)(SsxCtx ctx, const char *name, double value);
+  // Reads figure `index` of every extension's, as of the end of the previous step: writes
+  // `<extension>.<name>` (up to `capacity` bytes, NUL included) into `name`, its full length
+  // into `len` and the value into `value`. `SSX_ERR_NOT_FOUND` when `index` is past the last;
+  // `SSX_ERR_OUT_OF_RANGE` when the name did not fit. Extensions (`after_step`, `control`).
+  // Added to version 3 after `metric`: check `struct_size` first (`ssx_sdk::Ctx::metrics`
+  // does).
+  SsxStatus (*metric_at)(SsxCtx ctx, uint32_t index, char *name, uintptr_t capacity, uintptr_t *len, double *value);
 } SsxHostApi;
 
 // Creates an instance from its JSON descriptor. On success stores it in `instance` and returns

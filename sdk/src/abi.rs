@@ -382,6 +382,20 @@ pub struct SsxHostApi {
     /// Added to version 3 after `wake`: check `struct_size` covers it before calling
     /// (`ssx_sdk::Ctx::metric` does).
     pub metric: unsafe extern "C" fn(ctx: SsxCtx, name: *const c_char, value: f64) -> SsxStatus,
+    /// Reads figure `index` of every extension's, as of the end of the previous step: writes
+    /// `<extension>.<name>` (up to `capacity` bytes, NUL included) into `name`, its full length
+    /// into `len` and the value into `value`. `SSX_ERR_NOT_FOUND` when `index` is past the last;
+    /// `SSX_ERR_OUT_OF_RANGE` when the name did not fit. Extensions (`after_step`, `control`).
+    /// Added to version 3 after `metric`: check `struct_size` first (`ssx_sdk::Ctx::metrics`
+    /// does).
+    pub metric_at: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        index: u32,
+        name: *mut c_char,
+        capacity: usize,
+        len: *mut usize,
+        value: *mut f64,
+    ) -> SsxStatus,
 }
 
 /// Creates an instance from its JSON descriptor. On success stores it in `instance` and returns

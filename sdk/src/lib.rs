@@ -476,6 +476,48 @@ impl Ctx<'_> {
         buf[..name.len()].copy_from_slice(name.as_bytes());
         check(unsafe { (self.host.metric)(self.ctx, buf.as_ptr().cast(), value) })
     }
+    /// Calls `each(name, value)` with every extension's figures (`<extension>.<name>`) as of the
+    /// end of the previous step (extensions). Nothing on hosts that predate it. `name` is
+    /// scratch space, kept between calls so that a call every step does not allocate.
+    pub fn metrics(
+        &self,
+        name: &mut Vec<u8>,
+        mut each: impl FnMut(&str, f64),
+    ) -> Result<(), Error> {
+        let needed = std::mem::offset_of!(SsxHostApi, metric_at) + std::mem::size_of::<usize>();
+        if (self.host.struct_size as usize) < needed {
+            return Ok(());
+        }
+        if name.len() < 80 {
+            name.resize(80, 0);
+        }
+        let mut index = 0;
+        loop {
+            let (mut len, mut value) = (0usize, 0.0);
+            let status = unsafe {
+                (self.host.metric_at)(
+                    self.ctx,
+                    index,
+                    name.as_mut_ptr().cast(),
+                    name.len(),
+                    &mut len,
+                    &mut value,
+                )
+            };
+            match status {
+                SSX_ERR_NOT_FOUND => return Ok(()),
+                SSX_ERR_OUT_OF_RANGE if len + 1 > name.len() => {
+                    name.resize(len + 1, 0);
+                    continue;
+                }
+                _ => check(status)?,
+            }
+            if let Ok(text) = std::str::from_utf8(&name[..len]) {
+                each(text, value);
+            }
+            index += 1;
+        }
+    }
     /// The name of an artifact.
     pub fn artifact_name(&self, artifact: u32) -> Result<String, Error> {
         let mut buf = vec![0u8; 64];

@@ -317,6 +317,11 @@ fn teleop_handle_drives_the_group_feels_feedback_and_controls_the_run() {
         json!({"ok": false, "error": "unknown command 'load'; known: pause, resume, step N [observe...] (N from 1 to 1000000, while paused), stats, list"})
     );
     assert_eq!(control(&session, prefix, "stats")["control_refused"], 1);
+    // Extensions' figures ride along, as of the previous step: here the extension's own.
+    std::thread::sleep(Duration::from_millis(100));
+    let stats = control(&session, prefix, "stats");
+    assert_eq!(stats["metrics"]["zenoh.control_refused"], 1.0, "{stats}");
+    assert_eq!(stats["metrics"]["zenoh.outbound_dropped"], 0.0, "{stats}");
     let early = control(&session, prefix, "step 5");
     assert_eq!(early["error"], "step needs a paused run: pause first");
 

@@ -26,7 +26,7 @@ use crate::config::{Descriptor, Encoding, check_key};
 use crate::control::{self, Command, Observed};
 use crate::mailbox::{Inbox, RateLimit};
 use crate::publisher::{
-    Asker, Counters, JSON, Outbound, PubKey, write_reading, write_state, write_stats,
+    Asker, Counters, JSON, Outbound, PubKey, write_metrics, write_reading, write_state, write_stats,
 };
 
 /// Most subscriptions and most advertised keys per daemon.
@@ -269,6 +269,10 @@ pub struct Zenoh {
     stats_key: u32,
     stats_every: u64,
     stats_wall: Instant,
+    /// Every extension's figures as JSON, and scratch for their names (reused: no allocation
+    /// per publication).
+    metrics_json: Vec<u8>,
+    metric_name: Vec<u8>,
     awaiting: Option<Awaiting>,
     /// Something was queued for the publisher since it was last woken.
     pending: bool,
@@ -358,6 +362,8 @@ impl Zenoh {
             stats_key,
             stats_every,
             stats_wall: Instant::now(),
+            metrics_json: Vec::new(),
+            metric_name: Vec::new(),
             awaiting: None,
             pending: false,
             paused: false,
@@ -466,6 +472,10 @@ impl Zenoh {
                 }
             }
         }
+        // The counters also go to the run's summary and stats JSON (`zenoh.outbound_dropped`).
+        let c = self.shared.counters();
+        ctx.metric("outbound_dropped", c.outbound_dropped as f64)?;
+        ctx.metric("control_refused", c.control_refused as f64)?;
         if self.stats_every > 0 && step % self.stats_every == 0 {
             self.publish_stats(ctx)?;
         }
@@ -480,7 +490,11 @@ impl Zenoh {
     fn publish_stats(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
         let s = ctx.stats()?;
         let c = self.shared.counters();
-        self.pending |= self.shared.send(self.stats_key, |b| write_stats(b, &s, c));
+        write_metrics(ctx, &mut self.metrics_json, &mut self.metric_name)?;
+        let m = &self.metrics_json;
+        self.pending |= self
+            .shared
+            .send(self.stats_key, |b| write_stats(b, &s, c, m));
         self.stats_wall = Instant::now();
         Ok(())
     }
@@ -632,6 +646,7 @@ impl Zenoh {
             Command::Stats => {
                 let s = ctx.stats()?;
                 self.paused = s.paused != 0;
+                write_metrics(ctx, &mut self.metrics_json, &mut self.metric_name)?;
                 let text = self.stats_reply(&s);
                 self.reply(query, text);
                 Control::None
@@ -646,7 +661,7 @@ impl Zenoh {
 
     fn stats_reply(&self, s: &ssx_sdk::Stats) -> String {
         let mut b = Vec::with_capacity(1024);
-        write_stats(&mut b, s, self.shared.counters());
+        write_stats(&mut b, s, self.shared.counters(), &self.metrics_json);
         b.pop(); // the closing brace: add the inputs
         let reg = self.shared.registry.lock().map(|r| r.0).unwrap_or(0);
         b.extend_from_slice(b",\"ok\":true,\"inputs\":[");

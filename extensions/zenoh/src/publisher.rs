@@ -269,8 +269,24 @@ pub struct Counters {
     pub control_refused: u64,
 }
 
-/// `P/stats`: the run's statistics and the extension's counters.
-pub fn write_stats(b: &mut Vec<u8>, s: &ssx_sdk::Stats, c: Counters) {
+/// Every extension's figures as a JSON object (`{"explore.explored":0.5,...}`), into `out`
+/// (cleared first); `name` is scratch space for the host call.
+pub fn write_metrics(
+    ctx: &ssx_sdk::Ctx<'_>,
+    out: &mut Vec<u8>,
+    name: &mut Vec<u8>,
+) -> Result<(), String> {
+    out.clear();
+    let mut j = JsonOut(out);
+    j.open();
+    ctx.metrics(name, |k, v| j.f64(k, v))?;
+    j.close();
+    Ok(())
+}
+
+/// `P/stats`: the run's statistics, the extension's counters, and every extension's figures
+/// (`metrics`, a JSON object from [`write_metrics`]).
+pub fn write_stats(b: &mut Vec<u8>, s: &ssx_sdk::Stats, c: Counters, metrics: &[u8]) {
     let mut j = JsonOut(b);
     j.open();
     j.bool("paused", s.paused != 0);
@@ -288,6 +304,9 @@ pub fn write_stats(b: &mut Vec<u8>, s: &ssx_sdk::Stats, c: Counters) {
     j.f64("lateness_max_us", s.lateness_max_us);
     j.u64("outbound_dropped", c.outbound_dropped);
     j.u64("control_refused", c.control_refused);
+    j.key("metrics");
+    j.0.extend_from_slice(if metrics.is_empty() { b"{}" } else { metrics });
+    j.comma();
     j.close();
 }
 
