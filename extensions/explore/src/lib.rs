@@ -293,7 +293,6 @@ pub struct Explore {
     pub counts: Counts,
     time: f64,
     next_log: f64,
-    log_lines: Vec<String>,
 }
 
 fn positive(key: &str, v: f64) -> Result<f64, String> {
@@ -377,7 +376,6 @@ impl Explore {
             progress: Default::default(),
             counts: Counts::default(),
             time: 0.0,
-            log_lines: Vec::new(),
         })
     }
 
@@ -752,7 +750,6 @@ impl Extension for Explore {
             self.next_log += self.cfg.log_every;
             let line = format!("t = {time:.1} s: {}", self.summary());
             ctx.log(SSX_LOG_INFO, &line);
-            self.log_lines.push(line);
         }
         Ok(())
     }
