@@ -1163,11 +1163,7 @@ impl Environment {
             self.pacer.mode(),
             self.pool.workers(),
         );
-        for (name, ext) in &self.extensions.list {
-            for (metric, value) in ext.metrics() {
-                summary.metrics.insert(format!("{name}.{metric}"), *value);
-            }
-        }
+        summary.metrics = self.metrics.iter().cloned().collect();
         summary
     }
 }

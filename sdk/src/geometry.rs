@@ -16,6 +16,13 @@ pub fn range_ray_yaw(i: u32, count: u32, fov: f64, yaw: f64) -> f64 {
     }
 }
 
+/// The yaw (rad) of an orientation quaternion `[w, x, y, z]`: its rotation about the world z
+/// axis (for a planar body, its heading).
+pub fn yaw(q: [f64; 4]) -> f64 {
+    let [w, x, y, z] = q;
+    (2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,6 +24,7 @@ pub mod abi;
 pub mod bus;
 pub mod explore;
 pub mod geometry;
+pub mod random;
 pub mod text;
 
 use std::ffi::{CStr, CString, c_char, c_void};

@@ -20,6 +20,8 @@ use std::f64::consts::{FRAC_PI_4, PI};
 
 use serde::Deserialize;
 use ssx_sdk::explore::{Explore, SlamMap};
+use ssx_sdk::geometry::yaw;
+use ssx_sdk::random::SplitMix;
 use ssx_sdk::{Ctx, Driver, Init};
 
 use frontier::{Plan, Planner};
@@ -62,12 +64,6 @@ fn check(motion: &Motion, extra: &[(&str, f64)]) -> Result<(), String> {
     Ok(())
 }
 
-/// Heading (yaw) of a planar body from its quaternion.
-fn yaw_of(q: [f64; 4]) -> f64 {
-    let [w, x, y, z] = q;
-    (2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z))
-}
-
 fn wrap(a: f64) -> f64 {
     (a + PI).rem_euclid(2.0 * PI) - PI
 }
@@ -92,19 +88,6 @@ fn nearest_ahead(ranges: &[f64]) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-/// SplitMix64, for the walk's turns.
-struct Rng(u64);
-
-impl Rng {
-    fn unit(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct WalkDescriptor {
@@ -120,7 +103,7 @@ struct WalkDescriptor {
 /// MAES's random explorer.
 pub struct RandomWalk {
     d: WalkDescriptor,
-    rng: Rng,
+    rng: SplitMix,
     range: Option<u32>,
     /// Radians still to turn (signed); 0 when going straight.
     turning: f64,
@@ -134,7 +117,7 @@ impl Driver for RandomWalk {
         check(&d.motion, &[("avoid", d.avoid)])?;
         Ok(RandomWalk {
             d,
-            rng: Rng(init.seed),
+            rng: SplitMix::new(init.seed),
             range: None,
             turning: 0.0,
             timestep: init.timestep,
@@ -147,7 +130,7 @@ impl Driver for RandomWalk {
             Some(r) => r,
             None => *self.range.insert(ctx.own_sensor(&self.d.range)?),
         };
-        let yaw = yaw_of(ctx.body_state(me, 0)?.orientation);
+        let yaw = yaw(ctx.body_state(me, 0)?.orientation);
         let m = self.d.motion;
         if self.turning == 0.0 {
             let (ranges, _) = ctx.reading(me, range)?;
@@ -282,7 +265,7 @@ impl Driver for Frontier {
         };
         let (now, _) = ctx.time()?;
         let s = ctx.body_state(me, 0)?;
-        let (pos, yaw) = ([s.position[0], s.position[1]], yaw_of(s.orientation));
+        let (pos, yaw) = ([s.position[0], s.position[1]], yaw(s.orientation));
         // Others' goals.
         for (from, msg) in explore.receive(ctx, &mut self.buffer)? {
             if let (Ok(x), Ok(y)) = (

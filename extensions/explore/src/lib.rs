@@ -730,8 +730,7 @@ impl Extension for Explore {
         self.poses.clear();
         for &a in robots {
             let s = ctx.body_state(a, 0)?;
-            let [w, x, y, z] = s.orientation;
-            let yaw = (2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z));
+            let yaw = ssx_sdk::geometry::yaw(s.orientation);
             self.poses.push([s.position[0], s.position[1], yaw]);
         }
         self.measure();

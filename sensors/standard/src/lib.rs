@@ -32,6 +32,22 @@ fn one() -> u32 {
     1
 }
 
+/// A ray sensor's `count` (1 to `limits::RAYS`) and `fov` (in (0, 2π]), or the descriptor error.
+pub(crate) fn check_rays(count: u32, fov: f64) -> Result<(), String> {
+    if !(1..=ssx_sdk::limits::RAYS).contains(&count) {
+        return Err(format!(
+            "invalid descriptor: 'count' must be from 1 to {}, got {count}",
+            ssx_sdk::limits::RAYS
+        ));
+    }
+    if !(fov > 0.0 && fov <= std::f64::consts::TAU) {
+        return Err(format!(
+            "invalid descriptor: 'fov' must be in (0, 2π], got {fov}"
+        ));
+    }
+    Ok(())
+}
+
 /// The sampling schedule of `rate_divider` and `stagger`.
 pub(crate) fn rate(divider: u32, stagger: bool, init: &Init) -> Result<ssx_sdk::Rate, String> {
     if !(1..=ssx_sdk::limits::DIVIDER).contains(&divider) {

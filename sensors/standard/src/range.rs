@@ -59,23 +59,11 @@ use ssx_sdk::limits;
 impl Sensor for Range {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
         let d: Descriptor = parse(descriptor)?;
-        if !(1..=limits::RAYS).contains(&d.count) {
-            return Err(format!(
-                "invalid descriptor: 'count' must be from 1 to {}, got {}",
-                limits::RAYS,
-                d.count
-            ));
-        }
+        crate::check_rays(d.count, d.fov)?;
         ssx_sdk::within("max_range", d.max_range, 0.0, limits::DISTANCE)?;
         ssx_sdk::within("noise", d.noise, 0.0, limits::DISTANCE)?;
         for p in d.position {
             ssx_sdk::within("position", p, -limits::DISTANCE, limits::DISTANCE)?;
-        }
-        if !(d.fov > 0.0 && d.fov <= TAU) {
-            return Err(format!(
-                "invalid descriptor: 'fov' must be in (0, 2π], got {}",
-                d.fov
-            ));
         }
         non_negative("min_range", d.min_range)?;
         non_negative("noise", d.noise)?;

@@ -64,24 +64,12 @@ pub(crate) struct Slam {
 impl Sensor for Slam {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
         let d: Descriptor = parse(descriptor)?;
-        if !(1..=limits::RAYS).contains(&d.count) {
-            return Err(format!(
-                "invalid descriptor: 'count' must be from 1 to {}, got {}",
-                limits::RAYS,
-                d.count
-            ));
-        }
+        crate::check_rays(d.count, d.fov)?;
         if !(d.max_range.is_finite() && d.max_range > 0.0 && d.max_range <= limits::DISTANCE) {
             return Err(format!(
                 "invalid descriptor: 'max_range' must be above 0 and at most {}, got {}",
                 limits::DISTANCE,
                 d.max_range
-            ));
-        }
-        if !(d.fov > 0.0 && d.fov <= TAU) {
-            return Err(format!(
-                "invalid descriptor: 'fov' must be in (0, 2π], got {}",
-                d.fov
             ));
         }
         non_negative("noise", d.noise)?;
@@ -131,8 +119,7 @@ impl Sensor for Slam {
             }
         };
         let s = ctx.body_state(ctx.artifact(), 0)?;
-        let [w, qx, qy, qz] = s.orientation;
-        let yaw = (2.0 * (w * qz + qx * qy)).atan2(1.0 - 2.0 * (qy * qy + qz * qz));
+        let yaw = ssx_sdk::geometry::yaw(s.orientation);
         let (sn, cs) = yaw.sin_cos();
         let [mx, my, mz] = self.d.position;
         let origin = [
