@@ -314,11 +314,8 @@ fn write_map(path: &Path, out: &Path) -> Result<(), SsxError> {
 
 fn plugins(named: &Path) -> Result<(), SsxError> {
     let bad = |message: String| SsxError::Config(message);
-    let path = if named.is_file() {
-        named.to_path_buf()
-    } else {
-        ssx_core::abi::find_library(named, Path::new(".")).map_err(bad)?
-    };
+    // A relative name is looked for in the current directory first, then as a scene's would be.
+    let path = ssx_core::abi::find_library(named, Path::new(".")).map_err(bad)?;
     let lib = ssx_core::abi::PluginLibrary::open(&path).map_err(bad)?;
     println!("library      {}", lib.path().display());
     println!(
@@ -343,9 +340,10 @@ fn check_output_path(path: &Path) -> Result<(), SsxError> {
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.is_dir() => return Err(bad("is a directory".into())),
         Ok(m) if !m.is_file() => {
-            return Err(bad(
-                "is not a regular file (a device, a FIFO, a socket or a link); name a file".into(),
-            ));
+            return Err(bad(format!(
+                "is {}, not a regular file; name a file",
+                ssx_core::files::kind(m.file_type())
+            )));
         }
         _ => {}
     }

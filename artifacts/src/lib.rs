@@ -70,7 +70,8 @@ fn read_regular_bytes(path: &Path, shown: &str, max: u64, want: &str) -> Result<
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
         return Err(format!(
-            "'{shown}' is not a regular file (a device, a FIFO or a socket); name {want}"
+            "{}; name {want}",
+            ssx_core::files::not_regular(shown, &meta)
         ));
     }
     let too_big = || format!("'{shown}' is larger than {max} bytes, the limit for a scene's files");
@@ -443,10 +444,10 @@ impl Source {
                     .unwrap_or((inner.line(), inner.column())),
                 _ => (inner.line(), inner.column()),
             };
-            let message = match full.rfind(" at line ") {
-                Some(i) => full[..i].to_string(),
-                None => full,
-            };
+            let message = ssx_core::spelling::suggest(match full.rfind(" at line ") {
+                Some(i) => &full[..i],
+                None => &full,
+            });
             SsxError::Input {
                 origin: Box::new(Origin {
                     file: self.path.clone(),

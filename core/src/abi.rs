@@ -92,15 +92,16 @@ impl PluginLibrary {
     /// size first, then each plugin's entry. Messages say what was found against what the host
     /// expects.
     pub fn open(path: &Path) -> Result<Arc<Self>, String> {
-        if !path.is_file() {
-            return Err(if path.exists() {
-                format!(
-                    "'{}' is not a regular file (a device, a FIFO or a directory)",
-                    path.display()
-                )
-            } else {
-                format!("'{}': no such file", path.display())
-            });
+        // dlopen reads a name without a '/' as a library to search for in the system paths, not
+        // as this file: hand it an absolute path, always.
+        let path = &crate::files::absolute(path);
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => {}
+            Ok(m) => return Err(crate::files::not_regular(&path.display().to_string(), &m)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(format!("'{}': no such file", path.display()));
+            }
+            Err(e) => return Err(format!("'{}': {e}", path.display())),
         }
         use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
         // SAFETY: loading runs the library's initialisers; that is the contract of a plugin.
@@ -274,6 +275,8 @@ impl PluginLibrary {
             artifact: init.artifact_index,
             seed: init.seed,
             timestep: init.timestep,
+            body_count: init.body_count,
+            joint_count: init.joint_count,
         };
         let mut err = ErrorBuf::new();
         let mut instance: *mut c_void = std::ptr::null_mut();
@@ -297,7 +300,7 @@ impl PluginLibrary {
 
 /// Finds a library named in a scene: as given if absolute; otherwise relative to `dir` (the
 /// directory of the file that names it), then in each directory of `SSX_PLUGIN_PATH`, then next
-/// to the running executable.
+/// to the running executable. The path it returns is absolute (see [`crate::files::absolute`]).
 pub fn find_library(named: &Path, dir: &Path) -> Result<PathBuf, String> {
     let mut search: Vec<PathBuf> = std::env::var_os("SSX_PLUGIN_PATH")
         .map(|p| {
@@ -317,20 +320,30 @@ pub fn find_library(named: &Path, dir: &Path) -> Result<PathBuf, String> {
 
 /// As [`find_library`], with the directories after `dir` given explicitly.
 pub fn find_library_in(named: &Path, dir: &Path, search: &[PathBuf]) -> Result<PathBuf, String> {
-    if named.is_absolute() {
-        return if named.is_file() {
-            Ok(named.to_path_buf())
+    // The first candidate that exists is the one: a directory or a device of that name is
+    // reported as what it is, not skipped (a later, different library would be a surprise).
+    let found = |p: &Path| -> Option<Result<PathBuf, String>> {
+        let meta = std::fs::metadata(p).ok()?;
+        let shown = crate::files::absolute(p);
+        Some(if meta.is_file() {
+            Ok(shown)
         } else {
-            Err(format!("library '{}' not found", named.display()))
-        };
+            Err(format!(
+                "library {}",
+                crate::files::not_regular(&shown.display().to_string(), &meta)
+            ))
+        })
+    };
+    if named.is_absolute() {
+        return found(named)
+            .unwrap_or_else(|| Err(format!("library '{}' not found", named.display())));
     }
     let tried: Vec<&Path> = std::iter::once(dir)
         .chain(search.iter().map(PathBuf::as_path))
         .collect();
     for d in &tried {
-        let p = d.join(named);
-        if p.is_file() {
-            return Ok(p);
+        if let Some(result) = found(&d.join(named)) {
+            return result;
         }
     }
     let list: Vec<String> = tried
@@ -525,6 +538,8 @@ impl SimulationExtension for AbiExtension {
             artifact_index: u32::MAX,
             seed: init.seed,
             timestep: init.timestep,
+            body_count: 0,
+            joint_count: 0,
         };
         self.instance =
             Some(

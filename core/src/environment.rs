@@ -378,7 +378,7 @@ impl Environment {
             let mut e = created.map_err(|m| SsxError::PluginCreate {
                 artifact: String::new(),
                 plugin: format!("extension '{}'", spec.name),
-                message: m,
+                message: crate::spelling::suggest(&m),
                 origin: spec.plugin.origin.clone().map(Box::new),
             })?;
             let _doing = guard::enter(label, Phase::Init, 0);
@@ -390,7 +390,7 @@ impl Environment {
             .map_err(|m| SsxError::PluginCreate {
                 artifact: String::new(),
                 plugin: format!("extension '{}'", spec.name),
-                message: m,
+                message: crate::spelling::suggest(&m),
                 origin: spec.plugin.origin.clone().map(Box::new),
             })?;
             ext.list.push((spec.name.clone(), e));
@@ -548,7 +548,7 @@ impl Environment {
             SsxError::PluginCreate {
                 artifact: art.name.clone(),
                 plugin: what,
-                message: m,
+                message: crate::spelling::suggest(&m),
                 origin: spec.origin.clone().map(Box::new),
             }
         };
@@ -641,11 +641,14 @@ impl Environment {
     }
 
     fn plugin_init(&self, art: &ArtifactSpec, index: usize, slot: u32) -> PluginInit {
+        let info = &self.catalog.artifacts[index];
         PluginInit {
             artifact: art.name.clone(),
             artifact_index: index as u32,
             seed: instance_seed(self.config.seed, index as u32, slot),
             timestep: self.config.timestep,
+            body_count: info.bodies.len() as u32,
+            joint_count: info.joints.len() as u32,
         }
     }
 

@@ -356,6 +356,10 @@ pub struct PluginInit {
     pub seed: u64,
     /// The timestep (s).
     pub timestep: f64,
+    /// How many bodies its artifact has (0 for an extension).
+    pub body_count: u32,
+    /// How many joints its artifact has (0 for an extension).
+    pub joint_count: u32,
 }
 
 /// Creates a driver from its JSON descriptor.

@@ -79,6 +79,12 @@ typedef struct {
   uint64_t seed;
   // The simulation timestep (s).
   double timestep;
+  // How many bodies the artifact has (body indexes run from 0 to `body_count - 1`), so that
+  // `create` can refuse an index a descriptor names past them. Appended: read it only when
+  // `struct_size` covers it (`offsetof(SsxInit, body_count) < struct_size`).
+  uint32_t body_count;
+  // How many joints the artifact has. Appended with `body_count`.
+  uint32_t joint_count;
 } SsxInit;
 
 // A host-owned buffer a plugin writes an error message into (NUL-terminated, truncated to fit).

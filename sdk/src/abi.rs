@@ -212,6 +212,12 @@ pub struct SsxInit {
     pub seed: u64,
     /// The simulation timestep (s).
     pub timestep: f64,
+    /// How many bodies the artifact has (body indexes run from 0 to `body_count - 1`), so that
+    /// `create` can refuse an index a descriptor names past them. Appended: read it only when
+    /// `struct_size` covers it (`offsetof(SsxInit, body_count) < struct_size`).
+    pub body_count: u32,
+    /// How many joints the artifact has. Appended with `body_count`.
+    pub joint_count: u32,
 }
 
 /// A host-owned buffer a plugin writes an error message into (NUL-terminated, truncated to fit).

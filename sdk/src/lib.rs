@@ -159,8 +159,45 @@ pub struct Init {
     pub seed: u64,
     /// The timestep (s).
     pub timestep: f64,
+    /// How many bodies the artifact has; `None` from a host too old to say.
+    pub body_count: Option<u32>,
+    /// How many joints the artifact has; `None` from a host too old to say.
+    pub joint_count: Option<u32>,
     /// Wakes a paused run (for extensions: see [`Waker`]).
     pub waker: Waker,
+}
+
+impl Init {
+    /// Checks a body index a descriptor gives under `key` against the artifact's bodies, so that
+    /// `create` (and with it `ssxd check`) refuses what would fail at the first step:
+    /// `"invalid descriptor: 'body' is 3, but artifact 'bot' has 1 body (index 0)"`. A host too
+    /// old to tell the count lets every index through (the step then reports it).
+    pub fn body_index(&self, key: &str, index: u32) -> Result<u32, String> {
+        match self.body_count {
+            Some(n) if index >= n => Err(format!(
+                "invalid descriptor: '{key}' is {index}, but artifact '{}' has {}",
+                self.artifact_name,
+                match n {
+                    0 => "no body".to_string(),
+                    1 => "1 body (index 0)".to_string(),
+                    n => format!("{n} bodies (indexes 0 to {})", n - 1),
+                }
+            )),
+            _ => Ok(index),
+        }
+    }
+
+    /// For a plugin that acts on or measures the artifact's first body: refuses an artifact
+    /// without bodies (`"artifact 'bot' has no body to act on"`).
+    pub fn root_body(&self) -> Result<(), String> {
+        match self.body_count {
+            Some(0) => Err(format!(
+                "artifact '{}' has no body to act on",
+                self.artifact_name
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Wakes a paused run so it asks every extension's `control` at once: what an extension calls
@@ -702,6 +739,18 @@ impl<T: Sensor> Make for AsSensor<T> {
     }
 }
 
+/// A `u32` field appended to [`SsxInit`] after the first version, if the host's record holds it.
+///
+/// # Safety
+/// `init` points at a host's `SsxInit` of `struct_size` bytes.
+unsafe fn appended_u32(init: *const SsxInit, offset: usize) -> Option<u32> {
+    // SAFETY: `struct_size` leads every version of the record; the field is read only when the
+    // host's record covers it.
+    let size = unsafe { (*init).struct_size } as usize;
+    (size >= offset + std::mem::size_of::<u32>())
+        .then(|| unsafe { init.cast::<u8>().add(offset).cast::<u32>().read_unaligned() })
+}
+
 unsafe fn create_impl<M: Make>(
     host: *const SsxHostApi,
     descriptor: *const c_char,
@@ -712,6 +761,7 @@ unsafe fn create_impl<M: Make>(
     guarded(error, || {
         // SAFETY: the host passes a table that outlives every instance, a NUL-terminated
         // descriptor, an init record and an out pointer; null is checked.
+        let raw_init = init;
         let (host, init, out) = unsafe { (host.as_ref(), init.as_ref(), instance.as_mut()) };
         let (Some(host), Some(init), Some(out)) = (host, init, out) else {
             return Err("null argument to create".into());
@@ -730,6 +780,13 @@ unsafe fn create_impl<M: Make>(
             artifact: init.artifact,
             seed: init.seed,
             timestep: init.timestep,
+            // SAFETY: `raw_init` is the non-null record checked above.
+            body_count: unsafe {
+                appended_u32(raw_init, std::mem::offset_of!(SsxInit, body_count))
+            },
+            joint_count: unsafe {
+                appended_u32(raw_init, std::mem::offset_of!(SsxInit, joint_count))
+            },
             waker: Waker::of(host),
         };
         let value = M::make(descriptor, &info)?;

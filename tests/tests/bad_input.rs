@@ -27,8 +27,31 @@ fn unknown_field() {
             "{\n  \"timestep\": 0.01,\n  \"gravty\": [0, 0, -9.81]\n}",
             &[]
         ),
-        "$DIR/scene.json:3:13 (at gravty): unknown field `gravty`, expected one of `name`, `timestep`, `gravity`, `engine`, `seed`, `include`, `extensions`, `artifacts`, `watch`, `view`, `map`, `watchdog`"
+        "$DIR/scene.json:3:13 (at gravty): unknown field `gravty` (did you mean `gravity`?), expected one of `name`, `timestep`, `gravity`, `engine`, `seed`, `include`, `extensions`, `artifacts`, `watch`, `view`, `map`, `watchdog`"
     );
+}
+
+#[test]
+fn a_close_misspelling_gets_did_you_mean() {
+    assert_eq!(
+        error_of(r#"{ "timestep": 0.01, "enigne": "kinematic" }"#, &[]),
+        "$DIR/scene.json:1:31 (at enigne): unknown field `enigne` (did you mean `engine`?), expected one of `name`, `timestep`, `gravity`, `engine`, `seed`, `include`, `extensions`, `artifacts`, `watch`, `view`, `map`, `watchdog`"
+    );
+    let err = error_of(
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "b", "artifact": "ball.json", "pose": { "positon": [0, 0, 1] } } ] }"#,
+        &[],
+    );
+    assert!(
+        err.contains("(at artifacts[0].pose.positon): unknown field `positon` (did you mean `position`?), expected "),
+        "{err}"
+    );
+    // Nothing close: no guess.
+    let err = error_of(r#"{ "timestep": 0.01, "colour": 1 }"#, &[]);
+    assert!(
+        err.contains("unknown field `colour`, expected one of"),
+        "{err}"
+    );
+    assert!(!err.contains("did you mean"), "{err}");
 }
 
 #[test]

@@ -256,13 +256,21 @@ fn resource_bombs_are_refused_before_anything_is_allocated() {
         refused(
             &ws,
             name,
-            &["is not a regular file (a device, a FIFO or a socket)"],
+            &[if name == "dev_artifact.json" {
+                "'/dev/zero' is a character device, not a regular file; name a JSON file"
+            } else {
+                "fifo.json' is a FIFO, not a regular file; name a JSON file"
+            }],
         );
     }
     for scene in ["/dev/zero", fifo.to_str().unwrap()] {
         let r = bounded(&["check", scene]);
         assert_eq!(r.code, Some(2), "{r:?}");
-        assert!(r.stderr.contains("is not a regular file"), "{}", r.stderr);
+        assert!(
+            r.stderr.contains(", not a regular file; name a JSON file"),
+            "{}",
+            r.stderr
+        );
     }
     // Rays, latency buffers and name lengths.
     let rays = r#"{ "bodies": [ { "name": "b", "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
@@ -435,11 +443,11 @@ fn hostile_flags_are_refused_naming_the_flag() {
         ),
         (
             vec!["--stats-json", fifo.to_str().unwrap()],
-            "is not a regular file (a device, a FIFO, a socket or a link)",
+            "': is a FIFO, not a regular file; name a file",
         ),
         (
             vec!["--stats-json", "/dev/null"],
-            "--stats-json '/dev/null': is not a regular file",
+            "--stats-json '/dev/null': is a character device, not a regular file; name a file",
         ),
     ];
     let mut cases = cases;
