@@ -6,6 +6,7 @@
  *
  * Build: cc -std=c99 -O2 -fPIC -shared -I sdk/include drivers/hover-c/hover.c -o libssx_driver_hover_c.so
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,11 @@ static SsxStatus hover_create(const SsxHostApi *host, const char *descriptor_jso
     if (!host || !descriptor_json || !init || !instance) {
         fail(error, "null argument");
         return SSX_ERR_INVALID_ARGUMENT;
+    }
+    /* Fields appended to SsxInit are read only when the host's record holds them. */
+    if (init->struct_size >= offsetof(SsxInit, body_count) + sizeof init->body_count && init->body_count == 0) {
+        fail(error, "the artifact has no body to hover");
+        return SSX_ERR_PLUGIN;
     }
     h = (Hover *)calloc(1, sizeof *h);
     if (!h) {

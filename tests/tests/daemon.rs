@@ -138,21 +138,23 @@ fn bad_flags_are_refused_before_running() {
     );
 }
 
-fn bodiless_hover_scene(ws: &Workspace) -> std::path::PathBuf {
+/// A driver that panics at its first step (found next to ssxd, in the build's directory).
+fn failing_driver_scene(ws: &Workspace) -> std::path::PathBuf {
     ws.write(
-        "nobody.json",
-        r#"{ "driver": { "library": "libssx_driver_hover.so", "plugin": "hover", "descriptor": { "height": 1 } } }"#,
+        "ghost.json",
+        r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
+             "driver": { "library": "libssx_test_plugins.so", "plugin": "panicky", "descriptor": { "at": 1 } } }"#,
     );
     ws.write(
         "s.json",
-        r#"{ "timestep": 0.01, "artifacts": [ { "name": "ghost", "artifact": "nobody.json" } ] }"#,
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "ghost", "artifact": "ghost.json" } ] }"#,
     )
 }
 
 #[test]
 fn a_failing_driver_is_disabled_or_in_strict_mode_stops_the_run() {
     let ws = Workspace::new();
-    let scene = bodiless_hover_scene(&ws);
+    let scene = failing_driver_scene(&ws);
     let stats = ws.path().join("stats.json");
     let args = [
         "run",
@@ -166,7 +168,7 @@ fn a_failing_driver_is_disabled_or_in_strict_mode_stops_the_run() {
     ];
     let (code, _, stderr) = run(&args);
     assert_eq!(code, 0, "{stderr}");
-    assert!(stderr.contains("artifact 'ghost': driver 'hover' failed at step 1: the artifact has no body to hover; it is disabled, the simulation goes on"), "{stderr}");
+    assert!(stderr.contains("artifact 'ghost': driver 'panicky' failed at step 1: panicked: rotor 1 lost; it is disabled, the simulation goes on"), "{stderr}");
     let v = read_json(&stats);
     assert_eq!(
         (v["steps"].as_u64(), v["plugin_faults"].as_u64()),
@@ -178,7 +180,7 @@ fn a_failing_driver_is_disabled_or_in_strict_mode_stops_the_run() {
     strict.push("--strict");
     let (code, _, stderr) = run(&strict);
     assert_eq!(code, 1, "{stderr}");
-    assert!(stderr.ends_with("error: artifact 'ghost': driver 'hover' failed at step 1: the artifact has no body to hover (strict mode: stopping)\n"), "{stderr}");
+    assert!(stderr.ends_with("error: artifact 'ghost': driver 'panicky' failed at step 1: panicked: rotor 1 lost (strict mode: stopping)\n"), "{stderr}");
     assert_eq!(
         read_json(&stats)["plugin_faults"],
         1,

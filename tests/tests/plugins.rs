@@ -273,10 +273,115 @@ fn a_failing_create_reaches_the_user_with_the_artifact_name() {
     ));
     assert!(
         err.starts_with(
-            "artifact 'x': cannot create driver 'hover': invalid descriptor: unknown field `hieght`"
+            "artifact 'x': cannot create driver 'hover': invalid descriptor: unknown field `hieght` (did you mean `height`?), expected one of "
         ),
         "{err}"
     );
+}
+
+#[test]
+fn a_body_index_past_the_artifacts_bodies_is_refused_at_create() {
+    let ws = Workspace::new();
+    let sensors = lib("ssx_sensors");
+    for plugin in ["pose", "imu", "contact", "neighbours", "range"] {
+        let extra = match plugin {
+            "neighbours" => r#", "radius": 1.0"#,
+            "range" => r#", "count": 8, "max_range": 2.0"#,
+            _ => "",
+        };
+        let scene = box_scene(
+            &ws,
+            "null",
+            &format!(
+                r#"{{ "name": "s", "library": "{}", "plugin": "{plugin}", "descriptor": {{ "body": 3{extra} }} }}"#,
+                sensors.display()
+            ),
+        );
+        let err = error_of(&scene);
+        assert!(
+            err.starts_with(&format!(
+                "artifact 'x': cannot create sensor 's' ({plugin}): invalid descriptor: 'body' is 3, but artifact 'x' has 1 body (index 0) (descriptor at "
+            )),
+            "{plugin}: {err}"
+        );
+        // ssxd check refuses it too, before any step.
+        let out = std::process::Command::new(ssx_tests::ssxd())
+            .args(["check", scene.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            String::from_utf8_lossy(&out.stderr)
+                .contains("'body' is 3, but artifact 'x' has 1 body"),
+            "{plugin}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // The last valid index is accepted.
+    let scene = box_scene(
+        &ws,
+        "null",
+        &format!(
+            r#"{{ "name": "s", "library": "{}", "plugin": "pose", "descriptor": {{ "body": 0 }} }}"#,
+            sensors.display()
+        ),
+    );
+    let mut env = build_fast(&scene, 1).unwrap();
+    step_n(&mut env, 2);
+    assert_eq!(env.reading("x", "s").unwrap().step(), 2);
+    // A driver on an artifact without bodies is refused at create, with the artifact named.
+    ws.write(
+        "empty.json",
+        &format!(
+            r#"{{ "bodies": [], "driver": {{ "library": "{}", "plugin": "hover", "descriptor": {{ "height": 1 }} }} }}"#,
+            lib("ssx_driver_hover").display()
+        ),
+    );
+    let scene = ws.write(
+        "empty-scene.json",
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "ghost", "artifact": "empty.json" } ] }"#,
+    );
+    let err = error_of(&scene);
+    assert!(
+        err.starts_with(
+            "artifact 'ghost': cannot create driver 'hover': artifact 'ghost' has no body to act on"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_library_that_is_a_device_or_a_directory_is_called_what_it_is() {
+    let ws = Workspace::new();
+    let scene = box_scene(&ws, r#"{ "library": "/dev/zero", "plugin": "hover" }"#, "");
+    let err = error_of(&scene);
+    assert!(
+        err.ends_with(
+            "(at driver.library): library '/dev/zero' is a character device, not a regular file"
+        ),
+        "{err}"
+    );
+    std::fs::create_dir(ws.path().join("libdir.so")).unwrap();
+    let scene = box_scene(&ws, r#"{ "library": "libdir.so", "plugin": "hover" }"#, "");
+    let err = error_of(&scene);
+    assert!(
+        err.ends_with(&format!(
+            "(at driver.library): library '{}' is a directory, not a regular file",
+            ws.path().join("libdir.so").display()
+        )),
+        "{err}"
+    );
+    for (arg, what) in [("/dev/zero", "a character device"), ("/tmp", "a directory")] {
+        let out = std::process::Command::new(ssx_tests::ssxd())
+            .args(["plugins", arg])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim(),
+            format!("error: library '{arg}' is {what}, not a regular file")
+        );
+    }
 }
 
 /// Runs a scene until strict mode stops it; returns the error.

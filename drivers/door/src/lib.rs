@@ -68,6 +68,7 @@ fn rotate(q: [f64; 4], v: [f64; 3]) -> [f64; 3] {
 
 impl Driver for Door {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
+        init.root_body()?;
         let mut d: Descriptor =
             serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
         let norm = d.axis.iter().map(|x| x * x).sum::<f64>().sqrt();

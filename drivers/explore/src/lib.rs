@@ -112,6 +112,7 @@ pub struct RandomWalk {
 
 impl Driver for RandomWalk {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
+        init.root_body()?;
         let d: WalkDescriptor =
             serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
         check(&d.motion, &[("avoid", d.avoid)])?;
@@ -222,6 +223,7 @@ pub struct Frontier {
 
 impl Driver for Frontier {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
+        init.root_body()?;
         let d: FrontierDescriptor =
             serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
         check(

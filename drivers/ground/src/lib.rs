@@ -125,6 +125,7 @@ fn ramp(value: f64, target: f64, limit: Option<f64>, dt: f64) -> f64 {
 
 impl Driver for DiffDrive {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
+        init.root_body()?;
         let p: DiffDriveParams =
             serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
         let positive = [p.wheel_base, p.wheel_radius, p.max_speed, p.max_turn_rate]

@@ -44,7 +44,8 @@ struct Hover {
 }
 
 impl Driver for Hover {
-    fn create(descriptor: &str, _init: &Init) -> Result<Self, String> {
+    fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
+        init.root_body()?;
         let d: Descriptor = serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
         if d.height.is_some() != d.waypoints.is_empty() {
             return Err("give either 'height' or 'waypoints'".into());

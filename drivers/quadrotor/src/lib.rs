@@ -254,6 +254,7 @@ pub struct Quadrotor {
 
 impl Driver for Quadrotor {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
+        init.root_body()?;
         let d: QuadrotorDescriptor =
             serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
         d.trajectory.validate()?;

@@ -191,6 +191,7 @@ pub struct Teleop {
 
 impl Driver for Teleop {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
+        init.root_body()?;
         let d: Descriptor = serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
         let t = &d.teleop;
         let positive = [

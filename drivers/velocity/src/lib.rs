@@ -16,8 +16,9 @@ struct Velocity {
 }
 
 impl Driver for Velocity {
-    fn create(descriptor: &str, _init: &Init) -> Result<Self, String> {
+    fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
         let v: Velocity = serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
+        init.body_index("body", v.body)?;
         let max = ssx_sdk::limits::DISTANCE;
         for x in v.linear {
             ssx_sdk::within("linear", x, -max, max)?;

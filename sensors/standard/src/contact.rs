@@ -31,6 +31,7 @@ pub(crate) struct Contact {
 impl Sensor for Contact {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
         let d: Descriptor = parse(descriptor)?;
+        init.body_index("body", d.body)?;
         Ok(Contact {
             rate: crate::rate(d.rate_divider, d.stagger, init)?,
             touching: Vec::new(),

@@ -57,6 +57,7 @@ pub(crate) struct Imu {
 impl Sensor for Imu {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
         let d: Descriptor = parse(descriptor)?;
+        init.body_index("body", d.body)?;
         for (name, v) in [
             ("accel_noise_density", d.accel_noise_density),
             ("gyro_noise_density", d.gyro_noise_density),

@@ -47,6 +47,7 @@ pub(crate) struct Pose {
 impl Sensor for Pose {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
         let d: Descriptor = parse(descriptor)?;
+        init.body_index("body", d.body)?;
         for (name, v) in [
             ("position_noise", d.position_noise),
             ("orientation_noise", d.orientation_noise),

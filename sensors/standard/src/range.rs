@@ -59,6 +59,7 @@ use ssx_sdk::limits;
 impl Sensor for Range {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
         let d: Descriptor = parse(descriptor)?;
+        init.body_index("body", d.body)?;
         crate::check_rays(d.count, d.fov)?;
         ssx_sdk::within("max_range", d.max_range, 0.0, limits::DISTANCE)?;
         ssx_sdk::within("noise", d.noise, 0.0, limits::DISTANCE)?;

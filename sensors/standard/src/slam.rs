@@ -64,6 +64,7 @@ pub(crate) struct Slam {
 impl Sensor for Slam {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
         let d: Descriptor = parse(descriptor)?;
+        init.root_body()?;
         crate::check_rays(d.count, d.fov)?;
         if !(d.max_range.is_finite() && d.max_range > 0.0 && d.max_range <= limits::DISTANCE) {
             return Err(format!(

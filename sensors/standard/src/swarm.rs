@@ -56,6 +56,7 @@ fn moves(known: &mut Vec<u8>, ctx: &Ctx<'_>, a: u32) -> Result<bool, String> {
 impl Sensor for Neighbours {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
         let d: Descriptor = parse(descriptor)?;
+        init.body_index("body", d.body)?;
         if !(d.radius.is_finite() && d.radius > 0.0) {
             return Err(format!(
                 "invalid descriptor: 'radius' must be a finite number > 0, got {}",
