@@ -3,7 +3,7 @@
 //! docs/scenes.md lists them with the reasons.
 
 /// Bodies in a scene, all artifacts and replicas together. 200,000 Rapier boxes resting on the
-/// ground take 1.2 GiB and 2.3 s for their first step on 2 cores (0.55 s each after it).
+/// ground take 1.2 GiB and up to 2.3 s for their first step on 2 cores (0.5 s each after it).
 pub const MAX_BODIES: usize = 250_000;
 /// Bytes of any one name.
 pub const MAX_NAME: usize = 128;
