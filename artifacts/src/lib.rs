@@ -234,6 +234,7 @@ impl Scene {
             mode,
             late_policy,
             strict,
+            map: self.map.as_ref().map(|l| std::sync::Arc::new(l.grid())),
         }
     }
 

@@ -279,6 +279,26 @@ pub struct Layout {
     pub origin: [f64; 3],
 }
 
+impl Layout {
+    /// The cells as the host hands them to plugins: row 0 at the origin (the image's bottom
+    /// row), rows going +y; 1 wall, 0 free.
+    pub fn grid(&self) -> ssx_core::MapGrid {
+        let o = &self.occupancy;
+        let (w, h) = (o.width as usize, o.height as usize);
+        let mut cells = Vec::with_capacity(w * h);
+        for row in (0..h).rev() {
+            cells.extend(o.cells[row * w..(row + 1) * w].iter().map(|&c| u8::from(c)));
+        }
+        ssx_core::MapGrid {
+            width: o.width,
+            height: o.height,
+            resolution: self.resolution,
+            origin: self.origin,
+            cells,
+        }
+    }
+}
+
 /// Default cell size of a generated map (m).
 pub const GENERATED_RESOLUTION: f64 = 0.5;
 

@@ -1229,6 +1229,74 @@ unsafe extern "C" fn host_reading(
     })
 }
 
+unsafe extern "C" fn host_describe(ctx: SsxCtx, json: *const c_char) -> SsxStatus {
+    host(ctx, |f| {
+        let FrameKind::Sensor { out } = &mut f.kind else {
+            return Err(SSX_ERR_WRONG_PHASE);
+        };
+        let text = name(json)?;
+        if text.len() > SSX_MAX_DESCRIPTION {
+            return Err(SSX_ERR_OUT_OF_RANGE);
+        }
+        out.describe(text);
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_reading_description(
+    ctx: SsxCtx,
+    artifact: u32,
+    sensor: u32,
+    text: *mut *const c_char,
+    len: *mut usize,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let readings = match &f.kind {
+            FrameKind::Driver { readings, .. } | FrameKind::Extension { readings, .. } => *readings,
+            FrameKind::Sensor { .. } => return Err(SSX_ERR_WRONG_PHASE),
+        };
+        if artifact as usize >= f.world.artifact_count() {
+            return Err(SSX_ERR_OUT_OF_RANGE);
+        }
+        let r = readings
+            .reading(ArtifactId(artifact), sensor as usize)
+            .ok_or(SSX_ERR_OUT_OF_RANGE)?;
+        *out(text)? = r.description().as_ptr().cast();
+        *out(len)? = r.description().len();
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_map(
+    ctx: SsxCtx,
+    info: *mut SsxMapInfo,
+    cells: *mut u8,
+    capacity: usize,
+) -> SsxStatus {
+    host(ctx, |f| {
+        if matches!(f.kind, FrameKind::Sensor { .. }) {
+            return Err(SSX_ERR_WRONG_PHASE);
+        }
+        let info = out(info)?;
+        let map = f.world.map().ok_or(SSX_ERR_NOT_FOUND)?;
+        *info = SsxMapInfo {
+            width: map.width,
+            height: map.height,
+            resolution: map.resolution,
+            origin: map.origin,
+        };
+        if cells.is_null() {
+            return Ok(());
+        }
+        if capacity < map.cells.len() {
+            return Err(SSX_ERR_OUT_OF_RANGE);
+        }
+        // SAFETY: `capacity` writable bytes at `cells` per the ABI, checked to hold them all.
+        unsafe { std::ptr::copy_nonoverlapping(map.cells.as_ptr(), cells, map.cells.len()) };
+        Ok(())
+    })
+}
+
 unsafe extern "C" fn host_log(
     ctx: SsxCtx,
     level: SsxLogLevel,
@@ -1396,4 +1464,7 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     wake: host_wake,
     metric: host_metric,
     metric_at: host_metric_at,
+    describe: host_describe,
+    reading_description: host_reading_description,
+    map: host_map,
 };

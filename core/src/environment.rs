@@ -128,6 +128,8 @@ pub struct EnvironmentConfig {
     pub late_policy: LatePolicy,
     /// Stop the run when a plugin fails instead of disabling it.
     pub strict: bool,
+    /// The scene's map, if it has one (plugins read it through the host's `map`).
+    pub map: Option<std::sync::Arc<crate::world::MapGrid>>,
 }
 
 impl EnvironmentConfig {
@@ -143,6 +145,7 @@ impl EnvironmentConfig {
             mode: Mode::Fast,
             late_policy: LatePolicy::CatchUp,
             strict: false,
+            map: None,
         }
     }
 }
@@ -425,7 +428,10 @@ impl Environment {
             extension_failed: vec![false; ext.list.len()],
             extensions: ext,
             metrics: Vec::new(),
-            catalog: Catalog::default(),
+            catalog: Catalog {
+                map: config.map.clone(),
+                ..Catalog::default()
+            },
             states: Vec::new(),
             clock,
             pacer,

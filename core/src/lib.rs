@@ -49,4 +49,4 @@ pub use plugin::{
 pub use pool::WorkerPool;
 pub use render::{NullRenderEngine, RenderEngine, RenderFrame, RenderNode, RenderScene};
 pub use stats::{LiveStats, Stats, StatsSummary, StatsView, write_atomic};
-pub use world::{ArtifactId, ArtifactInfo, World};
+pub use world::{ArtifactId, ArtifactInfo, MapGrid, World};

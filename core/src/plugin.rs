@@ -19,6 +19,8 @@ pub struct Reading {
     values: Vec<f64>,
     step: u64,
     written: bool,
+    /// What the sensor said its values are (JSON), if it said.
+    description: String,
 }
 
 impl Reading {
@@ -41,6 +43,16 @@ impl Reading {
     pub fn values_mut(&mut self) -> &mut Vec<f64> {
         self.written = true;
         &mut self.values
+    }
+    /// The sensor's description of its reading (JSON; empty when it gave none).
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+    /// Sets the description (allocates only when it changes).
+    pub fn describe(&mut self, text: &str) {
+        if self.description != text {
+            text.clone_into(&mut self.description);
+        }
     }
     pub(crate) fn take_written(&mut self) -> bool {
         std::mem::take(&mut self.written)

@@ -55,6 +55,22 @@ impl ArtifactInfo {
     }
 }
 
+/// The scene's map as cells (an image, a map_server YAML, a generated cave or building): what
+/// became its static walls.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MapGrid {
+    /// Cells per row.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// Metres per cell.
+    pub resolution: f64,
+    /// The world pose of cell (0, 0)'s outer corner: x, y (m), yaw (rad).
+    pub origin: [f64; 3],
+    /// `width × height` cells, row 0 at the origin, rows going +y: 1 wall, 0 free.
+    pub cells: Vec<u8>,
+}
+
 /// Static facts about every artifact and body, built once with the world.
 #[derive(Debug, Default)]
 pub struct Catalog {
@@ -66,6 +82,8 @@ pub struct Catalog {
     pub(crate) body_kind: Vec<BodyKind>,
     /// Per joint id: whether it has a motor.
     pub(crate) joint_motorised: Vec<bool>,
+    /// The scene's map, if it has one.
+    pub(crate) map: Option<std::sync::Arc<MapGrid>>,
 }
 
 /// The world as sensors and drivers see it during a step: the state after this step's physics,
@@ -88,6 +106,10 @@ pub struct World<'a> {
 }
 
 impl<'a> World<'a> {
+    /// The scene's map, if it has one.
+    pub fn map(&self) -> Option<&MapGrid> {
+        self.catalog.map.as_deref()
+    }
     /// State of a body.
     pub fn body(&self, id: BodyId) -> &BodyState {
         &self.states[id.index()]

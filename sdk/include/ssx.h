@@ -26,6 +26,9 @@
 // The ABI version this SDK speaks. A host refuses plugins of any other version.
 #define SSX_ABI_VERSION 3
 
+// Longest reading description (bytes).
+#define SSX_MAX_DESCRIPTION 4096
+
 // A status code. 0 is success; the values never change meaning.
 typedef int32_t SsxStatus;
 
@@ -40,6 +43,18 @@ typedef uint32_t SsxControlCommand;
 
 // The handle of the current call, passed to every host function.
 typedef uint64_t SsxCtx;
+
+// The scene's map, from [`SsxHostApi::map`].
+typedef struct {
+  // Cells per row.
+  uint32_t width;
+  // Rows.
+  uint32_t height;
+  // Metres per cell.
+  double resolution;
+  // The world pose of cell (0, 0)'s outer corner: x, y (m) and yaw (rad).
+  double origin[3];
+} SsxMapInfo;
 
 // Pose and velocity of a body, world frame.
 typedef struct {
@@ -232,6 +247,25 @@ typedef struct {
   // Added to version 3 after `metric`: check `struct_size` first (`ssx_sdk::Ctx::metrics`
   // does).
   SsxStatus (*metric_at)(SsxCtx ctx, uint32_t index, char *name, uintptr_t capacity, uintptr_t *len, double *value);
+  // Describes the calling sensor's reading for whoever reads it: a JSON object (UTF-8, at most
+  // [`SSX_MAX_DESCRIPTION`] bytes), e.g. the `range` sensor's ray geometry, so that a bridge
+  // (ROS 2's LaserScan) or a view can interpret the numbers without knowing the sensor's
+  // descriptor. Kept until the sensor describes it again. Sensors, in the sensor phase
+  // (`SSX_ERR_WRONG_PHASE` elsewhere). Added to version 3 after `metric_at`: check
+  // `struct_size` covers it before calling (`ssx_sdk::Ctx::describe` does).
+  SsxStatus (*describe)(SsxCtx ctx, const char *json);
+  // The description a sensor gave its reading (see `describe`): `text` points at `len` bytes
+  // of UTF-8 JSON (not NUL-terminated), valid until the current call returns; `len` 0 when the
+  // sensor gave none yet. Drivers and extensions; indexes as for `reading`. Added to version 3
+  // with `describe`.
+  SsxStatus (*reading_description)(SsxCtx ctx, uint32_t artifact, uint32_t sensor, const char **text, uintptr_t *len);
+  // The scene's map (an image, a map_server YAML or a generated cave or building), as cells:
+  // writes its size, resolution and origin into `info`, and, when `cells` is not null, its
+  // `width × height` cells into `cells` (row 0 at the origin, rows going +y; 1 = wall,
+  // 0 = free). `SSX_ERR_NOT_FOUND` when the scene has no map; `SSX_ERR_OUT_OF_RANGE` when
+  // `capacity` is smaller than the cells (`info` is written all the same). Drivers and
+  // extensions. Added to version 3 with `describe`.
+  SsxStatus (*map)(SsxCtx ctx, SsxMapInfo *info, uint8_t *cells, uintptr_t capacity);
 } SsxHostApi;
 
 // Creates an instance from its JSON descriptor. On success stores it in `instance` and returns

@@ -402,6 +402,53 @@ pub struct SsxHostApi {
         len: *mut usize,
         value: *mut f64,
     ) -> SsxStatus,
+    /// Describes the calling sensor's reading for whoever reads it: a JSON object (UTF-8, at most
+    /// [`SSX_MAX_DESCRIPTION`] bytes), e.g. the `range` sensor's ray geometry, so that a bridge
+    /// (ROS 2's LaserScan) or a view can interpret the numbers without knowing the sensor's
+    /// descriptor. Kept until the sensor describes it again. Sensors, in the sensor phase
+    /// (`SSX_ERR_WRONG_PHASE` elsewhere). Added to version 3 after `metric_at`: check
+    /// `struct_size` covers it before calling (`ssx_sdk::Ctx::describe` does).
+    pub describe: unsafe extern "C" fn(ctx: SsxCtx, json: *const c_char) -> SsxStatus,
+    /// The description a sensor gave its reading (see `describe`): `text` points at `len` bytes
+    /// of UTF-8 JSON (not NUL-terminated), valid until the current call returns; `len` 0 when the
+    /// sensor gave none yet. Drivers and extensions; indexes as for `reading`. Added to version 3
+    /// with `describe`.
+    pub reading_description: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        artifact: u32,
+        sensor: u32,
+        text: *mut *const c_char,
+        len: *mut usize,
+    ) -> SsxStatus,
+    /// The scene's map (an image, a map_server YAML or a generated cave or building), as cells:
+    /// writes its size, resolution and origin into `info`, and, when `cells` is not null, its
+    /// `width × height` cells into `cells` (row 0 at the origin, rows going +y; 1 = wall,
+    /// 0 = free). `SSX_ERR_NOT_FOUND` when the scene has no map; `SSX_ERR_OUT_OF_RANGE` when
+    /// `capacity` is smaller than the cells (`info` is written all the same). Drivers and
+    /// extensions. Added to version 3 with `describe`.
+    pub map: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        info: *mut SsxMapInfo,
+        cells: *mut u8,
+        capacity: usize,
+    ) -> SsxStatus,
+}
+
+/// Longest reading description (bytes).
+pub const SSX_MAX_DESCRIPTION: usize = 4096;
+
+/// The scene's map, from [`SsxHostApi::map`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SsxMapInfo {
+    /// Cells per row.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// Metres per cell.
+    pub resolution: f64,
+    /// The world pose of cell (0, 0)'s outer corner: x, y (m) and yaw (rad).
+    pub origin: [f64; 3],
 }
 
 /// Creates an instance from its JSON descriptor. On success stores it in `instance` and returns

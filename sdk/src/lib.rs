@@ -32,6 +32,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use abi::SsxBodyState as BodyState;
 pub use abi::SsxContact as Contact;
+pub use abi::SsxMapInfo as MapInfo;
 pub use abi::SsxRayHit as RayHit;
 pub use abi::SsxStats as Stats;
 use abi::*;
@@ -503,8 +504,7 @@ impl Ctx<'_> {
     /// Sets one of this extension's figures, reported in the run's summary and stats JSON as
     /// `<extension>.<name>` (extensions, in `after_step`). Does nothing on hosts that predate it.
     pub fn metric(&self, name: &str, value: f64) -> Result<(), Error> {
-        let needed = std::mem::offset_of!(SsxHostApi, metric) + std::mem::size_of::<usize>();
-        if (self.host.struct_size as usize) < needed {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, metric)) {
             return Ok(());
         }
         let mut buf = [0u8; 72];
@@ -522,8 +522,7 @@ impl Ctx<'_> {
         name: &mut Vec<u8>,
         mut each: impl FnMut(&str, f64),
     ) -> Result<(), Error> {
-        let needed = std::mem::offset_of!(SsxHostApi, metric_at) + std::mem::size_of::<usize>();
-        if (self.host.struct_size as usize) < needed {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, metric_at)) {
             return Ok(());
         }
         if name.len() < 80 {
@@ -555,6 +554,55 @@ impl Ctx<'_> {
             }
             index += 1;
         }
+    }
+    /// Whether the host's table reaches the end of the field at `offset` (functions appended
+    /// after the ABI version's release are checked before they are called).
+    fn host_has(&self, offset: usize) -> bool {
+        self.host.struct_size as usize >= offset + std::mem::size_of::<usize>()
+    }
+    /// Describes this sensor's reading (a JSON object, at most
+    /// [`abi::SSX_MAX_DESCRIPTION`] bytes) for bridges and views (sensor phase). Once, on the
+    /// first step, is enough: the description stays. Does nothing on hosts that predate it.
+    pub fn describe(&self, json: &str) -> Result<(), Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, describe)) {
+            return Ok(());
+        }
+        let text = CString::new(json).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT))?;
+        check(unsafe { (self.host.describe)(self.ctx, text.as_ptr()) })
+    }
+    /// The description a sensor gave its reading (JSON; `None` when it gave none, or on hosts
+    /// that predate descriptions). Not copied; valid for this call of `step`.
+    pub fn reading_description(&self, artifact: u32, sensor: u32) -> Result<Option<&str>, Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, reading_description)) {
+            return Ok(None);
+        }
+        let (mut ptr, mut len) = (std::ptr::null(), 0usize);
+        check(unsafe {
+            (self.host.reading_description)(self.ctx, artifact, sensor, &mut ptr, &mut len)
+        })?;
+        if len == 0 || ptr.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: the host guarantees `len` bytes at `ptr` until this step call returns.
+        let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) };
+        Ok(std::str::from_utf8(bytes).ok())
+    }
+    /// The scene's map: its size and placement, and its cells into `cells` (row 0 at the
+    /// origin; 1 = wall). `None` when the scene has no map, or on hosts that predate maps.
+    pub fn map(&self, cells: &mut Vec<u8>) -> Result<Option<MapInfo>, Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, map)) {
+            return Ok(None);
+        }
+        let mut info = MapInfo::default();
+        match unsafe { (self.host.map)(self.ctx, &mut info, std::ptr::null_mut(), 0) } {
+            SSX_ERR_NOT_FOUND => return Ok(None),
+            status => check(status)?,
+        }
+        let n = info.width as usize * info.height as usize;
+        cells.clear();
+        cells.resize(n, 0);
+        check(unsafe { (self.host.map)(self.ctx, &mut info, cells.as_mut_ptr(), n) })?;
+        Ok(Some(info))
     }
     /// The name of an artifact.
     pub fn artifact_name(&self, artifact: u32) -> Result<String, Error> {

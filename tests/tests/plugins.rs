@@ -429,7 +429,7 @@ fn misusing_the_host_gets_status_codes_not_undefined_behaviour() {
     let scene = driver_scene(&ws, &c_library("misbehaving"), "prober", "{}");
     assert_eq!(
         strict_failure(&scene).to_string(),
-        "artifact 'x': driver 'prober' failed at step 2: bad_handle=2 null=1 wrong_phase=3 out_of_range=5 not_found=4 nan=1 stale=2 (strict mode: stopping)"
+        "artifact 'x': driver 'prober' failed at step 2: bad_handle=2 null=1 wrong_phase=3 out_of_range=5 not_found=4 nan=1 stale=2 describe=3 map_null=1 no_map=4 description=5 (strict mode: stopping)"
     );
 }
 
@@ -875,4 +875,65 @@ fn ray_casts_and_neighbours_work_through_the_abi_on_every_worker() {
     );
     let mut env = build_fast_with(&scene, &registry(), 2, true).unwrap();
     step_n(&mut env, 5);
+}
+
+#[test]
+fn reading_descriptions_and_the_map_reach_plugins_through_the_abi() {
+    let ws = Workspace::new();
+    // 4 × 3 pixels, dark = wall: the top row's first three and the bottom row's first.
+    ws.write(
+        "m.pgm",
+        "P2\n4 3\n255\n0 0 0 255\n255 255 255 255\n0 255 255 255\n",
+    );
+    let description = format!(
+        r#"{{ "kind": "range", "body": 0, "position": [0.0, 0.0, 0.1], "yaw": 0.5, "count": 8,
+              "angle_min": 0.0, "angle_increment": {}, "min_range": 0.0, "max_range": 2.0,
+              "no_hit": "max_range", "rate_divider": 1 }}"#,
+        std::f64::consts::TAU / 8.0
+    );
+    let robot = |map: &str| {
+        format!(
+            r#"{{ "bodies": [ {{ "name": "b", "kind": "kinematic", "colliders": [ {{ "shape": {{ "sphere": {{ "radius": 0.1 }} }} }} ] }} ],
+                 "sensors": [ {{ "name": "ring", "library": "{}", "plugin": "range",
+                                "descriptor": {{ "count": 8, "max_range": 2.0, "position": [0, 0, 0.1], "yaw": 0.5 }} }} ],
+                 "driver": {{ "library": "{}", "plugin": "inspector",
+                              "descriptor": {{ "sensor": "ring", "description": {description}, "map": {map} }} }} }}"#,
+            lib("ssx_sensors").display(),
+            lib("ssx_test_plugins").display()
+        )
+    };
+    ws.write(
+        "with-map.json",
+        &robot(
+            r#"{ "width": 4, "height": 3, "resolution": 0.5, "origin": [-1.0, -2.0, 0.0],
+                 "walls": [[0, 0], [0, 2], [1, 2], [2, 2]] }"#,
+        ),
+    );
+    ws.write("no-map.json", &robot("null"));
+    let scene = ws.write(
+        "scene.json",
+        r#"{ "timestep": 0.01, "map": { "image": "m.pgm", "resolution": 0.5, "origin": [-1, -2] },
+             "artifacts": [ { "name": "r", "artifact": "with-map.json", "pose": { "position": [10, 10, 0] } } ] }"#,
+    );
+    // Strict: any mismatch the inspector finds stops the run with its message.
+    let mut env = build_fast_with(&scene, &registry(), 2, true).unwrap();
+    step_n(&mut env, 3);
+    let bare = ws.write(
+        "bare.json",
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "r", "artifact": "no-map.json" } ] }"#,
+    );
+    let mut env = build_fast_with(&bare, &registry(), 1, true).unwrap();
+    step_n(&mut env, 3);
+    // The inspector does fail when what it is told differs.
+    ws.write("wrong.json", &robot("null"));
+    let wrong = ws.write(
+        "wrong-scene.json",
+        r#"{ "timestep": 0.01, "map": { "image": "m.pgm", "resolution": 0.5, "origin": [-1, -2] },
+             "artifacts": [ { "name": "r", "artifact": "wrong.json" } ] }"#,
+    );
+    let err = strict_failure(&wrong).to_string();
+    assert!(
+        err.contains("driver 'inspector' failed at step 1: map {\"height\":3,"),
+        "{err}"
+    );
 }

@@ -52,6 +52,7 @@ pub(crate) struct Imu {
     gyro_bias: Vector3<f64>,
     /// Velocity at the last sample (none before the first step).
     last_velocity: Option<Vector3<f64>>,
+    description: crate::Description,
 }
 
 impl Sensor for Imu {
@@ -74,7 +75,14 @@ impl Sensor for Imu {
             return Err("invalid descriptor: biases must be finite".into());
         }
         let rate = crate::rate(d.rate_divider, d.stagger, init)?;
+        let description = crate::Description::new(serde_json::json!({
+            "kind": "imu",
+            "body": d.body,
+            "frame": "body",
+            "rate_divider": d.rate_divider,
+        }));
         Ok(Imu {
+            description,
             dt: init.timestep * f64::from(rate.divider()),
             rate,
             noise: Noise::new(init.seed),
@@ -86,6 +94,7 @@ impl Sensor for Imu {
     }
 
     fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        self.description.once(ctx)?;
         if !self.rate.due() {
             return Ok(());
         }

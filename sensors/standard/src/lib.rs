@@ -65,6 +65,23 @@ pub(crate) fn rate(divider: u32, stagger: bool, init: &Init) -> Result<ssx_sdk::
 }
 
 /// Parses a descriptor strictly, with the SDK's error wording.
+/// A sensor's description of its reading (`Ctx::describe`), written at create and handed to
+/// the host on the first step (the host keeps it).
+pub(crate) struct Description(Option<String>);
+
+impl Description {
+    pub(crate) fn new(json: serde_json::Value) -> Self {
+        Description(Some(json.to_string()))
+    }
+    /// Hands the description over, once.
+    pub(crate) fn once(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        if let Some(text) = self.0.take() {
+            ctx.describe(&text)?;
+        }
+        Ok(())
+    }
+}
+
 pub(crate) fn parse<T: serde::de::DeserializeOwned>(descriptor: &str) -> Result<T, String> {
     serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)
 }

@@ -42,6 +42,7 @@ pub(crate) struct Pose {
     noise: Noise,
     /// The last `latency + 1` true states, oldest first.
     history: VecDeque<[f64; 13]>,
+    description: crate::Description,
 }
 
 impl Sensor for Pose {
@@ -64,7 +65,15 @@ impl Sensor for Pose {
                 d.latency
             ));
         }
+        let description = crate::Description::new(serde_json::json!({
+            "kind": "pose",
+            "body": d.body,
+            "frame": "world",
+            "latency": d.latency,
+            "rate_divider": d.rate_divider,
+        }));
         Ok(Pose {
+            description,
             rate: crate::rate(d.rate_divider, d.stagger, init)?,
             noise: Noise::new(init.seed),
             history: VecDeque::with_capacity(d.latency as usize + 1),
@@ -73,6 +82,7 @@ impl Sensor for Pose {
     }
 
     fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        self.description.once(ctx)?;
         let s = ctx.body_state(ctx.artifact(), self.d.body)?;
         let mut now = [0.0; 13];
         now[..3].copy_from_slice(&s.position);

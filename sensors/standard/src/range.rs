@@ -16,7 +16,7 @@ use serde::Deserialize;
 use ssx_sdk::{Ctx, Init, Rate, Sensor};
 
 use crate::noise::{Noise, non_negative};
-use crate::parse;
+use crate::{Description, parse};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -52,6 +52,7 @@ pub(crate) struct Range {
     /// Ray directions in the body frame.
     rays: Vec<Vector3<f64>>,
     out: Vec<f64>,
+    description: Description,
 }
 
 use ssx_sdk::limits;
@@ -84,16 +85,38 @@ impl Sensor for Range {
                 Vector3::new(a.cos(), a.sin(), 0.0)
             })
             .collect();
+        // Ray i at angle_min + i · angle_increment in the mount's frame (yaw not included).
+        let angle = |i| ssx_sdk::geometry::range_ray_yaw(i, d.count, d.fov, 0.0);
+        let increment = if d.count > 1 {
+            angle(1) - angle(0)
+        } else {
+            0.0
+        };
+        let description = Description::new(serde_json::json!({
+            "kind": "range",
+            "body": d.body,
+            "position": d.position,
+            "yaw": d.yaw,
+            "count": d.count,
+            "angle_min": angle(0),
+            "angle_increment": increment,
+            "min_range": d.min_range,
+            "max_range": d.max_range,
+            "no_hit": "max_range",
+            "rate_divider": d.rate_divider,
+        }));
         Ok(Range {
             rate: crate::rate(d.rate_divider, d.stagger, init)?,
             noise: Noise::new(init.seed),
             rays,
             out: vec![d.max_range; n],
             d,
+            description,
         })
     }
 
     fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        self.description.once(ctx)?;
         if !self.rate.due() {
             return Ok(());
         }
