@@ -873,6 +873,28 @@ unsafe extern "C" fn host_artifact_name(
     })
 }
 
+unsafe extern "C" fn host_sensor_name(
+    ctx: SsxCtx,
+    artifact: u32,
+    sensor: u32,
+    buf: *mut c_char,
+    capacity: usize,
+    len: *mut usize,
+) -> SsxStatus {
+    host(ctx, |f| {
+        if artifact as usize >= f.world.artifact_count() {
+            return Err(SSX_ERR_OUT_OF_RANGE);
+        }
+        let name = f
+            .world
+            .artifact(ArtifactId(artifact))
+            .sensor_names
+            .get(sensor as usize)
+            .ok_or(SSX_ERR_OUT_OF_RANGE)?;
+        copy_name(name, buf, capacity, len)
+    })
+}
+
 /// Writes `name` and a NUL into the caller's `capacity` bytes at `buf`, and its length (NUL
 /// excluded) into `len`; `SSX_ERR_OUT_OF_RANGE` when it does not fit.
 fn copy_name(
@@ -1467,4 +1489,5 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     describe: host_describe,
     reading_description: host_reading_description,
     map: host_map,
+    sensor_name: host_sensor_name,
 };

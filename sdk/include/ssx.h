@@ -266,6 +266,11 @@ typedef struct {
   // `capacity` is smaller than the cells (`info` is written all the same). Drivers and
   // extensions. Added to version 3 with `describe`.
   SsxStatus (*map)(SsxCtx ctx, SsxMapInfo *info, uint8_t *cells, uintptr_t capacity);
+  // The name of an artifact's sensor `sensor` (an index as for `reading`), as `artifact_name`
+  // writes names; `SSX_ERR_OUT_OF_RANGE` past the artifact's sensors (so counting up from 0
+  // finds how many it has) or when the name did not fit. Any phase. Added to version 3 with
+  // `describe`.
+  SsxStatus (*sensor_name)(SsxCtx ctx, uint32_t artifact, uint32_t sensor, char *name, uintptr_t capacity, uintptr_t *len);
 } SsxHostApi;
 
 // Creates an instance from its JSON descriptor. On success stores it in `instance` and returns

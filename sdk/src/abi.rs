@@ -432,6 +432,18 @@ pub struct SsxHostApi {
         cells: *mut u8,
         capacity: usize,
     ) -> SsxStatus,
+    /// The name of an artifact's sensor `sensor` (an index as for `reading`), as `artifact_name`
+    /// writes names; `SSX_ERR_OUT_OF_RANGE` past the artifact's sensors (so counting up from 0
+    /// finds how many it has) or when the name did not fit. Any phase. Added to version 3 with
+    /// `describe`.
+    pub sensor_name: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        artifact: u32,
+        sensor: u32,
+        name: *mut c_char,
+        capacity: usize,
+        len: *mut usize,
+    ) -> SsxStatus,
 }
 
 /// Longest reading description (bytes).

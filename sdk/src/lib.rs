@@ -606,32 +606,44 @@ impl Ctx<'_> {
     }
     /// The name of an artifact.
     pub fn artifact_name(&self, artifact: u32) -> Result<String, Error> {
-        let mut buf = vec![0u8; 64];
-        loop {
-            let mut len = 0usize;
-            let status = unsafe {
-                (self.host.artifact_name)(
-                    self.ctx,
-                    artifact,
-                    buf.as_mut_ptr().cast(),
-                    buf.len(),
-                    &mut len,
-                )
-            };
-            if status == SSX_ERR_OUT_OF_RANGE && len + 1 > buf.len() {
-                buf.resize(len + 1, 0);
-                continue;
-            }
-            check(status)?;
-            buf.truncate(len);
-            return String::from_utf8(buf).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT));
+        read_name(|buf, cap, len| unsafe {
+            (self.host.artifact_name)(self.ctx, artifact, buf, cap, len)
+        })
+    }
+    /// The name of an artifact's sensor (`SSX_ERR_OUT_OF_RANGE` past its last sensor, so
+    /// counting from 0 finds them all). `None` on hosts that predate it.
+    pub fn sensor_name(&self, artifact: u32, sensor: u32) -> Result<Option<String>, Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, sensor_name)) {
+            return Ok(None);
         }
+        read_name(|buf, cap, len| unsafe {
+            (self.host.sensor_name)(self.ctx, artifact, sensor, buf, cap, len)
+        })
+        .map(Some)
     }
     /// Logs a message.
     pub fn log(&self, level: SsxLogLevel, message: &str) {
         if let Ok(m) = CString::new(message.replace('\0', " ")) {
             unsafe { (self.host.log)(self.ctx, level, m.as_ptr()) };
         }
+    }
+}
+
+/// A name the host writes into a buffer (`artifact_name`, `sensor_name`), grown to fit.
+fn read_name(
+    mut call: impl FnMut(*mut c_char, usize, &mut usize) -> SsxStatus,
+) -> Result<String, Error> {
+    let mut buf = vec![0u8; 64];
+    loop {
+        let mut len = 0usize;
+        let status = call(buf.as_mut_ptr().cast(), buf.len(), &mut len);
+        if status == SSX_ERR_OUT_OF_RANGE && len + 1 > buf.len() {
+            buf.resize(len + 1, 0);
+            continue;
+        }
+        check(status)?;
+        buf.truncate(len);
+        return String::from_utf8(buf).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT));
     }
 }
 

@@ -163,6 +163,40 @@ impl SubSpec {
     }
 }
 
+impl SubSpec {
+    /// Fills `out` from fields given by name (a message of another encoding mapped onto this
+    /// spec): every spec field must be there with one value per element, and within its limits.
+    pub fn from_named(
+        &self,
+        fields: &[(&str, f64)],
+        out: &mut [f64; MAX_VALUES],
+    ) -> Result<(), String> {
+        let mut at = 0;
+        for f in &self.fields {
+            let dst = &mut out[at..at + f.len];
+            at += f.len;
+            match fields.iter().find(|(name, _)| *name == f.name) {
+                Some(&(_, v)) if f.len == 1 => dst[0] = v,
+                Some(_) => {
+                    return Err(format!(
+                        "field '{}' needs {} values; this message gives one",
+                        f.name, f.len
+                    ));
+                }
+                None if f.required => {
+                    return Err(format!(
+                        "the subscriber needs field '{}', which this message does not carry",
+                        f.name
+                    ));
+                }
+                None => dst.fill(0.0),
+            }
+            check_values(f, dst)?;
+        }
+        Ok(())
+    }
+}
+
 fn number(n: &serde_json::Number, field: &str) -> Result<f64, String> {
     n.as_f64()
         .ok_or_else(|| format!("field '{field}' holds a number out of range"))

@@ -12,7 +12,8 @@ pub struct Descriptor {
     /// Every key starts with this (default `ssx/<instance name>`).
     #[serde(default)]
     pub prefix: Option<String>,
-    /// `peer` (default) or `client`.
+    /// `peer` (default), `client`, or `router` (ROS 2 nodes with rmw_zenoh look for a router on
+    /// `tcp/localhost:7447`: ssxd can be it).
     #[serde(default = "d_mode")]
     pub mode: String,
     /// Endpoints to listen on (default `tcp/127.0.0.1:7447`; none in client mode).
@@ -43,6 +44,9 @@ pub struct Descriptor {
     /// Outbound messages that may wait for the network at once; beyond that they are dropped.
     #[serde(default = "d_outbound")]
     pub outbound_queue: usize,
+    /// A ROS 2 node on this session, in rmw_zenoh's layout (docs/ros2.md).
+    #[serde(default)]
+    pub ros2: Option<crate::ros2::Ros2Spec>,
 }
 
 fn d_mode() -> String {
@@ -134,11 +138,14 @@ impl Descriptor {
     /// Parses and checks a descriptor.
     pub fn parse(text: &str) -> Result<Descriptor, String> {
         let d: Descriptor = serde_json::from_str(text).map_err(ssx_sdk::descriptor_error)?;
-        if d.mode != "peer" && d.mode != "client" {
+        if !["peer", "client", "router"].contains(&d.mode.as_str()) {
             return Err(format!(
-                "invalid descriptor: mode must be \"peer\" or \"client\", not \"{}\"",
+                "invalid descriptor: mode must be \"peer\", \"client\" or \"router\", not \"{}\"",
                 d.mode
             ));
+        }
+        if let Some(r) = &d.ros2 {
+            r.check()?;
         }
         if let Some(p) = &d.prefix {
             check_key(p, "prefix")?;
@@ -181,7 +188,7 @@ impl Descriptor {
         set(&mut c, "mode", format!("\"{}\"", self.mode))?;
         let listen = match (&self.listen, self.mode.as_str(), &self.config_file) {
             (Some(l), _, _) => Some(l.clone()),
-            (None, "peer", None) => Some(vec!["tcp/127.0.0.1:7447".to_string()]),
+            (None, "peer" | "router", None) => Some(vec!["tcp/127.0.0.1:7447".to_string()]),
             (None, _, None) => Some(Vec::new()), // client
             (None, _, Some(_)) => None,          // the file's own
         };

@@ -53,6 +53,8 @@ struct Shared {
     waker: Waker,
     /// Warnings from Zenoh's threads, logged through the host by the stepping thread.
     warnings: ArrayQueue<String>,
+    /// The ROS 2 node, if the descriptor has one.
+    ros: Option<Arc<crate::ros2::RosShared>>,
 }
 
 impl Shared {
@@ -122,7 +124,23 @@ impl Shared {
                     .wait();
                 self.count_refusal(why, "control/in");
             }
+            Asker::Ros2(call) => {
+                crate::ros2::input::reply_now(*call, false, why);
+                self.count_refusal(why, "ROS 2 services");
+            }
+            Asker::Quiet => self.count_refusal(why, "ROS 2 step_n"),
         }
+    }
+
+    /// The mailbox a driver reads `key` (relative to the prefix) from, once it has subscribed.
+    fn inbox_of(&self, key: &str) -> Option<Arc<Inbox>> {
+        let full = format!("{}/{key}", self.prefix);
+        let reg = self.registry.lock().map(|r| r.0).unwrap_or(0);
+        self.inboxes[..reg]
+            .iter()
+            .filter_map(OnceLock::get)
+            .find(|b| b.key == full)
+            .cloned()
     }
 
     fn count_refusal(&self, why: &str, key: &str) {
@@ -155,6 +173,9 @@ impl Shared {
             if let Some(w) = inbox.flush_warning() {
                 let _ = self.warnings.push(w);
             }
+        }
+        if let Some(ros) = &self.ros {
+            ros.flush_warnings();
         }
     }
 
@@ -280,6 +301,10 @@ pub struct Zenoh {
     paused: bool,
     /// When held-back warnings were last flushed.
     flushed: Instant,
+    /// The ROS 2 node's topic that exists from the start, and its plan from the first step on.
+    ros_fixed: Option<crate::ros2::Fixed>,
+    ros_plan: Option<crate::ros2::Plan>,
+    timestep: f64,
 }
 
 impl Zenoh {
@@ -302,14 +327,27 @@ impl Zenoh {
             .express(true)
             .wait()
             .map_err(|e| format!("cannot declare '{prefix}/control/out': {e}"))?;
+        let ros = desc
+            .ros2
+            .clone()
+            .map(|spec| crate::ros2::RosShared::new(spec, &session))
+            .transpose()?;
+        let ros_fixed = ros
+            .as_ref()
+            .map(|r| crate::ros2::Fixed::declare(r))
+            .transpose()?;
+        let ros_out = ros
+            .as_ref()
+            .map(|r| crate::ros2::RosOut::new(Arc::clone(r)));
         let shared = Arc::new(Shared {
+            ros: ros.clone(),
             prefix: prefix.clone(),
             session: session.clone(),
             inboxes: (0..MAX_KEYS).map(|_| OnceLock::new()).collect(),
             subscribers: Mutex::new(Vec::new()),
             keys: (0..MAX_KEYS).map(|_| OnceLock::new()).collect(),
             registry: Mutex::new((0, 0)),
-            outbound: Outbound::new(desc.outbound_queue, answers),
+            outbound: Outbound::new(desc.outbound_queue, answers, ros_out),
             outbound_warn: RateLimit::new(Duration::from_secs(1)),
             queries: ArrayQueue::new(16),
             refused: AtomicU64::new(0),
@@ -339,6 +377,16 @@ impl Zenoh {
             })
             .wait()
             .map_err(|e| format!("cannot subscribe to '{prefix}/control/in': {e}"))?;
+        if let Some(ros) = &ros {
+            // The node's services and step_n go into the same control queue as Zenoh's.
+            let w = Arc::downgrade(&shared);
+            let run: crate::ros2::input::OnCommand = Arc::new(move |asker, command| {
+                if let Some(s) = w.upgrade() {
+                    s.on_command(asker, Ok(command));
+                }
+            });
+            crate::ros2::input::declare_control(ros, run)?;
+        }
         let clock_key = shared.advertise("clock", desc.clock.encoding)?;
         let stats_key = shared.advertise("stats", Encoding::Json)?;
         let stats_every = if desc.stats.period > 0.0 {
@@ -368,7 +416,29 @@ impl Zenoh {
             pending: false,
             paused: false,
             flushed: Instant::now(),
+            ros_fixed,
+            ros_plan: None,
+            timestep: init.timestep,
         })
+    }
+
+    /// The ROS 2 node's topics and subscriptions, resolved against the world on the first step.
+    fn resolve_ros(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        let (Some(ros), Some(fixed)) = (&self.shared.ros, &self.ros_fixed) else {
+            return Ok(());
+        };
+        let shared = Arc::downgrade(&self.shared);
+        let plan = crate::ros2::Plan::resolve(ros, fixed, ctx, self.timestep, |ros, robot| {
+            let (s, key) = (shared.clone(), format!("artifacts/{robot}/cmd"));
+            crate::ros2::input::declare_cmd_vel(
+                ros,
+                robot,
+                Arc::new(move || s.upgrade().and_then(|s| s.inbox_of(&key))),
+            )
+        })?;
+        self.shared.outbound.reserve(plan.largest);
+        self.ros_plan = Some(plan);
+        Ok(())
     }
 
     /// The bridged streams, resolved against the world on the first step.
@@ -430,8 +500,17 @@ impl Zenoh {
     pub fn after_step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
         if self.bridges.is_none() {
             self.bridges = Some(self.resolve(ctx)?);
+            self.resolve_ros(ctx)?;
         }
         let (time, step) = ctx.time()?;
+        if let Some(plan) = &mut self.ros_plan {
+            let out = &self.shared.outbound;
+            let mut queued = false;
+            plan.after_step(ctx, step, time, |topic, write| {
+                queued |= out.send_ros(topic, write);
+            })?;
+            self.pending |= queued;
+        }
         let shared = &*self.shared;
         let clock = &self.desc.clock;
         if clock.every > 0 && step % u64::from(clock.every) == 0 {
@@ -476,6 +555,14 @@ impl Zenoh {
         let c = self.shared.counters();
         ctx.metric("outbound_dropped", c.outbound_dropped as f64)?;
         ctx.metric("control_refused", c.control_refused as f64)?;
+        if let Some(ros) = &self.shared.ros {
+            ctx.metric(
+                "ros2_published",
+                ros.published.load(Ordering::Relaxed) as f64,
+            )?;
+            ctx.metric("ros2_refused", ros.refused.load(Ordering::Relaxed) as f64)?;
+            ctx.metric("ros2_unrouted", ros.unrouted.load(Ordering::Relaxed) as f64)?;
+        }
         if self.stats_every > 0 && step % self.stats_every == 0 {
             self.publish_stats(ctx)?;
         }
@@ -508,6 +595,11 @@ impl Zenoh {
         }
         while let Some(w) = self.shared.warnings.pop() {
             ctx.log(SSX_LOG_WARN, &w);
+        }
+        if let Some(ros) = &self.shared.ros {
+            while let Some(w) = ros.warnings.pop() {
+                ctx.log(SSX_LOG_WARN, &w);
+            }
         }
     }
 
@@ -776,11 +868,20 @@ impl Drop for Zenoh {
         });
         let unsent: Vec<Asker> = self.shared.outbound.unsent().collect();
         for q in waiting.chain(awaiting).chain(unsent) {
-            if let Asker::Query(q) = q {
-                let _ = q
-                    .reply_err(control::error("the daemon is shutting down"))
-                    .wait();
+            match q {
+                Asker::Query(q) => {
+                    let _ = q
+                        .reply_err(control::error("the daemon is shutting down"))
+                        .wait();
+                }
+                Asker::Ros2(call) => {
+                    crate::ros2::input::reply_now(*call, false, "the daemon is shutting down");
+                }
+                Asker::Topic | Asker::Quiet => {}
             }
+        }
+        if let Some(ros) = &self.shared.ros {
+            ros.close();
         }
         if let Ok(mut subs) = self.shared.subscribers.lock() {
             for s in subs.drain(..) {

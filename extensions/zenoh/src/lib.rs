@@ -13,6 +13,7 @@ pub mod ext;
 pub mod mailbox;
 pub mod proxy;
 pub mod publisher;
+pub mod ros2;
 
 use ssx_sdk::{Control, Ctx, Extension, Init};
 

@@ -68,16 +68,32 @@ impl Inbox {
     /// is due (at most one a second per key).
     pub fn receive(&self, payload: &[u8]) -> Option<String> {
         let mut values = [0.0; MAX_VALUES];
-        if let Err(why) = self.spec.decode(payload, &mut values) {
-            self.malformed.fetch_add(1, Ordering::Relaxed);
-            return self.warn.due().map(|dropped| {
-                format!(
-                    "zenoh: dropped a malformed message on '{}': {why} ({dropped} dropped on this key in the last second{})",
-                    self.key,
-                    self.totals()
-                )
-            });
-        }
+        let decoded = self.spec.decode(payload, &mut values);
+        self.accept(decoded.map(|()| values), &self.key)
+    }
+
+    /// Takes one message whose fields arrive by name from another encoding (the ROS 2
+    /// `cmd_vel` bridge: `linear` and `angular` from a Twist), checked against the spec like a
+    /// JSON message; `from` names where it came from, for the warning.
+    pub fn receive_named(&self, fields: &[(&str, f64)], from: &str) -> Option<String> {
+        let mut values = [0.0; MAX_VALUES];
+        let decoded = self.spec.from_named(fields, &mut values);
+        self.accept(decoded.map(|()| values), from)
+    }
+
+    fn accept(&self, decoded: Result<[f64; MAX_VALUES], String>, from: &str) -> Option<String> {
+        let values = match decoded {
+            Ok(v) => v,
+            Err(why) => {
+                self.malformed.fetch_add(1, Ordering::Relaxed);
+                return self.warn.due().map(|dropped| {
+                    format!(
+                        "zenoh: dropped a malformed message on '{from}': {why} ({dropped} dropped on this key in the last second{})",
+                        self.totals()
+                    )
+                });
+            }
+        };
         let seq = self.accepted.fetch_add(1, Ordering::Relaxed) + 1;
         let msg = Msg { seq, values };
         if let Some(cell) = &self.latest {

@@ -34,12 +34,17 @@ pub enum Asker {
     Query(Query),
     /// A message on `P/control/in`: the answer is published on `P/control/out`.
     Topic,
+    /// A ROS 2 service call (`/ssx/pause`, ...): the answer is its `Trigger` response.
+    Ros2(Box<crate::ros2::Call>),
+    /// A command that wants no answer (`/ssx/step_n`); a refusal is logged.
+    Quiet,
 }
 
-/// An outbound message: which key (index into the advertised keys), and the payload in a
-/// reused buffer.
+/// An outbound message: which key (index into the advertised keys, or into the ROS 2 topics),
+/// and the payload in a reused buffer.
 struct Out {
     key: u32,
+    ros: bool,
     buf: Vec<u8>,
 }
 
@@ -61,12 +66,18 @@ struct Publishers {
     keys: Vec<Option<zenoh::pubsub::Publisher<'static>>>,
     /// `P/control/out`.
     answers: Option<zenoh::pubsub::Publisher<'static>>,
+    /// The ROS 2 node's publishers and encoders, if the extension has a node.
+    ros: Option<crate::ros2::RosOut>,
 }
 
 impl Outbound {
     /// Room for `n` messages, every buffer allocated now: when all are queued or in flight the
     /// publisher is behind, and a new message is dropped rather than allocated.
-    pub fn new(n: usize, answers: zenoh::pubsub::Publisher<'static>) -> Outbound {
+    pub fn new(
+        n: usize,
+        answers: zenoh::pubsub::Publisher<'static>,
+        ros: Option<crate::ros2::RosOut>,
+    ) -> Outbound {
         let free = ArrayQueue::new(n);
         for _ in 0..n {
             let _ = free.push(Vec::with_capacity(1024));
@@ -80,20 +91,40 @@ impl Outbound {
             publishers: Mutex::new(Publishers {
                 keys: Vec::new(),
                 answers: Some(answers),
+                ros,
             }),
+        }
+    }
+
+    /// Grows every free buffer to hold `bytes` (once, when the largest payload is known), so
+    /// that writing one never allocates on the stepping thread.
+    pub fn reserve(&self, bytes: usize) {
+        for _ in 0..self.free.capacity() {
+            let Some(mut b) = self.free.pop() else { break };
+            b.reserve(bytes.saturating_sub(b.len()));
+            let _ = self.free.push(b);
         }
     }
 
     /// Queues a payload written by `write` for key `key`; drops it (counted) when the queue is
     /// full. Returns whether it was queued.
     pub fn send(&self, key: u32, write: impl FnOnce(&mut Vec<u8>)) -> bool {
+        self.queue(key, false, write)
+    }
+
+    /// Queues a snapshot for ROS 2 topic `topic`, encoded by the publisher thread.
+    pub fn send_ros(&self, topic: u32, write: impl FnOnce(&mut Vec<u8>)) -> bool {
+        self.queue(topic, true, write)
+    }
+
+    fn queue(&self, key: u32, ros: bool, write: impl FnOnce(&mut Vec<u8>)) -> bool {
         let Some(mut buf) = self.free.pop() else {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return false;
         };
         buf.clear();
         write(&mut buf);
-        match self.out.push(Out { key, buf }) {
+        match self.out.push(Out { key, ros, buf }) {
             Ok(()) => true,
             Err(Out { buf, .. }) => {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
@@ -132,6 +163,9 @@ impl Outbound {
         if let Some(a) = p.answers.take() {
             let _ = a.undeclare().wait();
         }
+        if let Some(ros) = p.ros.take() {
+            ros.close();
+        }
     }
 
     /// Sends everything queued, in order, each control answer after the publications queued
@@ -139,12 +173,37 @@ impl Outbound {
     /// holds whichever thread calls it.
     pub fn flush(&self, session: &zenoh::Session, keys: &[OnceLock<PubKey>]) -> bool {
         let mut p = self.publishers.lock().unwrap_or_else(|e| e.into_inner());
-        let mut any = publish_queued(&self.out, &self.free, session, keys, &mut p.keys);
+        let p = &mut *p;
+        let mut any = publish_queued(
+            &self.out,
+            &self.free,
+            session,
+            keys,
+            &mut p.keys,
+            &mut p.ros,
+        );
         while let Some((to, text)) = self.replies.pop() {
             any = true;
             // Everything the stepping thread queued before this answer goes first.
-            publish_queued(&self.out, &self.free, session, keys, &mut p.keys);
+            publish_queued(
+                &self.out,
+                &self.free,
+                session,
+                keys,
+                &mut p.keys,
+                &mut p.ros,
+            );
             match to {
+                Asker::Ros2(call) => {
+                    if let Some(ros) = &mut p.ros {
+                        ros.answer(*call, &text);
+                    }
+                }
+                Asker::Quiet => {
+                    if let Some(ros) = &p.ros {
+                        ros.quiet_answer(&text);
+                    }
+                }
                 Asker::Query(q) => {
                     let key = q.key_expr().clone();
                     let _ = q
@@ -176,10 +235,23 @@ fn publish_queued(
     session: &zenoh::Session,
     keys: &[OnceLock<PubKey>],
     publishers: &mut Vec<Option<zenoh::pubsub::Publisher<'static>>>,
+    ros: &mut Option<crate::ros2::RosOut>,
 ) -> bool {
     let mut any = false;
-    while let Some(Out { key, buf }) = out.pop() {
+    while let Some(Out {
+        key,
+        ros: to_ros,
+        buf,
+    }) = out.pop()
+    {
         any = true;
+        if to_ros {
+            if let Some(r) = ros {
+                r.publish(key, &buf);
+            }
+            let _ = free.push(buf);
+            continue;
+        }
         let k = key as usize;
         if publishers.len() <= k {
             publishers.resize_with(k + 1, || None);

@@ -1,0 +1,223 @@
+//! The node's inputs, checked on Zenoh's threads before anything reaches the run: the services
+//! `pause`, `resume` and `step` (std_srvs/srv/Trigger), the topic `step_n` (std_msgs/msg/UInt32)
+//! and every robot's `cmd_vel` (geometry_msgs/msg/Twist). A payload over its type's size, one
+//! that is not CDR of that type, or a message of another type on the same topic is refused,
+//! counted and warned of (at most once a second); a flood costs Zenoh's thread the decoding and
+//! a driver still reads one command a step.
+
+use std::sync::{Arc, OnceLock};
+
+use ssx_ros2::graph::{Kind, Qos, data_key};
+use ssx_ros2::msgs::{TRIGGER, TWIST, TriggerRequest, TriggerResponse, Twist, UINT32, UInt32};
+use ssx_ros2::types::{dds_name, service_hash, type_hash};
+use ssx_ros2::{Attachment, cdr};
+use zenoh::Wait;
+
+use super::{Call, RosShared};
+use crate::control::{Command, MAX_STEPS};
+use crate::mailbox::Inbox;
+use crate::publisher::Asker;
+
+/// Largest `Trigger` request taken (it is 5 bytes: the CDR header and one byte).
+pub const MAX_REQUEST: usize = 64;
+/// Largest `Twist` taken (it is 52 bytes).
+pub const MAX_TWIST: usize = 64;
+/// Largest `UInt32` taken (it is 8 bytes).
+pub const MAX_UINT32: usize = 16;
+
+/// Who carries out a command: the extension's control queue.
+pub type OnCommand = Arc<dyn Fn(Asker, Command) + Send + Sync>;
+
+/// The request's attachment, if it has rmw_zenoh's layout.
+fn attachment_of(a: Option<&zenoh::bytes::ZBytes>) -> Option<Attachment> {
+    a.and_then(|b| Attachment::decode(&b.to_bytes()))
+}
+
+/// Answers a call at once (a refusal, on Zenoh's thread).
+pub fn reply_now(call: Call, success: bool, message: &str) {
+    let mut bytes = Vec::new();
+    cdr::encode(
+        &TriggerResponse {
+            success,
+            message: message.to_string(),
+        },
+        &mut bytes,
+    );
+    let attachment = Attachment {
+        sequence_number: call.request.map_or(0, |a| a.sequence_number),
+        source_timestamp: ssx_ros2::attachment::now_ns(),
+        source_gid: call.request.map_or([0; 16], |a| a.source_gid),
+    };
+    let key = call.query.key_expr().clone();
+    let _ = call
+        .query
+        .reply(key, bytes)
+        .attachment(attachment.encode().to_vec())
+        .wait();
+}
+
+/// Declares `<node>/pause`, `<node>/resume` and `<node>/step` (one step, while paused) as
+/// Trigger services, and the `<node>/step_n` topic (N steps, while paused).
+pub fn declare_control(ros: &Arc<RosShared>, on_command: OnCommand) -> Result<(), String> {
+    let hash = service_hash(&TRIGGER);
+    let node = ros.spec.node.clone();
+    for service in ["pause", "resume", "step"] {
+        let qualified = ros.qualify(&format!("{node}/{service}"));
+        let (key, _) = ros.entity(
+            Kind::Service,
+            &qualified,
+            TRIGGER.name,
+            &hash,
+            Qos::reliable(10),
+        )?;
+        let (r, run) = (Arc::downgrade(ros), Arc::clone(&on_command));
+        let on = qualified.clone();
+        let queryable = ros
+            .session
+            .declare_queryable(key.clone())
+            .complete(true)
+            .callback(move |query| {
+                let Some(ros) = r.upgrade() else { return };
+                let call = Call {
+                    request: attachment_of(query.attachment()),
+                    query,
+                };
+                let len = call.query.payload().map_or(0, |p| p.len());
+                if len > MAX_REQUEST {
+                    let why = format!("{len} bytes; a Trigger request is 5");
+                    ros.refuse(&on, &why);
+                    return reply_now(call, false, &why);
+                }
+                if let Some(p) = call.query.payload()
+                    && let Err(e) = cdr::decode::<TriggerRequest>(&p.to_bytes(), MAX_REQUEST)
+                {
+                    let why = format!("not a std_srvs/srv/Trigger request: {e}");
+                    ros.refuse(&on, &why);
+                    return reply_now(call, false, &why);
+                }
+                let command = match service {
+                    "pause" => Command::Pause,
+                    "resume" => Command::Resume,
+                    _ => Command::Step {
+                        n: 1,
+                        observe: Vec::new(),
+                    },
+                };
+                run(Asker::Ros2(Box::new(call)), command);
+            })
+            .wait()
+            .map_err(|e| format!("ros2: cannot declare the service '{qualified}': {e}"))?;
+        ros.queryables
+            .lock()
+            .map_err(|_| "ros2: poisoned")?
+            .push(queryable);
+    }
+    let qualified = ros.qualify(&format!("{node}/step_n"));
+    let (key, _) = ros.entity(
+        Kind::Subscription,
+        &qualified,
+        UINT32.name,
+        &type_hash(&UINT32),
+        Qos::reliable(10),
+    )?;
+    let r = Arc::downgrade(ros);
+    let on = qualified.clone();
+    let subscriber = ros
+        .session
+        .declare_subscriber(key)
+        .callback(move |sample| {
+            let Some(ros) = r.upgrade() else { return };
+            match cdr::decode::<UInt32>(&sample.payload().to_bytes(), MAX_UINT32) {
+                Ok(UInt32 { data }) if (1..=MAX_STEPS).contains(&u64::from(data)) => {
+                    on_command(
+                        Asker::Quiet,
+                        Command::Step {
+                            n: u64::from(data),
+                            observe: Vec::new(),
+                        },
+                    );
+                }
+                Ok(UInt32 { data }) => {
+                    ros.refuse(&on, &format!("{data} steps; from 1 to {MAX_STEPS}"));
+                }
+                Err(e) => ros.refuse(&on, &format!("not a std_msgs/msg/UInt32: {e}")),
+            }
+        })
+        .wait()
+        .map_err(|e| format!("ros2: cannot subscribe to '{qualified}': {e}"))?;
+    ros.subscribers
+        .lock()
+        .map_err(|_| "ros2: poisoned")?
+        .push(subscriber);
+    Ok(())
+}
+
+/// Declares `<robot>/cmd_vel`: Twists become commands in the mailbox the robot's driver reads
+/// for its Zenoh commands (`linear` = linear.x, `angular` = angular.z), with that driver's
+/// limits and timeout. `inbox` finds the mailbox by key (`artifacts/<robot>/cmd`), once the
+/// driver has subscribed. The subscription takes every type on the topic, so that a message of
+/// another type or hash is counted and named rather than silently unmatched.
+pub fn declare_cmd_vel(
+    ros: &Arc<RosShared>,
+    robot: &str,
+    inbox: Arc<dyn Fn() -> Option<Arc<Inbox>> + Send + Sync>,
+) -> Result<(), String> {
+    let qualified = ros.qualify(&format!("{robot}/cmd_vel"));
+    let hash = type_hash(&TWIST);
+    ros.entity(
+        Kind::Subscription,
+        &qualified,
+        TWIST.name,
+        &hash,
+        Qos::reliable(10),
+    )?;
+    let ours = data_key(ros.node.domain, &qualified, TWIST.name, &hash);
+    let any_type = format!(
+        "{}/{}/*/*",
+        ros.node.domain,
+        qualified.trim_start_matches('/')
+    );
+    let (r, robot) = (Arc::downgrade(ros), robot.to_string());
+    let found: OnceLock<Arc<Inbox>> = OnceLock::new();
+    let on = qualified.clone();
+    let subscriber = ros
+        .session
+        .declare_subscriber(any_type)
+        .callback(move |sample| {
+            let Some(ros) = r.upgrade() else { return };
+            let key = sample.key_expr().as_str();
+            if key != ours {
+                let mut chunks = key.rsplit('/');
+                let (h, t) = (chunks.next().unwrap_or(""), chunks.next().unwrap_or(""));
+                let why = format!(
+                    "type {} with hash {}; ssx takes {} ({}) with hash {hash}",
+                    ssx_sdk::text::clip(t, 80),
+                    ssx_sdk::text::clip(h, 80),
+                    TWIST.name,
+                    dds_name(TWIST.name)
+                );
+                return ros.refuse(&on, &why);
+            }
+            let twist = match cdr::decode::<Twist>(&sample.payload().to_bytes(), MAX_TWIST) {
+                Ok(t) => t,
+                Err(e) => return ros.refuse(&on, &format!("not a {}: {e}", TWIST.name)),
+            };
+            let Some(mailbox) = found.get().cloned().or_else(|| {
+                let m = inbox()?;
+                Some(found.get_or_init(|| m).clone())
+            }) else {
+                return ros.unrouted(&robot);
+            };
+            let fields = [("linear", twist.linear.x), ("angular", twist.angular.z)];
+            if let Some(w) = mailbox.receive_named(&fields, &on) {
+                ros.warn(w);
+            }
+        })
+        .wait()
+        .map_err(|e| format!("ros2: cannot subscribe to '{qualified}': {e}"))?;
+    ros.subscribers
+        .lock()
+        .map_err(|_| "ros2: poisoned")?
+        .push(subscriber);
+    Ok(())
+}

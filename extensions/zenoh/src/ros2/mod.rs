@@ -1,0 +1,637 @@
+//! A ROS 2 node inside the Zenoh extension, speaking rmw_zenoh's layout on the extension's own
+//! session (`ssx_ros2` has the wire format): ROS 2 nodes with `RMW_IMPLEMENTATION=rmw_zenoh_cpp`
+//! see it on their graph and use its topics and services with no bridge process.
+//!
+//! Why inside the Zenoh extension rather than a library of its own: one session is one
+//! listening port (7447, where ROS 2 nodes look for their router) and one router; and the node
+//! shares what the extension already has: the publisher thread and its bounded queue (so a
+//! service's answer goes out after that step's messages), the drivers' command mailboxes (so
+//! `cmd_vel` gets the same limits and timeout as Zenoh commands), and the control commands.
+//!
+//! Threads. Created with the extension: the node's token, `/clock`, `/tf` and the node's
+//! services. On the first step (the stepping thread, once): the robots' topics, `/tf_static`
+//! and `/map`. Every step the stepping thread copies plain numbers (time, states, readings) into
+//! the extension's reused buffers; the publisher thread turns them into messages, CDR and
+//! attachments ([`out::RosOut`]). Inbound `cmd_vel`, `step_n` and service calls are checked on
+//! Zenoh's threads ([`input`]); refusals are counted and warned of at most once a second.
+
+pub mod config;
+pub mod input;
+pub mod out;
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crossbeam::queue::ArrayQueue;
+use ssx_ros2::Attachment;
+use ssx_ros2::graph::{Kind, Node, Qos, data_key, gid, qualify};
+use ssx_ros2::msgs::*;
+use ssx_ros2::types::{TypeDef, type_hash};
+use ssx_sdk::Ctx;
+use zenoh::Wait;
+use zenoh::qos::{CongestionControl, Reliability};
+use zenoh_ext::{AdvancedPublisherBuilderExt, CacheConfig, MissDetectionConfig};
+
+pub use config::Ros2Spec;
+pub use out::RosOut;
+use out::{Sink, TopicOut, What, once};
+
+use crate::mailbox::RateLimit;
+
+/// A ROS 2 service call waiting for its answer.
+pub struct Call {
+    /// The query to reply to.
+    pub query: zenoh::query::Query,
+    /// The request's attachment (its sequence number and the client's GID go into the reply).
+    pub request: Option<Attachment>,
+}
+
+/// What the node's threads share.
+pub struct RosShared {
+    /// The block from the descriptor.
+    pub spec: Ros2Spec,
+    node: Node,
+    session: zenoh::Session,
+    next_entity: AtomicU32,
+    next_topic: AtomicU32,
+    /// Topics declared since the publisher thread last looked.
+    pending: Mutex<Vec<(u32, TopicOut)>>,
+    tokens: Mutex<Vec<zenoh::liveliness::LivelinessToken>>,
+    subscribers: Mutex<Vec<zenoh::pubsub::Subscriber<()>>>,
+    queryables: Mutex<Vec<zenoh::query::Queryable<()>>>,
+    /// Messages put.
+    pub published: AtomicU64,
+    /// Inbound messages and calls refused: not CDR, too large, another type.
+    pub refused: AtomicU64,
+    /// `cmd_vel` messages no driver takes (the robot's driver takes no velocity commands, or
+    /// has not subscribed yet).
+    pub unrouted: AtomicU64,
+    refused_warn: RateLimit,
+    unrouted_warn: RateLimit,
+    /// Warnings for the host's log, drained by the stepping thread.
+    pub warnings: ArrayQueue<String>,
+}
+
+impl RosShared {
+    /// The node on `session` (its token declared now).
+    pub fn new(spec: Ros2Spec, session: &zenoh::Session) -> Result<Arc<RosShared>, String> {
+        let node = Node {
+            domain: spec.domain_id,
+            zid: session.zid().to_string(),
+            id: 0,
+            namespace: spec.namespace.clone(),
+            name: spec.node.clone(),
+        };
+        let shared = Arc::new(RosShared {
+            spec,
+            node,
+            session: session.clone(),
+            next_entity: AtomicU32::new(1),
+            next_topic: AtomicU32::new(0),
+            pending: Mutex::new(Vec::new()),
+            tokens: Mutex::new(Vec::new()),
+            subscribers: Mutex::new(Vec::new()),
+            queryables: Mutex::new(Vec::new()),
+            published: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            unrouted: AtomicU64::new(0),
+            refused_warn: RateLimit::new(Duration::from_secs(1)),
+            unrouted_warn: RateLimit::new(Duration::from_secs(1)),
+            warnings: ArrayQueue::new(256),
+        });
+        shared.token(&shared.node.token())?;
+        Ok(shared)
+    }
+
+    /// The node's graph identity.
+    pub fn node(&self) -> &Node {
+        &self.node
+    }
+
+    fn token(&self, key: &str) -> Result<(), String> {
+        let t = self
+            .session
+            .liveliness()
+            .declare_token(key.to_string())
+            .wait()
+            .map_err(|e| format!("ros2: cannot declare the liveliness token '{key}': {e}"))?;
+        self.tokens.lock().map_err(|_| "ros2: poisoned")?.push(t);
+        Ok(())
+    }
+
+    /// Declares an entity: its token now. Returns its data key and GID.
+    fn entity(
+        &self,
+        kind: Kind,
+        qualified: &str,
+        ros_type: &str,
+        hash: &str,
+        qos: Qos,
+    ) -> Result<(String, [u8; 16]), String> {
+        let id = self.next_entity.fetch_add(1, Ordering::Relaxed);
+        let token = self
+            .node
+            .entity_token(id, kind, qualified, ros_type, hash, qos);
+        self.token(&token)?;
+        Ok((
+            data_key(self.node.domain, qualified, ros_type, hash),
+            gid(&token),
+        ))
+    }
+
+    /// The fully qualified name of a name in the node's namespace.
+    pub fn qualify(&self, name: &str) -> String {
+        qualify(&self.node.namespace, name)
+    }
+
+    /// Declares a publisher of `T` on `name` (relative to the namespace, or absolute) and hands
+    /// it to the publisher thread; returns its topic id for [`crate::publisher::Outbound::send_ros`].
+    pub fn publisher(
+        &self,
+        name: &str,
+        t: &'static TypeDef,
+        qos: Qos,
+        what: What,
+    ) -> Result<u32, String> {
+        let qualified = self.qualify(name);
+        let (key, gid) = self.entity(Kind::Publisher, &qualified, t.name, &type_hash(t), qos)?;
+        let err = |e: zenoh::Error| format!("ros2: cannot declare a publisher on '{key}': {e}");
+        let sink = match qos.durability {
+            ssx_ros2::graph::Durability::TransientLocal => Sink::Latched(
+                self.session
+                    .declare_publisher(key.clone())
+                    .cache(CacheConfig::default().max_samples(qos.depth as usize))
+                    .publisher_detection()
+                    .sample_miss_detection(
+                        MissDetectionConfig::default()
+                            .sporadic_heartbeat(Duration::from_millis(500)),
+                    )
+                    .wait()
+                    .map_err(err)?,
+            ),
+            ssx_ros2::graph::Durability::Volatile => Sink::Plain(
+                self.session
+                    .declare_publisher(key.clone())
+                    .congestion_control(CongestionControl::Drop)
+                    .reliability(match qos.reliability {
+                        ssx_ros2::graph::Reliability::Reliable => Reliability::Reliable,
+                        ssx_ros2::graph::Reliability::BestEffort => Reliability::BestEffort,
+                    })
+                    .express(true)
+                    .wait()
+                    .map_err(err)?,
+            ),
+        };
+        let id = self.next_topic.fetch_add(1, Ordering::Relaxed);
+        self.pending
+            .lock()
+            .map_err(|_| "ros2: poisoned")?
+            .push((id, TopicOut::new(sink, gid, what)));
+        Ok(id)
+    }
+
+    fn take_topics(&self) -> Vec<(u32, TopicOut)> {
+        self.pending
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default()
+    }
+
+    fn count_published(&self) {
+        self.published.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Queues a warning for the host's log.
+    pub fn warn(&self, text: String) {
+        let _ = self.warnings.push(text);
+    }
+
+    /// Counts a refused inbound message or call, warning at most once a second.
+    pub fn refuse(&self, on: &str, why: &str) {
+        let total = self.refused.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(n) = self.refused_warn.due() {
+            self.warn(format!(
+                "ros2: refused a message on '{on}': {why} ({n} refused since the last warning; {total} in all)"
+            ));
+        }
+    }
+
+    /// Counts a `cmd_vel` no driver takes, warning at most once a second.
+    pub fn unrouted(&self, robot: &str) {
+        let total = self.unrouted.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(n) = self.unrouted_warn.due() {
+            self.warn(format!(
+                "ros2: no driver of '{robot}' takes velocity commands (yet): its driver takes them when it subscribes to 'artifacts/{robot}/cmd' (diffdrive with \"commands\": {{}}), on its first step ({n} dropped since the last warning; {total} in all)"
+            ));
+        }
+    }
+
+    /// Warnings rate limits held back, once their interval has passed.
+    pub fn flush_warnings(&self) {
+        if let Some(n) = self.refused_warn.flush() {
+            self.warn(format!(
+                "ros2: refused {n} more message(s) since the last warning ({} in all)",
+                self.refused.load(Ordering::Relaxed)
+            ));
+        }
+        if let Some(n) = self.unrouted_warn.flush() {
+            self.warn(format!(
+                "ros2: dropped {n} more cmd_vel message(s) no driver takes ({} in all)",
+                self.unrouted.load(Ordering::Relaxed)
+            ));
+        }
+    }
+
+    /// Undeclares the node's subscriptions, services and tokens (before the session closes).
+    pub fn close(&self) {
+        if let Ok(mut s) = self.subscribers.lock() {
+            for s in s.drain(..) {
+                let _ = s.undeclare().wait();
+            }
+        }
+        if let Ok(mut q) = self.queryables.lock() {
+            for q in q.drain(..) {
+                let _ = q.undeclare().wait();
+            }
+        }
+        if let Ok(mut t) = self.tokens.lock() {
+            for t in t.drain(..) {
+                let _ = t.undeclare().wait();
+            }
+        }
+    }
+}
+
+/// The node's topic that exists from the start: `/clock` (the others need the world).
+pub struct Fixed {
+    clock: Option<u32>,
+}
+
+impl Fixed {
+    /// Declares `/clock` (best effort, depth 1, as `rclcpp::ClockQoS`).
+    pub fn declare(ros: &RosShared) -> Result<Fixed, String> {
+        let clock = (ros.spec.clock_every > 0)
+            .then(|| ros.publisher("/clock", &CLOCK, Qos::best_effort(1), What::Clock))
+            .transpose()?;
+        Ok(Fixed { clock })
+    }
+}
+
+/// A reading published as a ROS message.
+struct ReadingTopic {
+    topic: u32,
+    artifact: u32,
+    sensor: u32,
+    last: u64,
+}
+
+/// What the stepping thread writes each step, resolved on the first.
+pub struct Plan {
+    clock: Option<(u32, u64)>,
+    tf: Option<(u32, u64)>,
+    robots: Vec<u32>,
+    odom: Vec<(u32, u32)>,
+    odom_every: u64,
+    readings: Vec<ReadingTopic>,
+    /// One-time topics (`/tf_static`, `/map`), sent on the first step.
+    once: Vec<u32>,
+    /// The largest snapshot, in bytes.
+    pub largest: usize,
+}
+
+/// A robot's sensors that map onto ROS messages, from their descriptions.
+struct Described {
+    sensor: u32,
+    name: String,
+    description: serde_json::Value,
+}
+
+fn described(ctx: &Ctx<'_>, artifact: u32) -> Result<Vec<Described>, String> {
+    let mut out = Vec::new();
+    for sensor in 0.. {
+        let name = match ctx.sensor_name(artifact, sensor) {
+            Ok(Some(n)) => n,
+            Ok(None) => break, // a host without sensor names
+            Err(e) if e.0 == ssx_sdk::abi::SSX_ERR_OUT_OF_RANGE => break,
+            Err(e) => return Err(e.to_string()),
+        };
+        let Some(text) = ctx.reading_description(artifact, sensor)? else {
+            continue;
+        };
+        let Ok(description) = serde_json::from_str(text) else {
+            continue;
+        };
+        out.push(Described {
+            sensor,
+            name,
+            description,
+        });
+    }
+    Ok(out)
+}
+
+fn num(v: &serde_json::Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or(0.0)
+}
+
+fn header(frame: &str) -> Header {
+    Header {
+        stamp: Time::default(),
+        frame_id: frame.to_string(),
+    }
+}
+
+impl Plan {
+    /// Resolves the robots against the world and declares their topics, `/tf`, `/tf_static` and
+    /// `/map` (the stepping thread, on the first step). An unknown robot name is an error.
+    pub fn resolve(
+        ros: &Arc<RosShared>,
+        fixed: &Fixed,
+        ctx: &Ctx<'_>,
+        timestep: f64,
+        mut route: impl FnMut(&Arc<RosShared>, &str) -> Result<(), String>,
+    ) -> Result<Plan, String> {
+        let spec = &ros.spec;
+        let count = ctx.artifact_count()?;
+        let names: Vec<String> = (0..count)
+            .map(|a| ctx.artifact_name(a))
+            .collect::<Result<_, _>>()?;
+        let mut robots = Vec::new();
+        for pattern in &spec.robots {
+            let found: Vec<u32> = match pattern.strip_suffix('*') {
+                Some(p) => (0..count)
+                    .filter(|&a| names[a as usize].starts_with(p))
+                    .collect(),
+                None => (0..count)
+                    .filter(|&a| names[a as usize] == *pattern)
+                    .collect(),
+            };
+            if found.is_empty() {
+                return Err(format!(
+                    "ros2.robots: no artifact named '{}'",
+                    ssx_sdk::text::clip(pattern, 64)
+                ));
+            }
+            for a in found {
+                if !robots.contains(&a) {
+                    robots.push(a);
+                }
+            }
+        }
+        let step_of = |rate| Ros2Spec::every(rate, timestep);
+        let mut plan = Plan {
+            clock: fixed.clock.map(|t| (t, u64::from(spec.clock_every))),
+            tf: None,
+            robots: robots.clone(),
+            odom: Vec::new(),
+            odom_every: step_of(spec.odom_rate),
+            readings: Vec::new(),
+            once: Vec::new(),
+            largest: 8,
+        };
+        let mut statics = vec![TransformStamped {
+            header: header("map"),
+            child_frame_id: "odom".into(),
+            transform: Transform::default(),
+        }];
+        for &a in &robots {
+            let robot = &names[a as usize];
+            let base = format!("{robot}/base_link");
+            if plan.odom_every > 0 {
+                let what = What::Odom(Box::new(Odometry {
+                    header: header("odom"),
+                    child_frame_id: base.clone(),
+                    ..Odometry::default()
+                }));
+                let t =
+                    ros.publisher(&format!("{robot}/odom"), &ODOMETRY, Qos::reliable(10), what)?;
+                plan.odom.push((t, a));
+                plan.largest = plan.largest.max(8 * 14);
+            }
+            route(ros, robot)?;
+            let sensors = described(ctx, a)?;
+            let ranges = sensors
+                .iter()
+                .filter(|s| s.description["kind"] == "range")
+                .count();
+            for s in &sensors {
+                let d = &s.description;
+                let period = (timestep * num(d, "rate_divider").max(1.0)) as f32;
+                let (name, what, width) = match d["kind"].as_str() {
+                    Some("range") => {
+                        let frame = format!("{robot}/{}", s.name);
+                        let pos = &d["position"];
+                        statics.push(TransformStamped {
+                            header: header(&base),
+                            child_frame_id: frame.clone(),
+                            transform: Transform {
+                                translation: Vector3 {
+                                    x: pos[0].as_f64().unwrap_or(0.0),
+                                    y: pos[1].as_f64().unwrap_or(0.0),
+                                    z: pos[2].as_f64().unwrap_or(0.0),
+                                },
+                                rotation: Quaternion::from_yaw(num(d, "yaw")),
+                            },
+                        });
+                        let count = num(d, "count") as usize;
+                        let (min, inc) = (num(d, "angle_min"), num(d, "angle_increment"));
+                        let scan = LaserScan {
+                            header: header(&frame),
+                            angle_min: min as f32,
+                            angle_max: (min + inc * count.saturating_sub(1) as f64) as f32,
+                            angle_increment: inc as f32,
+                            time_increment: 0.0,
+                            scan_time: period,
+                            range_min: num(d, "min_range") as f32,
+                            range_max: num(d, "max_range") as f32,
+                            ranges: Vec::with_capacity(count),
+                            intensities: Vec::new(),
+                        };
+                        let topic = if ranges == 1 {
+                            format!("{robot}/scan")
+                        } else {
+                            format!("{robot}/scan_{}", s.name)
+                        };
+                        (
+                            topic,
+                            (What::Scan(Box::new(scan)), &LASER_SCAN, Qos::best_effort(5)),
+                            count,
+                        )
+                    }
+                    Some("imu") => {
+                        let body = num(d, "body") as u32;
+                        let frame = if body == 0 {
+                            base.clone()
+                        } else {
+                            format!("{robot}/body_{body}")
+                        };
+                        let mut imu = Imu {
+                            header: header(&frame),
+                            ..Imu::default()
+                        };
+                        // REP-145: no orientation estimate.
+                        imu.orientation_covariance.0[0] = -1.0;
+                        (
+                            format!("{robot}/imu"),
+                            (What::Imu(Box::new(imu)), &IMU, Qos::best_effort(5)),
+                            6,
+                        )
+                    }
+                    Some("pose") => (
+                        format!("{robot}/pose"),
+                        (
+                            What::Pose(Box::new(PoseStamped {
+                                header: header("map"),
+                                pose: Pose::default(),
+                            })),
+                            &POSE_STAMPED,
+                            Qos::reliable(10),
+                        ),
+                        13,
+                    ),
+                    _ => continue,
+                };
+                let (what, t, qos) = what;
+                let topic = ros.publisher(&name, t, qos, what)?;
+                plan.readings.push(ReadingTopic {
+                    topic,
+                    artifact: a,
+                    sensor: s.sensor,
+                    last: 0,
+                });
+                plan.largest = plan.largest.max(8 * (1 + width));
+            }
+        }
+        // `/tf`: reliable, depth 100, as tf2's broadcaster; one message for every robot.
+        {
+            let every = step_of(spec.tf_rate);
+            if every > 0 && !robots.is_empty() {
+                let transforms = robots
+                    .iter()
+                    .map(|&a| TransformStamped {
+                        header: header("odom"),
+                        child_frame_id: format!("{}/base_link", names[a as usize]),
+                        transform: Transform::default(),
+                    })
+                    .collect();
+                let t = ros.publisher(
+                    "/tf",
+                    &TF_MESSAGE,
+                    Qos::reliable(100),
+                    What::Tf(Box::new(TfMessage { transforms })),
+                )?;
+                plan.tf = Some((t, every));
+                plan.largest = plan.largest.max(8 * (1 + 7 * robots.len()));
+            }
+        }
+        let tf_static = TfMessage {
+            transforms: statics,
+        };
+        plan.once.push(ros.publisher(
+            "/tf_static",
+            &TF_MESSAGE,
+            Qos::latched(1),
+            once(tf_static),
+        )?);
+        if spec.map {
+            let mut cells = Vec::new();
+            if let Some(info) = ctx.map(&mut cells)? {
+                let grid = OccupancyGrid {
+                    header: header("map"),
+                    info: MapMetaData {
+                        map_load_time: Time::default(),
+                        resolution: info.resolution as f32,
+                        width: info.width,
+                        height: info.height,
+                        origin: Pose {
+                            position: Point {
+                                x: info.origin[0],
+                                y: info.origin[1],
+                                z: 0.0,
+                            },
+                            orientation: Quaternion::from_yaw(info.origin[2]),
+                        },
+                    },
+                    data: cells
+                        .iter()
+                        .map(|&c| if c == 1 { 100 } else { 0 })
+                        .collect(),
+                };
+                plan.once.push(ros.publisher(
+                    "/map",
+                    &OCCUPANCY_GRID,
+                    Qos::latched(1),
+                    once(grid),
+                )?);
+            }
+        }
+        Ok(plan)
+    }
+
+    /// After a step (the stepping thread): the due snapshots, as plain numbers into the
+    /// extension's reused buffers. Never allocates.
+    pub fn after_step(
+        &mut self,
+        ctx: &Ctx<'_>,
+        step: u64,
+        time: f64,
+        mut send: impl FnMut(u32, &mut dyn FnMut(&mut Vec<u8>)),
+    ) -> Result<(), String> {
+        let put = |b: &mut Vec<u8>, v: &[f64]| {
+            for x in v {
+                b.extend_from_slice(&x.to_le_bytes());
+            }
+        };
+        for t in self.once.drain(..) {
+            send(t, &mut |b| put(b, &[time]));
+        }
+        if let Some((t, every)) = self.clock
+            && step.is_multiple_of(every)
+        {
+            send(t, &mut |b| put(b, &[time]));
+        }
+        if let Some((t, every)) = self.tf
+            && step.is_multiple_of(every)
+        {
+            let mut err = Ok(());
+            send(t, &mut |b| {
+                put(b, &[time]);
+                for &a in &self.robots {
+                    match ctx.body_state(a, 0) {
+                        Ok(s) => {
+                            put(b, &s.position);
+                            put(b, &s.orientation);
+                        }
+                        Err(e) => err = Err(e),
+                    }
+                }
+            });
+            err?;
+        }
+        if self.odom_every > 0 && step.is_multiple_of(self.odom_every) {
+            for &(t, a) in &self.odom {
+                let s = ctx.body_state(a, 0)?;
+                send(t, &mut |b| {
+                    put(b, &[time]);
+                    put(b, &s.position);
+                    put(b, &s.orientation);
+                    put(b, &s.linear_velocity);
+                    put(b, &s.angular_velocity);
+                });
+            }
+        }
+        for r in &mut self.readings {
+            let (values, taken) = ctx.reading(r.artifact, r.sensor)?;
+            if taken == 0 || taken == r.last {
+                continue;
+            }
+            r.last = taken;
+            send(r.topic, &mut |b| {
+                put(b, &[time]);
+                put(b, values);
+            });
+        }
+        Ok(())
+    }
+}
