@@ -1,6 +1,7 @@
 //! Helpers for ssx's end-to-end tests and benchmarks: write scenes to a temporary directory,
 //! load them with the real loader and build real Environments on the real Rapier engine.
 
+pub mod daemon;
 pub mod fidelity;
 
 use std::path::{Path, PathBuf};
@@ -239,6 +240,13 @@ pub fn hil_scene(
             *i = serde_json::json!(absolute(i.as_str().unwrap()));
         }
     }
+    if let Some(map) = s.get_mut("map").and_then(|m| m.as_object_mut()) {
+        for key in ["image", "yaml"] {
+            if let Some(rel) = map.get(key).and_then(|v| v.as_str()).map(str::to_string) {
+                map.insert(key.into(), serde_json::json!(absolute(&rel)));
+            }
+        }
+    }
     let d = &mut s["extensions"][0]["descriptor"];
     d["listen"] = serde_json::json!([format!("tcp/127.0.0.1:{port}")]);
     d["prefix"] = serde_json::json!(prefix);
@@ -310,4 +318,53 @@ pub fn ssxd_bounded(args: &[&str], seconds: u64, memory: u64) -> Bounded {
         stderr: err.join().unwrap(),
         elapsed: started.elapsed(),
     }
+}
+
+/// A Python 3 that can import the ROS 2 test client's packages (`eclipse-zenoh` and `rosbags`,
+/// pinned): the system's `python3` if it already can, else a virtual environment made once under
+/// the target directory with those packages installed from PyPI. Panics with what to install
+/// when neither works.
+pub fn python_for_ros2() -> PathBuf {
+    const PACKAGES: [&str; 2] = ["eclipse-zenoh==1.10.2", "rosbags==0.11.9"];
+    const PROBE: &str = "import zenoh, rosbags, numpy, importlib.metadata as m; \
+        assert m.version('eclipse-zenoh').startswith('1.10.')";
+    static ONCE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ONCE.get_or_init(|| {
+        let can = |python: &Path| {
+            std::process::Command::new(python)
+                .args(["-c", PROBE])
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        let system = PathBuf::from("python3");
+        if can(&system) {
+            return system;
+        }
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map_or(repo_root().join("target"), PathBuf::from);
+        let venv = target.join("ros2-client-venv");
+        let python = venv.join("bin/python3");
+        if !can(&python) {
+            let made = std::process::Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&venv)
+                .status()
+                .is_ok_and(|s| s.success());
+            let installed = made
+                && std::process::Command::new(&python)
+                    .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+                    .args(PACKAGES)
+                    .status()
+                    .is_ok_and(|s| s.success());
+            assert!(
+                installed && can(&python),
+                "the ROS 2 client test needs Python 3 with {} (tried a virtual environment in {})",
+                PACKAGES.join(" and "),
+                venv.display()
+            );
+        }
+        python
+    })
+    .clone()
 }

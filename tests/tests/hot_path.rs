@@ -111,8 +111,54 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
     unsafe { __libc_free(p) }
 }
 
+/// The tests share the counters: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Counts allocations on the stepping threads over `steps` steps; returns every trace taken.
+fn count_allocations(env: &mut ssx_core::Environment, steps: u64) -> (u64, u64, Vec<Backtrace>) {
+    ALLOCATIONS.store(0, Ordering::Relaxed);
+    FREES.store(0, Ordering::Relaxed);
+    TRACES.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    env.on_stepping_threads(&|_| COUNTING.with(|c| c.set(true)));
+    for _ in 0..steps {
+        env.step().expect("step");
+        env.poll_control().expect("control");
+    }
+    env.on_stepping_threads(&|_| COUNTING.with(|c| c.set(false)));
+    (
+        ALLOCATIONS.load(Ordering::Relaxed),
+        FREES.load(Ordering::Relaxed),
+        std::mem::take(&mut *TRACES.lock().unwrap_or_else(|e| e.into_inner())),
+    )
+}
+
+/// Every trace inside Rapier, and Rapier's own count bounded (`per_step` a step: its solver
+/// allocates per awake island).
+fn only_rapier(allocations: u64, frees: u64, traces: &[Backtrace], steps: u64, per_step: u64) {
+    let outside: Vec<String> = traces
+        .iter()
+        .map(|t| t.to_string())
+        .filter(|t| !t.contains("rapier3d::"))
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "{} of {} allocations and frees on the stepping threads were outside Rapier; the first:\n{}",
+        outside.len(),
+        traces.len(),
+        outside[0]
+    );
+    eprintln!(
+        "{allocations} allocations and {frees} frees in {steps} steady-state steps, all inside rapier3d"
+    );
+    assert!(
+        allocations <= per_step * steps && frees <= per_step * steps,
+        "Rapier allocated more than before: {allocations} allocations, {frees} frees in {steps} steps"
+    );
+}
+
 #[test]
 fn a_teleoperated_run_allocates_nothing_on_the_stepping_threads_in_steady_state() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     rust_plugin_dir();
     let ws = Workspace::new();
     let port = free_port();
@@ -186,16 +232,7 @@ fn a_teleoperated_run_allocates_nothing_on_the_stepping_threads_in_steady_state(
         env.step().expect("step");
         env.poll_control().expect("control");
     }
-    env.on_stepping_threads(&|_| COUNTING.with(|c| c.set(true)));
-    for _ in 0..STEPS {
-        env.step().expect("step");
-        env.poll_control().expect("control");
-    }
-    env.on_stepping_threads(&|_| COUNTING.with(|c| c.set(false)));
-    let (allocations, frees) = (
-        ALLOCATIONS.load(Ordering::Relaxed),
-        FREES.load(Ordering::Relaxed),
-    );
+    let (allocations, frees, traces) = count_allocations(&mut env, STEPS);
     done.store(true, Ordering::Relaxed);
     let feedback = client.join().unwrap();
     let lead = ssx_tests::state_of(&env, "uav_lead");
@@ -210,26 +247,101 @@ fn a_teleoperated_run_allocates_nothing_on_the_stepping_threads_in_steady_state(
         "the group flew: {:?}",
         lead.pose.translation.vector
     );
-    let traces = std::mem::take(&mut *TRACES.lock().unwrap());
-    let outside: Vec<String> = traces
-        .iter()
-        .map(|t| t.to_string())
-        .filter(|t| !t.contains("rapier3d::"))
-        .collect();
+    only_rapier(allocations, frees, &traces, STEPS, 4);
+}
+
+#[test]
+fn a_run_with_the_ros2_node_allocates_nothing_on_the_stepping_threads_in_steady_state() {
+    use ssx_ros2::graph::data_key;
+    use ssx_ros2::msgs::{TWIST, Twist, Vector3};
+    use ssx_ros2::{Attachment, cdr, types::type_hash};
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    rust_plugin_dir();
+    let ws = Workspace::new();
+    let port = free_port();
+    let scene = hil_scene(&ws, "ros2", port, "ssx/test-hot-ros2", |s| {
+        // Every ROS stream at every step: clock, tf and odometry at 100 Hz.
+        let r = &mut s["extensions"][0]["descriptor"]["ros2"];
+        r["tf_rate"] = serde_json::json!(100);
+        r["odom_rate"] = serde_json::json!(100);
+    });
+    let clock = Arc::new(MonotonicClock::new(Duration::from_micros(500)));
+    let mut env = build_with(
+        std::path::Path::new(&scene),
+        &registry(),
+        2,
+        Mode::Realtime { factor: 1.0 },
+        true,
+        clock,
+    )
+    .expect("build");
+    // A ROS 2 controller: cmd_vel at 50 Hz, /clock counted.
+    let done = Arc::new(AtomicBool::new(false));
+    let stop = Arc::clone(&done);
+    let client = std::thread::spawn(move || {
+        let mut c = zenoh::Config::default();
+        c.insert_json5("mode", r#""client""#).unwrap();
+        c.insert_json5("connect/endpoints", &format!(r#"["tcp/127.0.0.1:{port}"]"#))
+            .unwrap();
+        c.insert_json5("scouting/multicast/enabled", "false")
+            .unwrap();
+        let session = zenoh::open(c).wait().expect("connect");
+        let ticks = Arc::new(AtomicU64::new(0));
+        let t = Arc::clone(&ticks);
+        let _sub = session
+            .declare_subscriber("0/clock/**")
+            .callback(move |_| {
+                t.fetch_add(1, Ordering::Relaxed);
+            })
+            .wait()
+            .unwrap();
+        let key = data_key(0, "/rover/cmd_vel", TWIST.name, &type_hash(&TWIST));
+        let t0 = Instant::now();
+        let mut n = 0;
+        while !stop.load(Ordering::Relaxed) && t0.elapsed() < Duration::from_secs(60) {
+            n += 1;
+            let mut payload = Vec::new();
+            let angular = 0.3 * (n as f64 * 0.05).sin();
+            cdr::encode(
+                &Twist {
+                    linear: Vector3 { x: 0.2, y: 0.0, z: 0.0 },
+                    angular: Vector3 { x: 0.0, y: 0.0, z: angular },
+                },
+                &mut payload,
+            );
+            let attachment = Attachment {
+                sequence_number: n,
+                source_timestamp: 0,
+                source_gid: [1; 16],
+            };
+            session
+                .put(&key, payload)
+                .attachment(attachment.encode().to_vec())
+                .wait()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        ticks.load(Ordering::Relaxed)
+    });
+    // Warm-up: the first step's topics, subscriptions and reserved buffers.
+    for _ in 0..300 {
+        env.step().expect("step");
+        env.poll_control().expect("control");
+    }
+    let steps = 500;
+    let (allocations, frees, traces) = count_allocations(&mut env, steps);
+    done.store(true, Ordering::Relaxed);
+    let ticks = client.join().unwrap();
+    let rover = ssx_tests::state_of(&env, "rover");
+    drop(env);
+    assert!(ticks > 400, "the client got /clock: {ticks}");
     assert!(
-        outside.is_empty(),
-        "{} of {} allocations and frees on the stepping threads were outside Rapier; the first:\n{}",
-        outside.len(),
-        traces.len(),
-        outside[0]
+        rover.pose.translation.x > -1.4,
+        "cmd_vel drove the rover: {:?}",
+        rover.pose.translation
     );
-    eprintln!(
-        "{allocations} allocations and {frees} frees in {STEPS} steady-state steps, all inside rapier3d"
-    );
-    assert!(
-        allocations <= 4 * STEPS && frees <= 4 * STEPS,
-        "Rapier allocated more than before: {allocations} allocations, {frees} frees in {STEPS} steps"
-    );
+    // Five robots drive apart (five islands); 4 a step measured.
+    only_rapier(allocations, frees, &traces, steps, 8);
 }
 
 /// Steady-state steps counted.

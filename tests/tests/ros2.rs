@@ -1,0 +1,234 @@
+//! The ROS 2 node end to end: `ssxd` runs the shipped `ros2` scene as the Zenoh router on a
+//! loopback port, and
+//! - a client written independently of ssx's code from rmw_zenoh's design document (Python:
+//!   eclipse-zenoh and rosbags, `extensions/zenoh/clients/ros2_client.py`) finds the node by its
+//!   liveliness tokens, decodes its topics, drives the rover through `cmd_vel` and pauses, steps
+//!   and resumes the run through its services, while a plain Zenoh client uses the extension's
+//!   own keys at the same time;
+//! - bad ROS 2 input (not CDR, another type hash, too large, a flood, a command beyond the
+//!   driver's limits, a bad service request) is refused, counted, logged and never reaches the
+//!   driver.
+//! Every wait is bounded; the daemon has a `--duration` and is killed if a test fails half-way.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use ssx_ros2::graph::data_key;
+use ssx_ros2::msgs::{
+    Odometry, TRIGGER, TWIST, TriggerRequest, TriggerResponse, Twist, Vector3, ODOMETRY,
+};
+use ssx_ros2::types::{service_hash, type_hash};
+use ssx_ros2::{Attachment, cdr};
+use ssx_tests::daemon::{Daemon, collect, connect, control, one_at_a_time, wait_for};
+use ssx_tests::{Workspace, free_port, hil_scene, repo_root};
+use zenoh::Wait;
+
+const PREFIX: &str = "ssx/ros2-test";
+
+/// The shipped scene on `port`, keys under [`PREFIX`].
+fn scene(ws: &Workspace, port: u16) -> String {
+    hil_scene(ws, "ros2", port, PREFIX, |_| {})
+}
+
+#[test]
+fn an_independent_ros2_client_finds_drives_and_steps_the_shipped_scene_beside_a_zenoh_client() {
+    let _one = one_at_a_time();
+    let python = ssx_tests::python_for_ros2();
+    let ws = Workspace::new();
+    let port = free_port();
+    let mut daemon = Daemon::start(&scene(&ws, port), 120);
+    let session = connect(port, &mut daemon);
+    // The extension's own keys, used at the same time by a plain Zenoh client.
+    let (clock, _sub) = collect(&session, &format!("{PREFIX}/clock"));
+    let client = std::process::Command::new(&python)
+        .arg(repo_root().join("extensions/zenoh/clients/ros2_client.py"))
+        .args(["--connect", &format!("tcp/127.0.0.1:{port}")])
+        .arg("--map")
+        .arg(repo_root().join("artifacts/maps/office.png"))
+        .args(["--timeout", "30"])
+        .output()
+        .expect("run the ROS 2 client");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&client.stdout),
+        String::from_utf8_lossy(&client.stderr),
+    );
+    assert!(
+        client.status.success(),
+        "the ROS 2 client failed:\n{stdout}\n{stderr}\n--- ssxd:\n{}",
+        daemon.log()
+    );
+    assert!(stdout.contains("summary: node 'ssx' with "), "{stdout}");
+    let stats = control(&session, PREFIX, "stats");
+    let m = &stats["metrics"];
+    assert!(
+        m["zenoh.ros2_published"].as_f64().unwrap() > 100.0,
+        "{stats}"
+    );
+    assert_eq!(m["zenoh.ros2_refused"], 0.0, "{stats}");
+    let json_clock = clock.lock().unwrap().len();
+    assert!(json_clock > 100, "the Zenoh clock stream: {json_clock}");
+    drop(session);
+    let (code, log) = daemon.interrupt();
+    assert_eq!(code, Some(0), "{log}");
+    eprintln!("{stdout}");
+}
+
+/// The rover's newest odometry, decoded.
+fn odometry(session: &zenoh::Session) -> (Arc<Mutex<Option<Odometry>>>, zenoh::pubsub::Subscriber<()>) {
+    let latest = Arc::new(Mutex::new(None));
+    let sink = Arc::clone(&latest);
+    let key = data_key(0, "/rover/odom", ODOMETRY.name, &type_hash(&ODOMETRY));
+    let sub = session
+        .declare_subscriber(key)
+        .callback(move |s| {
+            if let Ok(o) = cdr::decode::<Odometry>(&s.payload().to_bytes(), 1 << 16) {
+                *sink.lock().unwrap() = Some(o);
+            }
+        })
+        .wait()
+        .unwrap();
+    (latest, sub)
+}
+
+fn metric(stats: &Value, name: &str) -> f64 {
+    stats["metrics"][name].as_f64().unwrap_or(0.0)
+}
+
+#[test]
+fn bad_ros2_input_is_refused_counted_logged_and_never_reaches_the_driver() {
+    let _one = one_at_a_time();
+    let ws = Workspace::new();
+    let port = free_port();
+    let mut daemon = Daemon::start(&scene(&ws, port), 120);
+    let session = connect(port, &mut daemon);
+    let (odom, _odom_sub) = odometry(&session);
+    wait_for("the rover's odometry", Duration::from_secs(30), || {
+        odom.lock().unwrap().is_some()
+    });
+    let hash = type_hash(&TWIST);
+    let cmd = data_key(0, "/rover/cmd_vel", TWIST.name, &hash);
+    let twist = |linear: f64| {
+        let mut b = Vec::new();
+        let t = Twist {
+            linear: Vector3 {
+                x: linear,
+                ..Vector3::default()
+            },
+            ..Twist::default()
+        };
+        cdr::encode(&t, &mut b);
+        b
+    };
+    let attachment = |n: i64| {
+        Attachment {
+            sequence_number: n,
+            source_timestamp: 0,
+            source_gid: [7; 16],
+        }
+        .encode()
+        .to_vec()
+    };
+    let put = |key: &str, payload: Vec<u8>, n: i64| {
+        session
+            .put(key, payload)
+            .attachment(attachment(n))
+            .wait()
+            .unwrap();
+    };
+    let start = odom.lock().unwrap().clone().unwrap().pose.pose.position;
+    // Not CDR, another type hash, too large, beyond the driver's limit (1.2 m/s).
+    put(&cmd, vec![1, 2, 3, 4, 5, 6, 7], 1);
+    put(
+        &data_key(0, "/rover/cmd_vel", TWIST.name, &format!("RIHS01_{}", "0".repeat(64))),
+        twist(0.5),
+        2,
+    );
+    put(&cmd, vec![0; 1 << 20], 3);
+    put(&cmd, twist(100.0), 4);
+    // A flood of garbage: decoded and dropped on Zenoh's threads.
+    let flood = 20_000;
+    for n in 0..flood {
+        session.put(&cmd, vec![0u8; 40]).wait().unwrap();
+        if n % 1000 == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    // A bad service request is answered as a failed Trigger, with the request's attachment.
+    let pause = data_key(0, "/ssx/pause", TRIGGER.name, &service_hash(&TRIGGER));
+    let replies = session
+        .get(&pause)
+        .payload(vec![0u8; 1000])
+        .attachment(attachment(41))
+        .timeout(Duration::from_secs(5))
+        .wait()
+        .unwrap();
+    let reply = replies.recv_timeout(Duration::from_secs(6)).unwrap().unwrap();
+    let sample = reply.result().expect("a reply");
+    let response: TriggerResponse =
+        cdr::decode(&sample.payload().to_bytes(), 1024).expect("a Trigger response");
+    assert_eq!(
+        (response.success, response.message.as_str()),
+        (false, "1000 bytes; a Trigger request is 5")
+    );
+    let a = Attachment::decode(&sample.attachment().unwrap().to_bytes()).unwrap();
+    assert_eq!((a.sequence_number, a.source_gid), (41, [7; 16]));
+
+    // Every refusal counted; the rover never moved.
+    let expected = 3 + flood + 1; // three bad cmd_vel, the flood, the bad request
+    let seen = AtomicU64::new(0);
+    wait_for("the refusals to be counted", Duration::from_secs(30), || {
+        let s = control(&session, PREFIX, "stats");
+        seen.store(metric(&s, "zenoh.ros2_refused") as u64, Ordering::Relaxed);
+        seen.load(Ordering::Relaxed) >= expected as u64
+    });
+    let stats = control(&session, PREFIX, "stats");
+    assert_eq!(
+        metric(&stats, "zenoh.ros2_refused") as u64,
+        expected as u64,
+        "{stats}"
+    );
+    let rover_cmd = stats["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["key"] == format!("{PREFIX}/artifacts/rover/cmd"))
+        .unwrap_or_else(|| panic!("{stats}"));
+    assert_eq!(
+        (rover_cmd["malformed"].as_u64(), rover_cmd["accepted"].as_u64()),
+        (Some(1), Some(0)),
+        "the 100 m/s command reached the mailbox's check and went no further: {stats}"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let now = odom.lock().unwrap().clone().unwrap().pose.pose.position;
+    assert!(
+        (now.x - start.x).abs() < 1e-6 && (now.y - start.y).abs() < 1e-6,
+        "the rover moved: {start:?} -> {now:?}"
+    );
+    // A valid command after all that still drives it.
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(800) {
+        put(&cmd, twist(0.4), 100);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let moved = odom.lock().unwrap().clone().unwrap().pose.pose.position;
+    assert!(
+        (moved.x - start.x).hypot(moved.y - start.y) > 0.1,
+        "a valid cmd_vel did not drive the rover: {start:?} -> {moved:?}"
+    );
+    let _ = TriggerRequest::default();
+    drop(session);
+    let (code, log) = daemon.interrupt();
+    assert_eq!(code, Some(0), "{log}");
+    for needle in [
+        "ros2: refused a message on '/rover/cmd_vel': not a geometry_msgs/msg/Twist: ",
+        "ros2: refused ",
+    ] {
+        assert!(log.contains(needle), "'{needle}' not in the log:\n{log}");
+    }
+    assert!(
+        log.lines().filter(|l| l.contains("ros2: refused")).count() < 40,
+        "refusals are logged at most once a second, with counts:\n{log}"
+    );
+}
