@@ -8,11 +8,12 @@
 //! Zenoh's express flag). Writes target/bench/zenoh.json.
 
 use std::collections::HashMap;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use ssx_tests::bench::{deadline, finish, percentiles, release_daemon as daemon, session};
 use ssx_tests::{Workspace, free_port, hil_scene, repo_root};
 use zenoh::Wait;
 
@@ -20,45 +21,6 @@ const SECONDS: f64 = 10.0;
 const RATE: f64 = 1000.0;
 const SPACING: f64 = 1e-4;
 const START: f64 = -2.0;
-
-fn daemon(scene: &str, stats: &std::path::Path) -> Child {
-    let ssxd = repo_root().join("target/release/ssxd");
-    assert!(
-        ssxd.is_file(),
-        "build first: cargo build --release --workspace"
-    );
-    Command::new(ssxd)
-        .args(["run", scene, "--duration", "16", "--quiet", "--stats-json"])
-        .arg(stats)
-        .env("SSX_PLUGIN_PATH", repo_root().join("target/release"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn ssxd")
-}
-
-fn finish(mut child: Child, stats: &std::path::Path) -> Value {
-    let status = child.wait().unwrap();
-    assert!(status.success(), "ssxd failed: {status}");
-    serde_json::from_str(&std::fs::read_to_string(stats).unwrap()).unwrap()
-}
-
-fn session(port: u16) -> zenoh::Session {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let mut c = zenoh::Config::default();
-        c.insert_json5("mode", r#""client""#).unwrap();
-        c.insert_json5("connect/endpoints", &format!(r#"["tcp/127.0.0.1:{port}"]"#))
-            .unwrap();
-        c.insert_json5("scouting/multicast/enabled", "false")
-            .unwrap();
-        if let Ok(s) = zenoh::open(c).wait() {
-            return s;
-        }
-        assert!(Instant::now() < deadline, "no daemon on {port}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
 
 /// The Rust client: latencies (µs) and how many poses were superseded.
 fn rust_client(port: u16, prefix: &str, express: bool) -> (Vec<f64>, usize) {
@@ -141,24 +103,6 @@ fn python_client(port: u16, prefix: &str, express: bool) -> Option<(Vec<f64>, us
         .map(|x| x.as_f64().unwrap())
         .collect();
     Some((lat, v["superseded"].as_u64().unwrap() as usize))
-}
-
-fn percentiles(mut v: Vec<f64>) -> Value {
-    v.sort_by(f64::total_cmp);
-    let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
-    json!({"samples": v.len(), "p50_us": q(0.5), "p99_us": q(0.99), "max_us": q(1.0)})
-}
-
-fn deadline(stats: &Value) -> Value {
-    json!({
-        "steps": stats["steps"],
-        "deadline_misses": stats["deadline_misses"],
-        "late_wakeups": stats["late_wakeups"],
-        "max_lateness_us": stats["max_lateness_us"],
-        "lateness_p99_us": stats["lateness_us"]["p99"],
-        "step_p50_us": stats["step_time_us"]["p50"],
-        "step_p99_us": stats["step_time_us"]["p99"],
-    })
 }
 
 fn main() {

@@ -179,4 +179,3 @@ pub fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
-

@@ -1,6 +1,7 @@
 //! Helpers for ssx's end-to-end tests and benchmarks: write scenes to a temporary directory,
 //! load them with the real loader and build real Environments on the real Rapier engine.
 
+pub mod bench;
 pub mod daemon;
 pub mod fidelity;
 
@@ -341,8 +342,8 @@ pub fn python_for_ros2() -> PathBuf {
         if can(&system) {
             return system;
         }
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map_or(repo_root().join("target"), PathBuf::from);
+        let target =
+            std::env::var_os("CARGO_TARGET_DIR").map_or(repo_root().join("target"), PathBuf::from);
         let venv = target.join("ros2-client-venv");
         let python = venv.join("bin/python3");
         if !can(&python) {
@@ -353,7 +354,13 @@ pub fn python_for_ros2() -> PathBuf {
                 .is_ok_and(|s| s.success());
             let installed = made
                 && std::process::Command::new(&python)
-                    .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+                    .args([
+                        "-m",
+                        "pip",
+                        "install",
+                        "--quiet",
+                        "--disable-pip-version-check",
+                    ])
                     .args(PACKAGES)
                     .status()
                     .is_ok_and(|s| s.success());

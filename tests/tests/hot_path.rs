@@ -304,8 +304,16 @@ fn a_run_with_the_ros2_node_allocates_nothing_on_the_stepping_threads_in_steady_
             let angular = 0.3 * (n as f64 * 0.05).sin();
             cdr::encode(
                 &Twist {
-                    linear: Vector3 { x: 0.2, y: 0.0, z: 0.0 },
-                    angular: Vector3 { x: 0.0, y: 0.0, z: angular },
+                    linear: Vector3 {
+                        x: 0.2,
+                        y: 0.0,
+                        z: 0.0,
+                    },
+                    angular: Vector3 {
+                        x: 0.0,
+                        y: 0.0,
+                        z: angular,
+                    },
                 },
                 &mut payload,
             );

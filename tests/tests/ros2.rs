@@ -8,6 +8,7 @@
 //! - bad ROS 2 input (not CDR, another type hash, too large, a flood, a command beyond the
 //!   driver's limits, a bad service request) is refused, counted, logged and never reaches the
 //!   driver.
+//!
 //! Every wait is bounded; the daemon has a `--duration` and is killed if a test fails half-way.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use ssx_ros2::graph::data_key;
 use ssx_ros2::msgs::{
-    Odometry, TRIGGER, TWIST, TriggerRequest, TriggerResponse, Twist, Vector3, ODOMETRY,
+    ODOMETRY, Odometry, TRIGGER, TWIST, TriggerRequest, TriggerResponse, Twist, Vector3,
 };
 use ssx_ros2::types::{service_hash, type_hash};
 use ssx_ros2::{Attachment, cdr};
@@ -76,7 +77,9 @@ fn an_independent_ros2_client_finds_drives_and_steps_the_shipped_scene_beside_a_
 }
 
 /// The rover's newest odometry, decoded.
-fn odometry(session: &zenoh::Session) -> (Arc<Mutex<Option<Odometry>>>, zenoh::pubsub::Subscriber<()>) {
+fn odometry(
+    session: &zenoh::Session,
+) -> (Arc<Mutex<Option<Odometry>>>, zenoh::pubsub::Subscriber<()>) {
     let latest = Arc::new(Mutex::new(None));
     let sink = Arc::clone(&latest);
     let key = data_key(0, "/rover/odom", ODOMETRY.name, &type_hash(&ODOMETRY));
@@ -137,11 +140,22 @@ fn bad_ros2_input_is_refused_counted_logged_and_never_reaches_the_driver() {
             .wait()
             .unwrap();
     };
+    // The node declares cmd_vel's subscriber off the stepping thread, after step 1: wait until
+    // this session knows it (a client sends only to matching subscribers).
+    let probe = session.declare_publisher(cmd.clone()).wait().unwrap();
+    wait_for("the cmd_vel subscriber", Duration::from_secs(30), || {
+        probe.matching_status().wait().unwrap().matching()
+    });
     let start = odom.lock().unwrap().clone().unwrap().pose.pose.position;
     // Not CDR, another type hash, too large, beyond the driver's limit (1.2 m/s).
     put(&cmd, vec![1, 2, 3, 4, 5, 6, 7], 1);
     put(
-        &data_key(0, "/rover/cmd_vel", TWIST.name, &format!("RIHS01_{}", "0".repeat(64))),
+        &data_key(
+            0,
+            "/rover/cmd_vel",
+            TWIST.name,
+            &format!("RIHS01_{}", "0".repeat(64)),
+        ),
         twist(0.5),
         2,
     );
@@ -164,7 +178,10 @@ fn bad_ros2_input_is_refused_counted_logged_and_never_reaches_the_driver() {
         .timeout(Duration::from_secs(5))
         .wait()
         .unwrap();
-    let reply = replies.recv_timeout(Duration::from_secs(6)).unwrap().unwrap();
+    let reply = replies
+        .recv_timeout(Duration::from_secs(6))
+        .unwrap()
+        .unwrap();
     let sample = reply.result().expect("a reply");
     let response: TriggerResponse =
         cdr::decode(&sample.payload().to_bytes(), 1024).expect("a Trigger response");
@@ -178,11 +195,15 @@ fn bad_ros2_input_is_refused_counted_logged_and_never_reaches_the_driver() {
     // Every refusal counted; the rover never moved.
     let expected = 3 + flood + 1; // three bad cmd_vel, the flood, the bad request
     let seen = AtomicU64::new(0);
-    wait_for("the refusals to be counted", Duration::from_secs(30), || {
-        let s = control(&session, PREFIX, "stats");
-        seen.store(metric(&s, "zenoh.ros2_refused") as u64, Ordering::Relaxed);
-        seen.load(Ordering::Relaxed) >= expected as u64
-    });
+    wait_for(
+        "the refusals to be counted",
+        Duration::from_secs(30),
+        || {
+            let s = control(&session, PREFIX, "stats");
+            seen.store(metric(&s, "zenoh.ros2_refused") as u64, Ordering::Relaxed);
+            seen.load(Ordering::Relaxed) >= expected as u64
+        },
+    );
     let stats = control(&session, PREFIX, "stats");
     assert_eq!(
         metric(&stats, "zenoh.ros2_refused") as u64,
@@ -196,7 +217,10 @@ fn bad_ros2_input_is_refused_counted_logged_and_never_reaches_the_driver() {
         .find(|i| i["key"] == format!("{PREFIX}/artifacts/rover/cmd"))
         .unwrap_or_else(|| panic!("{stats}"));
     assert_eq!(
-        (rover_cmd["malformed"].as_u64(), rover_cmd["accepted"].as_u64()),
+        (
+            rover_cmd["malformed"].as_u64(),
+            rover_cmd["accepted"].as_u64()
+        ),
         (Some(1), Some(0)),
         "the 100 m/s command reached the mailbox's check and went no further: {stats}"
     );

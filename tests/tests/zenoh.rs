@@ -7,9 +7,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use ssx_tests::daemon::{
-    Daemon, collect, connect, control, input_of, one_at_a_time, wait_for,
-};
+use ssx_tests::daemon::{Daemon, collect, connect, control, input_of, one_at_a_time, wait_for};
 use ssx_tests::{Workspace, build_fast, free_port, hil_scene as scene, ssxd, state_of, step_n};
 use zenoh::Wait;
 

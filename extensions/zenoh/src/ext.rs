@@ -438,6 +438,8 @@ impl Zenoh {
         })?;
         self.shared.outbound.reserve(plan.largest);
         self.ros_plan = Some(plan);
+        // The publisher thread makes the declarations now.
+        self.pending = true;
         Ok(())
     }
 

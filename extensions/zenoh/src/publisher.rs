@@ -174,6 +174,9 @@ impl Outbound {
     pub fn flush(&self, session: &zenoh::Session, keys: &[OnceLock<PubKey>]) -> bool {
         let mut p = self.publishers.lock().unwrap_or_else(|e| e.into_inner());
         let p = &mut *p;
+        if let Some(ros) = &mut p.ros {
+            ros.adopt();
+        }
         let mut any = publish_queued(
             &self.out,
             &self.free,

@@ -7,7 +7,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use ssx_ros2::graph::{Kind, Qos, data_key};
+use ssx_ros2::graph::{Kind, Qos};
 use ssx_ros2::msgs::{TRIGGER, TWIST, TriggerRequest, TriggerResponse, Twist, UINT32, UInt32};
 use ssx_ros2::types::{dds_name, service_hash, type_hash};
 use ssx_ros2::{Attachment, cdr};
@@ -63,13 +63,13 @@ pub fn declare_control(ros: &Arc<RosShared>, on_command: OnCommand) -> Result<()
     let node = ros.spec.node.clone();
     for service in ["pause", "resume", "step"] {
         let qualified = ros.qualify(&format!("{node}/{service}"));
-        let (key, _) = ros.entity(
+        let (token, key, _) = ros.name_entity(
             Kind::Service,
             &qualified,
             TRIGGER.name,
             &hash,
             Qos::reliable(10),
-        )?;
+        );
         let (r, run) = (Arc::downgrade(ros), Arc::clone(&on_command));
         let on = qualified.clone();
         let queryable = ros
@@ -111,15 +111,16 @@ pub fn declare_control(ros: &Arc<RosShared>, on_command: OnCommand) -> Result<()
             .lock()
             .map_err(|_| "ros2: poisoned")?
             .push(queryable);
+        ros.token(&token)?;
     }
     let qualified = ros.qualify(&format!("{node}/step_n"));
-    let (key, _) = ros.entity(
+    let (token, key, _) = ros.name_entity(
         Kind::Subscription,
         &qualified,
         UINT32.name,
         &type_hash(&UINT32),
         Qos::reliable(10),
-    )?;
+    );
     let r = Arc::downgrade(ros);
     let on = qualified.clone();
     let subscriber = ros
@@ -149,29 +150,29 @@ pub fn declare_control(ros: &Arc<RosShared>, on_command: OnCommand) -> Result<()
         .lock()
         .map_err(|_| "ros2: poisoned")?
         .push(subscriber);
-    Ok(())
+    ros.token(&token)
 }
 
-/// Declares `<robot>/cmd_vel`: Twists become commands in the mailbox the robot's driver reads
-/// for its Zenoh commands (`linear` = linear.x, `angular` = angular.z), with that driver's
-/// limits and timeout. `inbox` finds the mailbox by key (`artifacts/<robot>/cmd`), once the
-/// driver has subscribed. The subscription takes every type on the topic, so that a message of
-/// another type or hash is counted and named rather than silently unmatched.
+/// Declares `<robot>/cmd_vel` (its token and subscriber made by the publisher thread, see
+/// [`RosShared::publisher`]): Twists become commands in the mailbox the robot's driver reads for
+/// its Zenoh commands (`linear` = linear.x, `angular` = angular.z), with that driver's limits
+/// and timeout. `inbox` finds the mailbox by key (`artifacts/<robot>/cmd`), once the driver has
+/// subscribed. The subscription takes every type on the topic, so that a message of another
+/// type or hash is counted and named rather than silently unmatched.
 pub fn declare_cmd_vel(
     ros: &Arc<RosShared>,
     robot: &str,
     inbox: Arc<dyn Fn() -> Option<Arc<Inbox>> + Send + Sync>,
-) -> Result<(), String> {
+) {
     let qualified = ros.qualify(&format!("{robot}/cmd_vel"));
     let hash = type_hash(&TWIST);
-    ros.entity(
+    let (token, ours, _) = ros.name_entity(
         Kind::Subscription,
         &qualified,
         TWIST.name,
         &hash,
         Qos::reliable(10),
-    )?;
-    let ours = data_key(ros.node.domain, &qualified, TWIST.name, &hash);
+    );
     let any_type = format!(
         "{}/{}/*/*",
         ros.node.domain,
@@ -180,44 +181,49 @@ pub fn declare_cmd_vel(
     let (r, robot) = (Arc::downgrade(ros), robot.to_string());
     let found: OnceLock<Arc<Inbox>> = OnceLock::new();
     let on = qualified.clone();
-    let subscriber = ros
-        .session
-        .declare_subscriber(any_type)
-        .callback(move |sample| {
-            let Some(ros) = r.upgrade() else { return };
-            let key = sample.key_expr().as_str();
-            if key != ours {
-                let mut chunks = key.rsplit('/');
-                let (h, t) = (chunks.next().unwrap_or(""), chunks.next().unwrap_or(""));
-                let why = format!(
-                    "type {} with hash {}; ssx takes {} ({}) with hash {hash}",
-                    ssx_sdk::text::clip(t, 80),
-                    ssx_sdk::text::clip(h, 80),
-                    TWIST.name,
-                    dds_name(TWIST.name)
-                );
-                return ros.refuse(&on, &why);
-            }
-            let twist = match cdr::decode::<Twist>(&sample.payload().to_bytes(), MAX_TWIST) {
-                Ok(t) => t,
-                Err(e) => return ros.refuse(&on, &format!("not a {}: {e}", TWIST.name)),
-            };
-            let Some(mailbox) = found.get().cloned().or_else(|| {
-                let m = inbox()?;
-                Some(found.get_or_init(|| m).clone())
-            }) else {
-                return ros.unrouted(&robot);
-            };
-            let fields = [("linear", twist.linear.x), ("angular", twist.angular.z)];
-            if let Some(w) = mailbox.receive_named(&fields, &on) {
-                ros.warn(w);
-            }
-        })
-        .wait()
-        .map_err(|e| format!("ros2: cannot subscribe to '{qualified}': {e}"))?;
-    ros.subscribers
-        .lock()
-        .map_err(|_| "ros2: poisoned")?
-        .push(subscriber);
-    Ok(())
+    let callback = move |sample: zenoh::sample::Sample| {
+        let Some(ros) = r.upgrade() else { return };
+        let key = sample.key_expr().as_str();
+        if key != ours {
+            let mut chunks = key.rsplit('/');
+            let (h, t) = (chunks.next().unwrap_or(""), chunks.next().unwrap_or(""));
+            let why = format!(
+                "type {} with hash {}; ssx takes {} ({}) with hash {hash}",
+                ssx_sdk::text::clip(t, 80),
+                ssx_sdk::text::clip(h, 80),
+                TWIST.name,
+                dds_name(TWIST.name)
+            );
+            return ros.refuse(&on, &why);
+        }
+        let twist = match cdr::decode::<Twist>(&sample.payload().to_bytes(), MAX_TWIST) {
+            Ok(t) => t,
+            Err(e) => return ros.refuse(&on, &format!("not a {}: {e}", TWIST.name)),
+        };
+        let Some(mailbox) = found.get().cloned().or_else(|| {
+            let m = inbox()?;
+            Some(found.get_or_init(|| m).clone())
+        }) else {
+            return ros.unrouted(&robot);
+        };
+        let fields = [("linear", twist.linear.x), ("angular", twist.angular.z)];
+        if let Some(w) = mailbox.receive_named(&fields, &on) {
+            ros.warn(w);
+        }
+    };
+    ros.defer(Box::new(move |ros| {
+        let subscriber = ros
+            .session
+            .declare_subscriber(any_type)
+            .callback(callback)
+            .wait()
+            .map_err(|e| format!("ros2: cannot subscribe to '{qualified}': {e}"))?;
+        ros.subscribers
+            .lock()
+            .map_err(|_| "ros2: poisoned")?
+            .push(subscriber);
+        // The token last: on the graph once it can receive.
+        ros.token(&token)?;
+        Ok(None)
+    }));
 }

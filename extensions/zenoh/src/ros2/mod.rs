@@ -39,6 +39,11 @@ use out::{Sink, TopicOut, What, once};
 
 use crate::mailbox::RateLimit;
 
+/// A declaration the publisher thread makes: a topic's token and publisher (the topic it
+/// returns), or a subscription's.
+pub type Declaration =
+    Box<dyn FnOnce(&RosShared) -> Result<Option<(u32, TopicOut)>, String> + Send>;
+
 /// A ROS 2 service call waiting for its answer.
 pub struct Call {
     /// The query to reply to.
@@ -55,8 +60,9 @@ pub struct RosShared {
     session: zenoh::Session,
     next_entity: AtomicU32,
     next_topic: AtomicU32,
-    /// Topics declared since the publisher thread last looked.
-    pending: Mutex<Vec<(u32, TopicOut)>>,
+    /// Declarations for the publisher thread to make (topics and subscriptions of the first
+    /// step).
+    pending: Mutex<Vec<Declaration>>,
     tokens: Mutex<Vec<zenoh::liveliness::LivelinessToken>>,
     subscribers: Mutex<Vec<zenoh::pubsub::Subscriber<()>>>,
     queryables: Mutex<Vec<zenoh::query::Queryable<()>>>,
@@ -109,7 +115,7 @@ impl RosShared {
         &self.node
     }
 
-    fn token(&self, key: &str) -> Result<(), String> {
+    pub(crate) fn token(&self, key: &str) -> Result<(), String> {
         let t = self
             .session
             .liveliness()
@@ -120,24 +126,22 @@ impl RosShared {
         Ok(())
     }
 
-    /// Declares an entity: its token now. Returns its data key and GID.
-    fn entity(
+    /// Names an entity (an id, its token, data key and GID) without declaring anything.
+    pub(crate) fn name_entity(
         &self,
         kind: Kind,
         qualified: &str,
         ros_type: &str,
         hash: &str,
         qos: Qos,
-    ) -> Result<(String, [u8; 16]), String> {
+    ) -> (String, String, [u8; 16]) {
         let id = self.next_entity.fetch_add(1, Ordering::Relaxed);
         let token = self
             .node
             .entity_token(id, kind, qualified, ros_type, hash, qos);
-        self.token(&token)?;
-        Ok((
-            data_key(self.node.domain, qualified, ros_type, hash),
-            gid(&token),
-        ))
+        let key = data_key(self.node.domain, qualified, ros_type, hash);
+        let gid = gid(&token);
+        (token, key, gid)
     }
 
     /// The fully qualified name of a name in the node's namespace.
@@ -145,22 +149,33 @@ impl RosShared {
         qualify(&self.node.namespace, name)
     }
 
-    /// Declares a publisher of `T` on `name` (relative to the namespace, or absolute) and hands
-    /// it to the publisher thread; returns its topic id for [`crate::publisher::Outbound::send_ros`].
-    pub fn publisher(
-        &self,
-        name: &str,
-        t: &'static TypeDef,
-        qos: Qos,
-        what: What,
-    ) -> Result<u32, String> {
+    /// A publisher of type `t` on `name` (relative to the namespace, or absolute): its topic id
+    /// for [`crate::publisher::Outbound::send_ros`] at once, its token and Zenoh publisher
+    /// declared by the publisher thread (declarations talk to the network: the first step of a
+    /// hundred robots took 20 ms when the stepping thread made them). Snapshots queued before
+    /// then wait for it in order.
+    pub fn publisher(&self, name: &str, t: &'static TypeDef, qos: Qos, what: What) -> u32 {
         let qualified = self.qualify(name);
-        let (key, gid) = self.entity(Kind::Publisher, &qualified, t.name, &type_hash(t), qos)?;
+        let (token, key, gid) =
+            self.name_entity(Kind::Publisher, &qualified, t.name, &type_hash(t), qos);
+        let id = self.next_topic.fetch_add(1, Ordering::Relaxed);
+        self.defer(Box::new(move |ros| {
+            // As rmw_zenoh: the publisher, then the token that puts it on the graph.
+            let sink = ros.sink(&key, qos)?;
+            ros.token(&token)?;
+            Ok(Some((id, TopicOut::new(sink, gid, what))))
+        }));
+        id
+    }
+
+    /// A Zenoh publisher for `qos`: an advanced one with a cache for transient local, as
+    /// rmw_zenoh makes them.
+    fn sink(&self, key: &str, qos: Qos) -> Result<Sink, String> {
         let err = |e: zenoh::Error| format!("ros2: cannot declare a publisher on '{key}': {e}");
-        let sink = match qos.durability {
+        Ok(match qos.durability {
             ssx_ros2::graph::Durability::TransientLocal => Sink::Latched(
                 self.session
-                    .declare_publisher(key.clone())
+                    .declare_publisher(key.to_string())
                     .cache(CacheConfig::default().max_samples(qos.depth as usize))
                     .publisher_detection()
                     .sample_miss_detection(
@@ -172,7 +187,7 @@ impl RosShared {
             ),
             ssx_ros2::graph::Durability::Volatile => Sink::Plain(
                 self.session
-                    .declare_publisher(key.clone())
+                    .declare_publisher(key.to_string())
                     .congestion_control(CongestionControl::Drop)
                     .reliability(match qos.reliability {
                         ssx_ros2::graph::Reliability::Reliable => Reliability::Reliable,
@@ -182,20 +197,38 @@ impl RosShared {
                     .wait()
                     .map_err(err)?,
             ),
-        };
-        let id = self.next_topic.fetch_add(1, Ordering::Relaxed);
-        self.pending
-            .lock()
-            .map_err(|_| "ros2: poisoned")?
-            .push((id, TopicOut::new(sink, gid, what)));
-        Ok(id)
+        })
     }
 
-    fn take_topics(&self) -> Vec<(u32, TopicOut)> {
-        self.pending
+    /// Hands a declaration to the publisher thread.
+    pub(crate) fn defer(&self, d: Declaration) {
+        if let Ok(mut p) = self.pending.lock() {
+            p.push(d);
+        }
+    }
+
+    /// Makes the declarations handed over since the last call (the publisher thread): the
+    /// topics they made; failures become warnings.
+    fn declare_pending(&self) -> Vec<(u32, TopicOut)> {
+        let pending = self
+            .pending
             .lock()
             .map(|mut p| std::mem::take(&mut *p))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        let mut topics = Vec::new();
+        for d in pending {
+            match d(self) {
+                Ok(Some(t)) => topics.push(t),
+                Ok(None) => {}
+                Err(e) => self.warn(e),
+            }
+        }
+        topics
+    }
+
+    /// Whether declarations wait for the publisher thread.
+    fn has_pending(&self) -> bool {
+        self.pending.lock().is_ok_and(|p| !p.is_empty())
     }
 
     fn count_published(&self) {
@@ -272,8 +305,7 @@ impl Fixed {
     /// Declares `/clock` (best effort, depth 1, as `rclcpp::ClockQoS`).
     pub fn declare(ros: &RosShared) -> Result<Fixed, String> {
         let clock = (ros.spec.clock_every > 0)
-            .then(|| ros.publisher("/clock", &CLOCK, Qos::best_effort(1), What::Clock))
-            .transpose()?;
+            .then(|| ros.publisher("/clock", &CLOCK, Qos::best_effort(1), What::Clock));
         Ok(Fixed { clock })
     }
 }
@@ -350,7 +382,7 @@ impl Plan {
         fixed: &Fixed,
         ctx: &Ctx<'_>,
         timestep: f64,
-        mut route: impl FnMut(&Arc<RosShared>, &str) -> Result<(), String>,
+        mut route: impl FnMut(&Arc<RosShared>, &str),
     ) -> Result<Plan, String> {
         let spec = &ros.spec;
         let count = ctx.artifact_count()?;
@@ -404,12 +436,11 @@ impl Plan {
                     child_frame_id: base.clone(),
                     ..Odometry::default()
                 }));
-                let t =
-                    ros.publisher(&format!("{robot}/odom"), &ODOMETRY, Qos::reliable(10), what)?;
+                let t = ros.publisher(&format!("{robot}/odom"), &ODOMETRY, Qos::reliable(10), what);
                 plan.odom.push((t, a));
                 plan.largest = plan.largest.max(8 * 14);
             }
-            route(ros, robot)?;
+            route(ros, robot);
             let sensors = described(ctx, a)?;
             let ranges = sensors
                 .iter()
@@ -493,7 +524,7 @@ impl Plan {
                     _ => continue,
                 };
                 let (what, t, qos) = what;
-                let topic = ros.publisher(&name, t, qos, what)?;
+                let topic = ros.publisher(&name, t, qos, what);
                 plan.readings.push(ReadingTopic {
                     topic,
                     artifact: a,
@@ -520,7 +551,7 @@ impl Plan {
                     &TF_MESSAGE,
                     Qos::reliable(100),
                     What::Tf(Box::new(TfMessage { transforms })),
-                )?;
+                );
                 plan.tf = Some((t, every));
                 plan.largest = plan.largest.max(8 * (1 + 7 * robots.len()));
             }
@@ -528,12 +559,8 @@ impl Plan {
         let tf_static = TfMessage {
             transforms: statics,
         };
-        plan.once.push(ros.publisher(
-            "/tf_static",
-            &TF_MESSAGE,
-            Qos::latched(1),
-            once(tf_static),
-        )?);
+        plan.once
+            .push(ros.publisher("/tf_static", &TF_MESSAGE, Qos::latched(1), once(tf_static)));
         if spec.map {
             let mut cells = Vec::new();
             if let Some(info) = ctx.map(&mut cells)? {
@@ -558,12 +585,8 @@ impl Plan {
                         .map(|&c| if c == 1 { 100 } else { 0 })
                         .collect(),
                 };
-                plan.once.push(ros.publisher(
-                    "/map",
-                    &OCCUPANCY_GRID,
-                    Qos::latched(1),
-                    once(grid),
-                )?);
+                plan.once
+                    .push(ros.publisher("/map", &OCCUPANCY_GRID, Qos::latched(1), once(grid)));
             }
         }
         Ok(plan)

@@ -122,8 +122,12 @@ impl RosOut {
         }
     }
 
-    fn adopt(&mut self) {
-        for (id, t) in self.shared.take_topics() {
+    /// Makes the declarations the stepping thread handed over, keeping the topics they made.
+    pub fn adopt(&mut self) {
+        if !self.shared.has_pending() {
+            return;
+        }
+        for (id, t) in self.shared.declare_pending() {
             let i = id as usize;
             if self.topics.len() <= i {
                 self.topics.resize_with(i + 1, || None);
