@@ -275,7 +275,7 @@ fn a_bad_descriptor_names_the_artifact_the_plugin_and_where_it_is() {
         Ok(_) => panic!("a bad descriptor must not build"),
     };
     let file = ws.path().join("a.json");
-    assert!(err.starts_with("artifact 'drone': cannot create driver 'hover': invalid descriptor: unknown field `hieght`, expected one of `height`, `waypoints`, `dwell`, `kp`, `kd`, `max_accel` (descriptor at "), "{err}");
+    assert!(err.starts_with("artifact 'drone': cannot create driver 'hover': invalid descriptor: unknown field `hieght` (did you mean `height`?), expected one of `height`, `waypoints`, `dwell`, `kp`, `kd`, `max_accel` (descriptor at "), "{err}");
     assert!(
         err.ends_with(&format!(
             "(descriptor at {}:2:85 (at driver.descriptor))",
