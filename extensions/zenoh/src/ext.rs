@@ -436,7 +436,7 @@ impl Zenoh {
                 Arc::new(move || s.upgrade().and_then(|s| s.inbox_of(&key))),
             )
         })?;
-        self.shared.outbound.reserve(plan.largest);
+        self.shared.outbound.grow(plan.largest);
         self.ros_plan = Some(plan);
         // The publisher thread makes the declarations now.
         self.pending = true;
@@ -505,7 +505,10 @@ impl Zenoh {
             self.resolve_ros(ctx)?;
         }
         let (time, step) = ctx.time()?;
-        if let Some(plan) = &mut self.ros_plan {
+        // ROS 2 snapshots wait until the publisher thread has grown the buffers for them.
+        if let Some(plan) = &mut self.ros_plan
+            && self.shared.outbound.grown()
+        {
             let out = &self.shared.outbound;
             let mut queued = false;
             plan.after_step(ctx, step, time, |topic, write| {

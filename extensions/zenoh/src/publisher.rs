@@ -58,6 +58,11 @@ pub struct Outbound {
     replies: ArrayQueue<(Asker, String)>,
     running: AtomicBool,
     publishers: Mutex<Publishers>,
+    /// A payload size every free buffer should hold, asked for by the stepping thread and
+    /// done by the publisher thread (0: nothing asked).
+    grow_to: std::sync::atomic::AtomicUsize,
+    /// Whether the buffers have been grown as asked.
+    grown: AtomicBool,
 }
 
 /// The publishers, held by whoever is sending.
@@ -93,17 +98,39 @@ impl Outbound {
                 answers: Some(answers),
                 ros,
             }),
+            grow_to: std::sync::atomic::AtomicUsize::new(0),
+            grown: AtomicBool::new(false),
         }
     }
 
-    /// Grows every free buffer to hold `bytes` (once, when the largest payload is known), so
-    /// that writing one never allocates on the stepping thread.
-    pub fn reserve(&self, bytes: usize) {
+    /// Asks the publisher thread to grow every buffer to hold `bytes` (the largest payload, once
+    /// it is known), so that writing one never allocates on the stepping thread; [`grown`]
+    /// says when it is done. (Growing 4096 buffers took milliseconds: not on the stepping
+    /// thread.)
+    ///
+    /// [`grown`]: Outbound::grown
+    pub fn grow(&self, bytes: usize) {
+        self.grown.store(false, Ordering::Release);
+        self.grow_to.store(bytes, Ordering::Release);
+    }
+
+    /// Whether the buffers hold what [`Outbound::grow`] asked for.
+    pub fn grown(&self) -> bool {
+        self.grown.load(Ordering::Acquire)
+    }
+
+    /// The publisher thread: grows every buffer, as asked.
+    fn grow_buffers(&self) {
+        let bytes = self.grow_to.swap(0, Ordering::AcqRel);
+        if bytes == 0 {
+            return;
+        }
         for _ in 0..self.free.capacity() {
             let Some(mut b) = self.free.pop() else { break };
             b.reserve(bytes.saturating_sub(b.len()));
             let _ = self.free.push(b);
         }
+        self.grown.store(true, Ordering::Release);
     }
 
     /// Queues a payload written by `write` for key `key`; drops it (counted) when the queue is
@@ -177,6 +204,7 @@ impl Outbound {
         if let Some(ros) = &mut p.ros {
             ros.adopt();
         }
+        self.grow_buffers();
         let mut any = publish_queued(
             &self.out,
             &self.free,

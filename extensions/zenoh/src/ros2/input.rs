@@ -165,7 +165,7 @@ pub fn declare_cmd_vel(
     inbox: Arc<dyn Fn() -> Option<Arc<Inbox>> + Send + Sync>,
 ) {
     let qualified = ros.qualify(&format!("{robot}/cmd_vel"));
-    let hash = type_hash(&TWIST);
+    let hash = ros.hash(&TWIST);
     let (token, ours, _) = ros.name_entity(
         Kind::Subscription,
         &qualified,

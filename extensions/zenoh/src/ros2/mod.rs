@@ -64,6 +64,7 @@ pub struct RosShared {
     /// step).
     pending: Mutex<Vec<Declaration>>,
     tokens: Mutex<Vec<zenoh::liveliness::LivelinessToken>>,
+    hashes: Mutex<std::collections::HashMap<&'static str, String>>,
     subscribers: Mutex<Vec<zenoh::pubsub::Subscriber<()>>>,
     queryables: Mutex<Vec<zenoh::query::Queryable<()>>>,
     /// Messages put.
@@ -97,6 +98,7 @@ impl RosShared {
             next_topic: AtomicU32::new(0),
             pending: Mutex::new(Vec::new()),
             tokens: Mutex::new(Vec::new()),
+            hashes: Mutex::default(),
             subscribers: Mutex::new(Vec::new()),
             queryables: Mutex::new(Vec::new()),
             published: AtomicU64::new(0),
@@ -144,6 +146,12 @@ impl RosShared {
         (token, key, gid)
     }
 
+    /// A type's RIHS01 hash, computed once per type (a hundred robots' topics share a few).
+    pub(crate) fn hash(&self, t: &'static TypeDef) -> String {
+        let mut cache = self.hashes.lock().unwrap_or_else(|e| e.into_inner());
+        cache.entry(t.name).or_insert_with(|| type_hash(t)).clone()
+    }
+
     /// The fully qualified name of a name in the node's namespace.
     pub fn qualify(&self, name: &str) -> String {
         qualify(&self.node.namespace, name)
@@ -157,7 +165,7 @@ impl RosShared {
     pub fn publisher(&self, name: &str, t: &'static TypeDef, qos: Qos, what: What) -> u32 {
         let qualified = self.qualify(name);
         let (token, key, gid) =
-            self.name_entity(Kind::Publisher, &qualified, t.name, &type_hash(t), qos);
+            self.name_entity(Kind::Publisher, &qualified, t.name, &self.hash(t), qos);
         let id = self.next_topic.fetch_add(1, Ordering::Relaxed);
         self.defer(Box::new(move |ros| {
             // As rmw_zenoh: the publisher, then the token that puts it on the graph.
