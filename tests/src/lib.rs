@@ -364,6 +364,24 @@ pub fn python_for_ros2() -> PathBuf {
                     .args(PACKAGES)
                     .status()
                     .is_ok_and(|s| s.success());
+            if !(installed && can(&python)) {
+                // No venv module (Debian without python3-venv): the user's site-packages.
+                let user = std::process::Command::new("python3")
+                    .args([
+                        "-m",
+                        "pip",
+                        "install",
+                        "--user",
+                        "--quiet",
+                        "--disable-pip-version-check",
+                    ])
+                    .args(PACKAGES)
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if user && can(&system) {
+                    return system;
+                }
+            }
             assert!(
                 installed && can(&python),
                 "the ROS 2 client test needs Python 3 with {} (tried a virtual environment in {})",
