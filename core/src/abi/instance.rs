@@ -1,0 +1,340 @@
+//! Plugin instances: a library's `create` and `destroy`, and the adapters that make its drivers,
+//! sensors and extensions ordinary [`Driver`]s, [`Sensor`]s and [`SimulationExtension`]s.
+
+use std::ffi::{CStr, CString, c_void};
+use std::sync::Arc;
+
+use ssx_sdk::abi::*;
+
+use super::host::{Frame, FrameKind, HOST_API, with_frame};
+use super::load::PluginLibrary;
+use crate::plugin::{
+    CommandBuffer, Driver, DriverContext, ExtensionContext, ExtensionInit, PluginInit, Reading,
+    RunRequest, Sensor, SensorContext, SimulationExtension,
+};
+
+impl PluginLibrary {
+    /// A driver instance of plugin `name`.
+    pub fn new_driver(
+        self: &Arc<Self>,
+        name: &str,
+        descriptor: &serde_json::Value,
+        init: &PluginInit,
+    ) -> Result<Box<dyn Driver>, String> {
+        Ok(Box::new(AbiDriver(
+            self.create("driver", name, descriptor, init)?,
+        )))
+    }
+
+    /// A sensor instance of plugin `name`.
+    pub fn new_sensor(
+        self: &Arc<Self>,
+        name: &str,
+        descriptor: &serde_json::Value,
+        init: &PluginInit,
+    ) -> Result<Box<dyn Sensor>, String> {
+        Ok(Box::new(AbiSensor(
+            self.create("sensor", name, descriptor, init)?,
+        )))
+    }
+
+    pub(super) fn create(
+        self: &Arc<Self>,
+        kind: &'static str,
+        name: &str,
+        descriptor: &serde_json::Value,
+        init: &PluginInit,
+    ) -> Result<Instance, String> {
+        let desc = self.find(kind, name)?;
+        let json = CString::new(descriptor.to_string())
+            .map_err(|_| "descriptor contains a NUL byte".to_string())?;
+        let artifact = CString::new(init.artifact.as_str())
+            .map_err(|_| "artifact name contains a NUL byte".to_string())?;
+        let sinit = SsxInit {
+            struct_size: std::mem::size_of::<SsxInit>() as u32,
+            artifact_name: artifact.as_ptr(),
+            artifact: init.artifact_index,
+            seed: init.seed,
+            timestep: init.timestep,
+            body_count: init.body_count,
+            joint_count: init.joint_count,
+        };
+        let mut err = ErrorBuf::new();
+        let mut instance: *mut c_void = std::ptr::null_mut();
+        let create = desc.create.expect("checked at open");
+        // SAFETY: arguments are valid for the call; the host table is a static.
+        let status = unsafe { create(&HOST_API, json.as_ptr(), &sinit, &mut instance, err.raw()) };
+        if status != SSX_OK {
+            return Err(err.message(status));
+        }
+        if instance.is_null() {
+            return Err("create returned success but no instance".into());
+        }
+        Ok(Instance {
+            instance,
+            desc,
+            err: ErrorBuf::new(),
+            _lib: Arc::clone(self),
+        })
+    }
+}
+
+const ERROR_CAPACITY: usize = 512;
+
+/// A host-owned error buffer, allocated once per instance.
+struct ErrorBuf {
+    data: Box<[u8; ERROR_CAPACITY]>,
+    raw: SsxErrorBuf,
+}
+
+impl ErrorBuf {
+    fn new() -> Self {
+        Self {
+            data: Box::new([0; ERROR_CAPACITY]),
+            raw: SsxErrorBuf {
+                data: std::ptr::null_mut(),
+                capacity: 0,
+            },
+        }
+    }
+    fn raw(&mut self) -> *mut SsxErrorBuf {
+        self.data[0] = 0;
+        self.raw = SsxErrorBuf {
+            data: self.data.as_mut_ptr().cast(),
+            capacity: ERROR_CAPACITY,
+        };
+        &mut self.raw
+    }
+    fn message(&self, status: SsxStatus) -> String {
+        let end = self
+            .data
+            .iter()
+            .position(|&b| b == 0)
+            .unwrap_or(ERROR_CAPACITY);
+        let text = String::from_utf8_lossy(&self.data[..end]);
+        if text.is_empty() {
+            format!("{} (status {status})", status_message(status))
+        } else {
+            crate::text::escape_controls(&text).into_owned()
+        }
+    }
+}
+
+/// One live plugin instance. Destroyed exactly once, in `Drop`, before its library can unload.
+pub(super) struct Instance {
+    instance: *mut c_void,
+    desc: SsxPluginDesc,
+    err: ErrorBuf,
+    // Last: the library outlives the instance.
+    _lib: Arc<PluginLibrary>,
+}
+
+// SAFETY: the ABI lets an instance be called from any one thread at a time; the Environment
+// never calls one instance from two threads at once.
+unsafe impl Send for Instance {}
+
+impl Instance {
+    fn step(&mut self, frame: &mut Frame<'_>) -> Result<(), String> {
+        let step = self.desc.step.expect("checked at open");
+        let instance = self.instance;
+        // SAFETY: the instance is live; the frame outlives the call.
+        self.call_guarded(frame, |ctx, err| unsafe { step(instance, ctx, err) })
+    }
+
+    /// Runs one entry of this instance with `frame` current and this instance's error buffer.
+    fn call_guarded(
+        &mut self,
+        frame: &mut Frame<'_>,
+        call: impl FnOnce(SsxCtx, *mut SsxErrorBuf) -> SsxStatus,
+    ) -> Result<(), String> {
+        let err = self.err.raw();
+        let status = with_frame(frame, |ctx| call(ctx, err));
+        if status == SSX_OK {
+            Ok(())
+        } else {
+            Err(self.err.message(status))
+        }
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let destroy = self.desc.destroy.expect("checked at open");
+        // SAFETY: created by this library's `create`, destroyed once, never used after.
+        unsafe { destroy(self.instance) };
+    }
+}
+
+pub(super) struct AbiDriver(pub(super) Instance);
+pub(super) struct AbiSensor(pub(super) Instance);
+
+/// An extension from a library: created in `init`, destroyed in `shutdown`.
+pub(super) struct AbiExtension {
+    pub(super) lib: Arc<PluginLibrary>,
+    pub(super) plugin: String,
+    pub(super) instance_name: String,
+    pub(super) descriptor: serde_json::Value,
+    pub(super) instance: Option<Instance>,
+    pub(super) metrics: crate::plugin::Metrics,
+}
+
+// SAFETY: `init`, `after_step` and `shutdown` run on the stepping thread with `&mut self`;
+// `call` takes `&self` from worker threads, which the ABI requires a library's `call` to allow.
+unsafe impl Sync for AbiExtension {}
+
+impl SimulationExtension for AbiExtension {
+    fn init(&mut self, init: &ExtensionInit) -> Result<(), String> {
+        let plugin_init = PluginInit {
+            artifact: self.instance_name.clone(),
+            artifact_index: u32::MAX,
+            seed: init.seed,
+            timestep: init.timestep,
+            body_count: 0,
+            joint_count: 0,
+        };
+        self.instance =
+            Some(
+                self.lib
+                    .create("extension", &self.plugin, &self.descriptor, &plugin_init)?,
+            );
+        Ok(())
+    }
+
+    fn after_step(&mut self, ctx: &ExtensionContext<'_>) -> Result<(), String> {
+        let Some(instance) = &mut self.instance else {
+            return Ok(());
+        };
+        let mut frame = Frame {
+            world: ctx.world,
+            artifact: None,
+            kind: FrameKind::Extension {
+                readings: ctx.readings,
+                stats: ctx.stats,
+                metrics: Some(&mut self.metrics),
+            },
+        };
+        instance.step(&mut frame)
+    }
+
+    fn control(&mut self, ctx: &ExtensionContext<'_>) -> Result<RunRequest, String> {
+        let Some(instance) = &mut self.instance else {
+            return Ok(RunRequest::None);
+        };
+        let Some(control) = instance.desc.control else {
+            return Ok(RunRequest::None);
+        };
+        let mut frame = Frame {
+            world: ctx.world,
+            artifact: None,
+            kind: FrameKind::Extension {
+                readings: ctx.readings,
+                stats: ctx.stats,
+                metrics: None,
+            },
+        };
+        let mut request = SsxControl::default();
+        let handle = instance.instance;
+        // SAFETY: the instance is live; `request` and the error buffer outlive the call.
+        instance.call_guarded(&mut frame, |ctx, err| unsafe {
+            control(handle, ctx, &mut request, err)
+        })?;
+        Ok(match request.command {
+            SSX_CONTROL_PAUSE => RunRequest::Pause,
+            SSX_CONTROL_RESUME => RunRequest::Resume,
+            SSX_CONTROL_STEP if request.steps > 0 => RunRequest::Step(request.steps),
+            SSX_CONTROL_NONE | SSX_CONTROL_STEP => RunRequest::None,
+            other => return Err(format!("control asked for unknown command {other}")),
+        })
+    }
+
+    fn shutdown(&mut self) {
+        self.instance = None;
+    }
+
+    fn call(&self, service: &str, request: &[u8], response: &mut [u8]) -> Result<usize, String> {
+        let instance = self
+            .instance
+            .as_ref()
+            .ok_or("the extension is not running")?;
+        let call = instance
+            .desc
+            .call
+            .ok_or_else(|| format!("extension '{}' offers no services", self.plugin))?;
+        // The service name back as a C string, on the stack for any reasonable name.
+        let mut name_buf = [0u8; 128];
+        let heap;
+        let service_c: &CStr = if service.len() < name_buf.len() && !service.contains('\0') {
+            name_buf[..service.len()].copy_from_slice(service.as_bytes());
+            CStr::from_bytes_until_nul(&name_buf).map_err(|e| e.to_string())?
+        } else {
+            heap = CString::new(service)
+                .map_err(|_| "service name contains a NUL byte".to_string())?;
+            &heap
+        };
+        // A per-call buffer: calls may run on several threads at once.
+        let mut text = [0u8; 256];
+        let mut err = SsxErrorBuf {
+            data: text.as_mut_ptr().cast(),
+            capacity: text.len(),
+        };
+        let mut len = 0usize;
+        // SAFETY: the instance is live while `self.instance` is Some; buffers are valid for
+        // their lengths for the call.
+        let status = unsafe {
+            call(
+                instance.instance,
+                service_c.as_ptr(),
+                request.as_ptr(),
+                request.len(),
+                response.as_mut_ptr(),
+                response.len(),
+                &mut len,
+                &mut err,
+            )
+        };
+        if status == SSX_OK {
+            Ok(len)
+        } else {
+            let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
+            let m = String::from_utf8_lossy(&text[..end]).into_owned();
+            Err(if m.is_empty() {
+                status_message(status).to_string()
+            } else {
+                m
+            })
+        }
+    }
+
+    fn metrics(&self) -> &[(String, f64)] {
+        &self.metrics
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Driver for AbiDriver {
+    fn drive(&mut self, ctx: &DriverContext<'_>, out: &mut CommandBuffer) -> Result<(), String> {
+        let mut frame = Frame {
+            world: ctx.world,
+            artifact: Some(ctx.artifact),
+            kind: FrameKind::Driver {
+                commands: out,
+                readings: ctx.readings,
+            },
+        };
+        self.0.step(&mut frame)
+    }
+}
+
+impl Sensor for AbiSensor {
+    fn sense(&mut self, ctx: &SensorContext<'_>, out: &mut Reading) -> Result<(), String> {
+        let mut frame = Frame {
+            world: ctx.world,
+            artifact: Some(ctx.artifact),
+            kind: FrameKind::Sensor { out },
+        };
+        self.0.step(&mut frame)
+    }
+}

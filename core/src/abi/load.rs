@@ -1,0 +1,507 @@
+//! Finding and opening plugin libraries (SSX's ClassLoader): the path rules, the checks of a
+//! library's table, and the loader that opens each library once.
+
+use std::collections::HashMap;
+use std::ffi::{CStr, c_char};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ssx_sdk::abi::*;
+
+use super::instance::AbiExtension;
+use crate::plugin::{Driver, PluginInit, Sensor, SimulationExtension};
+
+/// One plugin a library exports.
+#[derive(Clone, Debug)]
+pub struct PluginInfo {
+    /// `driver` or `sensor`.
+    pub kind: &'static str,
+    /// Name scenes use.
+    pub name: String,
+    /// One line.
+    pub description: String,
+}
+
+/// A loaded plugin library. Instances hold an `Arc` of it, so it is unloaded only after the last
+/// instance has been destroyed.
+pub struct PluginLibrary {
+    path: PathBuf,
+    /// The private copy it was opened from ([`PluginLibrary::open_copy`]), removed on drop.
+    copy: Option<PathBuf>,
+    abi_version: u32,
+    plugins: Vec<(PluginInfo, SsxPluginDesc)>,
+    // Last: dropped (dlclose) after everything above.
+    _lib: libloading::Library,
+}
+
+// SAFETY: the table is immutable static data of the library, and the function pointers in it are
+// callable from any thread per the ABI rules.
+unsafe impl Send for PluginLibrary {}
+unsafe impl Sync for PluginLibrary {}
+
+impl Drop for PluginLibrary {
+    fn drop(&mut self) {
+        // Unlinking a mapped file is fine: the mapping stays until dlclose, just after.
+        if let Some(copy) = &self.copy {
+            let _ = std::fs::remove_file(copy);
+        }
+    }
+}
+
+impl std::fmt::Debug for PluginLibrary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginLibrary")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+/// Keeps a library mapped until the process exits. Extensions start threads of their own (a
+/// network stack's runtime, for one) that may outlive their instance; unmapping the code under
+/// them would crash the daemon at exit, so libraries with extensions are never unloaded.
+fn pin(path: &Path) -> Result<(), String> {
+    use libloading::os::unix::Library;
+    // SAFETY: the library is already loaded (RTLD_NOLOAD): no initialiser runs again; this only
+    // marks it RTLD_NODELETE. The extra handle is forgotten, the mapping stays.
+    let handle = unsafe {
+        Library::open(
+            Some(path),
+            libc::RTLD_NOW | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
+        )
+    }
+    .map_err(|e| format!("'{}': cannot pin the library: {e}", path.display()))?;
+    std::mem::forget(handle);
+    Ok(())
+}
+
+fn c_text(p: *const c_char, what: &str) -> Result<String, String> {
+    if p.is_null() {
+        return Err(format!("{what} is null"));
+    }
+    // SAFETY: non-null, NUL-terminated per the ABI; the library stays loaded while we read.
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map(str::to_owned)
+        .map_err(|_| format!("{what} is not UTF-8"))
+}
+
+/// `path` made absolute (dlopen reads a name without a '/' as a library to search for in the
+/// system paths, not as this file), if it is a regular file; otherwise what it is.
+fn checked(path: &Path) -> Result<PathBuf, String> {
+    let path = crate::files::absolute(path);
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() => Ok(path),
+        Ok(m) => Err(crate::files::not_regular(&path.display().to_string(), &m)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(format!("'{}': no such file", path.display()))
+        }
+        Err(e) => Err(format!("'{}': {e}", path.display())),
+    }
+}
+
+/// Whether an ELF file holds every byte its headers point at: a file still being written (or
+/// cut short) can pass dlopen's checks and fault later, when the missing pages are touched.
+fn whole_elf(file: &Path) -> Result<(), String> {
+    use std::io::Read;
+    let bytes = |what: &str, e: std::io::Error| format!("cannot be read ({what}): {e}");
+    let len = std::fs::metadata(file).map_err(|e| bytes("size", e))?.len();
+    let mut header = [0u8; 64];
+    let mut f = std::fs::File::open(file).map_err(|e| bytes("open", e))?;
+    if len < 64 || f.read_exact(&mut header).is_err() || &header[..4] != b"\x7fELF" {
+        return Err(format!(
+            "is not a loadable shared library: not ELF ({len} bytes)"
+        ));
+    }
+    if header[4] != 2 || header[5] != 1 {
+        return Err("is not a 64-bit little-endian ELF file".into());
+    }
+    let u16_at = |o: usize| u64::from(u16::from_le_bytes([header[o], header[o + 1]]));
+    let u64_at = |o: usize| u64::from_le_bytes(header[o..o + 8].try_into().expect("8 bytes"));
+    let (phoff, shoff) = (u64_at(0x20), u64_at(0x28));
+    let (phsize, phnum, shsize, shnum) = (u16_at(0x36), u16_at(0x38), u16_at(0x3a), u16_at(0x3c));
+    let short = |what: &str, end: u64| {
+        Err(format!(
+            "is cut short: its {what} end at byte {end}, the file has {len} (still being written?)"
+        ))
+    };
+    let ph_end = phoff.saturating_add(phsize * phnum);
+    if ph_end > len {
+        return short("program headers", ph_end);
+    }
+    let sh_end = shoff.saturating_add(shsize * shnum);
+    if sh_end > len {
+        return short("section headers", sh_end);
+    }
+    let mut ph = vec![0u8; (phsize * phnum) as usize];
+    use std::io::Seek;
+    f.seek(std::io::SeekFrom::Start(phoff))
+        .and_then(|_| f.read_exact(&mut ph))
+        .map_err(|e| bytes("program headers", e))?;
+    for entry in ph.chunks_exact(phsize.max(1) as usize) {
+        const PT_LOAD: u32 = 1;
+        let kind = u32::from_le_bytes(entry[0..4].try_into().expect("4 bytes"));
+        if kind != PT_LOAD || entry.len() < 40 {
+            continue;
+        }
+        let offset = u64::from_le_bytes(entry[8..16].try_into().expect("8 bytes"));
+        let size = u64::from_le_bytes(entry[32..40].try_into().expect("8 bytes"));
+        if offset.saturating_add(size) > len {
+            return short("loadable segments", offset.saturating_add(size));
+        }
+    }
+    Ok(())
+}
+
+impl PluginLibrary {
+    /// Opens a library (RTLD_NOW | RTLD_LOCAL) and checks its table: the ABI version and struct
+    /// size first, then each plugin's entry. Messages say what was found against what the host
+    /// expects.
+    pub fn open(path: &Path) -> Result<Arc<Self>, String> {
+        let path = &checked(path)?;
+        Self::open_file(path, path, None)
+    }
+
+    /// As [`PluginLibrary::open`], but from a private copy of the file made in `dir` first:
+    /// the running code must not change when someone writes a new build over the file (`cp`
+    /// writes into the same inode, which the mapping would follow), and a rebuilt file must
+    /// not be served from the dynamic loader's cache of the old one. Messages name `path`.
+    pub fn open_copy(path: &Path, dir: &Path) -> Result<Arc<Self>, String> {
+        let path = &checked(path)?;
+        static COPIES: AtomicU64 = AtomicU64::new(0);
+        let n = COPIES.fetch_add(1, Ordering::Relaxed);
+        let file_name = path.file_name().unwrap_or_default().to_string_lossy();
+        let copy = dir.join(format!("{n}-{file_name}"));
+        std::fs::copy(path, &copy).map_err(|e| {
+            format!(
+                "'{}': cannot copy it to '{}' before loading: {e}",
+                path.display(),
+                copy.display()
+            )
+        })?;
+        let opened = whole_elf(&copy)
+            .map_err(|why| format!("'{}' {why}", path.display()))
+            .and_then(|()| Self::open_file(path, &copy, Some(copy.clone())));
+        if opened.is_err() {
+            let _ = std::fs::remove_file(&copy);
+        }
+        opened
+    }
+
+    /// Opens `file`, named `path` in every message and in [`PluginLibrary::path`]; `copy` is
+    /// removed when the library is dropped.
+    fn open_file(path: &Path, file: &Path, copy: Option<PathBuf>) -> Result<Arc<Self>, String> {
+        use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
+        // SAFETY: loading runs the library's initialisers; that is the contract of a plugin.
+        let lib: libloading::Library = unsafe { Library::open(Some(file), RTLD_NOW | RTLD_LOCAL) }
+            .map_err(|e| {
+                let why =
+                    std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
+                format!(
+                    "'{}' is not a loadable shared library: {why}",
+                    path.display()
+                )
+            })?
+            .into();
+        // SAFETY: the symbol's type is fixed by the ABI.
+        let entry: SsxEntryFn = match unsafe { lib.get::<SsxEntryFn>(SSX_ENTRY_SYMBOL) } {
+            Ok(sym) => *sym,
+            Err(_) => {
+                return Err(format!(
+                    "'{}' has no entry symbol 'ssx_plugin_entry': not an ssx plugin library",
+                    path.display()
+                ));
+            }
+        };
+        // SAFETY: calling the entry point is what loading a plugin means.
+        let table = unsafe { entry() };
+        if table.is_null() {
+            return Err(format!(
+                "'{}': ssx_plugin_entry returned null",
+                path.display()
+            ));
+        }
+        // Read the version and the size before anything else: a table of another version may
+        // have another layout.
+        // SAFETY: every table version starts with these two u32 fields.
+        let (version, size) = unsafe { (*(table as *const u32), *(table as *const u32).add(1)) };
+        if version != SSX_ABI_VERSION {
+            return Err(format!(
+                "'{}': plugin ABI version mismatch: host = {SSX_ABI_VERSION}, plugin = {version} (rebuild the plugin against this ssx-sdk)",
+                path.display()
+            ));
+        }
+        let expected = std::mem::size_of::<SsxPluginTable>();
+        if (size as usize) < expected {
+            return Err(format!(
+                "'{}': plugin table too small: host = {expected} bytes, plugin = {size} bytes",
+                path.display()
+            ));
+        }
+        // SAFETY: version and size checked: the table has the layout we know.
+        let t = unsafe { *table };
+        if t.plugin_count > 0 && t.plugins.is_null() {
+            return Err(format!("'{}': the plugin list is null", path.display()));
+        }
+        let mut plugins = Vec::with_capacity(t.plugin_count as usize);
+        for i in 0..t.plugin_count as usize {
+            // SAFETY: `plugins` points at `plugin_count` entries; check each size first.
+            let entry = unsafe { t.plugins.add(i) };
+            let size = unsafe { *(entry as *const u32) } as usize;
+            let expected = std::mem::size_of::<SsxPluginDesc>();
+            if size < expected {
+                return Err(format!(
+                    "'{}': plugin #{i} entry too small: host = {expected} bytes, plugin = {size} bytes",
+                    path.display()
+                ));
+            }
+            let d = unsafe { *entry };
+            let name = c_text(d.name, &format!("plugin #{i}'s name"))
+                .map_err(|m| format!("'{}': {m}", path.display()))?;
+            let kind = match d.kind {
+                SSX_KIND_DRIVER => "driver",
+                SSX_KIND_SENSOR => "sensor",
+                SSX_KIND_EXTENSION => "extension",
+                k => {
+                    return Err(format!(
+                        "'{}': plugin '{name}' has unknown kind {k}",
+                        path.display()
+                    ));
+                }
+            };
+            if d.create.is_none() || d.destroy.is_none() || d.step.is_none() {
+                return Err(format!(
+                    "'{}': plugin '{name}' lacks create, destroy or step",
+                    path.display()
+                ));
+            }
+            if plugins
+                .iter()
+                .any(|(p, _): &(PluginInfo, _)| p.name == name)
+            {
+                return Err(format!(
+                    "'{}': two plugins are named '{name}'",
+                    path.display()
+                ));
+            }
+            let description = c_text(d.description, "description").unwrap_or_default();
+            plugins.push((
+                PluginInfo {
+                    kind,
+                    name,
+                    description,
+                },
+                d,
+            ));
+        }
+        if plugins.iter().any(|(i, _)| i.kind == "extension") {
+            pin(file)?;
+        }
+        Ok(Arc::new(Self {
+            path: path.to_path_buf(),
+            copy,
+            abi_version: version,
+            plugins,
+            _lib: lib,
+        }))
+    }
+
+    /// The library's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    /// The ABI version it speaks.
+    pub fn abi_version(&self) -> u32 {
+        self.abi_version
+    }
+    /// Its plugins.
+    pub fn plugins(&self) -> impl Iterator<Item = &PluginInfo> {
+        self.plugins.iter().map(|(i, _)| i)
+    }
+
+    pub(super) fn find(&self, kind: &'static str, name: &str) -> Result<SsxPluginDesc, String> {
+        match self.plugins.iter().find(|(i, _)| i.name == name) {
+            Some((i, d)) if i.kind == kind => Ok(*d),
+            Some((i, _)) => Err(format!(
+                "'{name}' in '{}' is a {}, not a {kind}",
+                self.path.display(),
+                i.kind
+            )),
+            None => {
+                let names: Vec<String> = self
+                    .plugins
+                    .iter()
+                    .map(|(i, _)| format!("{} {}", i.kind, i.name))
+                    .collect();
+                Err(format!(
+                    "no {kind} named '{name}' in '{}' (it has: {})",
+                    self.path.display(),
+                    if names.is_empty() {
+                        "nothing".into()
+                    } else {
+                        names.join(", ")
+                    }
+                ))
+            }
+        }
+    }
+}
+
+/// Finds a library named in a scene: as given if absolute; otherwise relative to `dir` (the
+/// directory of the file that names it), then in each directory of `SSX_PLUGIN_PATH`, then next
+/// to the running executable. The path it returns is absolute (see [`crate::files::absolute`]).
+pub fn find_library(named: &Path, dir: &Path) -> Result<PathBuf, String> {
+    let mut search: Vec<PathBuf> = std::env::var_os("SSX_PLUGIN_PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .filter(|d| !d.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(exe_dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        search.push(exe_dir);
+    }
+    find_library_in(named, dir, &search)
+}
+
+/// As [`find_library`], with the directories after `dir` given explicitly.
+pub fn find_library_in(named: &Path, dir: &Path, search: &[PathBuf]) -> Result<PathBuf, String> {
+    // The first candidate that exists is the one: a directory or a device of that name is
+    // reported as what it is, not skipped (a later, different library would be a surprise).
+    let found = |p: &Path| -> Option<Result<PathBuf, String>> {
+        let meta = std::fs::metadata(p).ok()?;
+        let shown = crate::files::absolute(p);
+        Some(if meta.is_file() {
+            Ok(shown)
+        } else {
+            Err(format!(
+                "library {}",
+                crate::files::not_regular(&shown.display().to_string(), &meta)
+            ))
+        })
+    };
+    if named.is_absolute() {
+        return found(named)
+            .unwrap_or_else(|| Err(format!("library '{}' not found", named.display())));
+    }
+    let tried: Vec<&Path> = std::iter::once(dir)
+        .chain(search.iter().map(PathBuf::as_path))
+        .collect();
+    for d in &tried {
+        if let Some(result) = found(&d.join(named)) {
+            return result;
+        }
+    }
+    let list: Vec<String> = tried
+        .iter()
+        .map(|p| match p.as_os_str().is_empty() {
+            true => ".".to_string(),
+            false => p.display().to_string(),
+        })
+        .collect();
+    Err(format!(
+        "library '{}' not found (looked in: {})",
+        named.display(),
+        list.join(", ")
+    ))
+}
+
+/// Opens each library once and keeps it for the instances created from it.
+#[derive(Default)]
+pub struct PluginLoader {
+    libraries: HashMap<PathBuf, Arc<PluginLibrary>>,
+    /// Where driver and sensor libraries are copied before they are opened (made on first use,
+    /// removed with the loader).
+    copies: Option<Arc<tempfile::TempDir>>,
+}
+
+impl PluginLoader {
+    /// A library, opened on first use from the file itself (extensions: their libraries are
+    /// pinned and never swapped).
+    pub fn library(&mut self, path: &Path) -> Result<Arc<PluginLibrary>, String> {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if let Some(l) = self.libraries.get(&key) {
+            return Ok(Arc::clone(l));
+        }
+        let lib = PluginLibrary::open(path)?;
+        self.libraries.insert(key, Arc::clone(&lib));
+        Ok(lib)
+    }
+
+    /// A library for drivers and sensors, opened on first use from a private copy (see
+    /// [`PluginLibrary::open_copy`]), so that it can be swapped for a new build of the file.
+    pub fn swappable(&mut self, path: &Path) -> Result<Arc<PluginLibrary>, String> {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if let Some(l) = self.libraries.get(&key) {
+            return Ok(Arc::clone(l));
+        }
+        let lib = PluginLibrary::open_copy(path, self.copy_dir()?.path())?;
+        self.libraries.insert(key, Arc::clone(&lib));
+        Ok(lib)
+    }
+
+    /// The directory copies go to.
+    pub fn copy_dir(&mut self) -> Result<Arc<tempfile::TempDir>, String> {
+        if let Some(d) = &self.copies {
+            return Ok(Arc::clone(d));
+        }
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("ssx-plugins-{}-", std::process::id()))
+            .tempdir()
+            .map_err(|e| format!("cannot make a directory for plugin copies: {e}"))?;
+        Ok(Arc::clone(self.copies.insert(Arc::new(dir))))
+    }
+
+    /// Replaces the library kept for `path` (after a swap: the old one unloads once its last
+    /// instance is gone).
+    pub fn replace(&mut self, path: &Path, lib: Arc<PluginLibrary>) -> Option<Arc<PluginLibrary>> {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        self.libraries.insert(key, lib)
+    }
+
+    /// Creates a driver from a library.
+    pub fn driver(
+        &mut self,
+        path: &Path,
+        name: &str,
+        descriptor: &serde_json::Value,
+        init: &PluginInit,
+    ) -> Result<Box<dyn Driver>, String> {
+        self.swappable(path)?.new_driver(name, descriptor, init)
+    }
+
+    /// An extension from a library. It is created (the library's `create`) when the
+    /// Environment initialises it, before the engines start, and destroyed at shutdown.
+    pub fn extension(
+        &mut self,
+        path: &Path,
+        name: &str,
+        instance_name: &str,
+        descriptor: &serde_json::Value,
+    ) -> Result<Box<dyn SimulationExtension>, String> {
+        let lib = self.library(path)?;
+        lib.find("extension", name)?;
+        Ok(Box::new(AbiExtension {
+            lib,
+            plugin: name.to_string(),
+            instance_name: instance_name.to_string(),
+            metrics: Vec::new(),
+            descriptor: descriptor.clone(),
+            instance: None,
+        }))
+    }
+
+    /// Creates a sensor from a library.
+    pub fn sensor(
+        &mut self,
+        path: &Path,
+        name: &str,
+        descriptor: &serde_json::Value,
+        init: &PluginInit,
+    ) -> Result<Box<dyn Sensor>, String> {
+        self.swappable(path)?.new_sensor(name, descriptor, init)
+    }
+}
