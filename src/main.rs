@@ -171,6 +171,10 @@ struct RunArgs {
     /// Without one that can, the run waits for SIGTERM.
     #[arg(long)]
     paused: bool,
+    /// Swap a driver or sensor library in while the run goes on whenever its file changes on
+    /// disk (a new build copied over it): docs/plugins.md "Swapping a library".
+    #[arg(long)]
+    watch_plugins: bool,
 }
 
 /// `--steps`: a whole number of steps, >= 0.
@@ -559,6 +563,10 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
         }
         env.pause();
         tracing::info!("paused before step 1 (--paused): waiting for a control command");
+    }
+    if o.watch_plugins {
+        env.watch_plugins()?;
+        tracing::info!("--watch-plugins: a driver or sensor library written anew is swapped in");
     }
     let watch: Vec<(String, u32)> = scene
         .watch

@@ -103,5 +103,15 @@ fn main() {
         &out.join("libsmall_table.so"),
         &["-DFIXTURE_SMALL"],
     );
+    // The library-swap tests' builds of one driver.
+    let swap = fixtures.join("swap.c");
+    shared_library(&swap, &out.join("libswap_x.so"), &[]);
+    shared_library(&swap, &out.join("libswap_y.so"), &["-DPUSH_Y"]);
+    shared_library(&swap, &out.join("libswap_fails.so"), &["-DFAIL_CREATE"]);
+    shared_library(
+        &swap,
+        &out.join("libswap_renamed.so"),
+        &["-DPLUGIN_NAME=\"shover\""],
+    );
     println!("cargo:rerun-if-changed=../sdk/include/ssx.h");
 }

@@ -2,6 +2,7 @@
 //! the statistics, and is the only thing that advances time.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -26,6 +27,7 @@ use crate::render::{RenderEngine, RenderFrame, RenderNode, RenderScene};
 use crate::stats::{
     DisplayFn, Miss, MissReport, MissReporter, PhaseTimes, Stats, StatsSummary, StatsView,
 };
+use crate::swap::{Fresh, Outcome, Recipe, Slot, Swapper};
 use crate::wake;
 use crate::world::{ArtifactId, ArtifactInfo, Catalog, World};
 
@@ -305,6 +307,28 @@ fn guard_label(what: &str, spec: &PluginSpec, artifact: Option<&str>) -> &'stati
     }
 }
 
+/// A library swap, done or refused ([`Environment::swaps`]).
+#[derive(Clone, Debug)]
+pub struct SwapEvent {
+    /// The last step before the switch (the new plugins run from the next).
+    pub step: u64,
+    /// The library, as the scene names it.
+    pub library: PathBuf,
+    /// What happened: the switch, or why the new build was refused.
+    pub result: Result<SwapDone, String>,
+}
+
+/// A switch to a new build.
+#[derive(Clone, Copy, Debug)]
+pub struct SwapDone {
+    /// Instances exchanged.
+    pub instances: usize,
+    /// From the request to the prepared build (off the stepping thread).
+    pub ready_after: Duration,
+    /// The stepping thread's part: exchanging the instances.
+    pub switch: Duration,
+}
+
 /// The Environment. See the crate docs for the step.
 ///
 /// Field order is shutdown order (Rust drops fields top to bottom): drivers and sensors first,
@@ -313,6 +337,13 @@ pub struct Environment {
     sensor_shards: Vec<Shard<ArtifactSensors>>,
     driver_shards: Vec<Shard<DriverSlot>>,
     reading_index: Vec<Option<(u32, u32)>>,
+    /// How to make each library instance again, for a swap ([`Environment::request_swap`]).
+    recipes: Vec<Recipe>,
+    /// The swap thread, started on the first request (dropped before the loader: it may hold
+    /// instances).
+    swapper: Option<Swapper>,
+    /// Swaps done or refused so far.
+    swaps: Vec<SwapEvent>,
     /// Libraries stay loaded while an instance holds them; the loader's own handles go with it.
     loader: PluginLoader,
     engine: Box<dyn PhysicEngine>,
@@ -420,6 +451,9 @@ impl Environment {
             sensor_shards: Vec::new(),
             driver_shards: Vec::new(),
             reading_index: vec![None; artifacts.len()],
+            recipes: Vec::new(),
+            swapper: None,
+            swaps: Vec::new(),
             loader,
             engine,
             engine_label,
@@ -587,6 +621,20 @@ impl Environment {
                     }
                     .map_err(|m| create_err(art, label.clone(), &s.plugin, m))?;
                     drop(doing);
+                    if let Some(lib) = &s.plugin.library {
+                        self.recipes.push(Recipe {
+                            library: crate::files::absolute(lib),
+                            plugin: s.plugin.plugin.clone(),
+                            descriptor: s.plugin.descriptor.clone(),
+                            init,
+                            slot: Slot::Sensor {
+                                shard: k as u32,
+                                index: self.sensor_shards[k].items.len() as u32,
+                                sensor: sensors.len() as u32,
+                            },
+                            guard,
+                        });
+                    }
                     sensors.push(SensorSlot {
                         label,
                         guard,
@@ -628,6 +676,19 @@ impl Environment {
                 }
                 .map_err(|m| create_err(art, label.clone(), d, m))?;
                 drop(doing);
+                if let Some(lib) = &d.library {
+                    self.recipes.push(Recipe {
+                        library: crate::files::absolute(lib),
+                        plugin: d.plugin.clone(),
+                        descriptor: d.descriptor.clone(),
+                        init,
+                        slot: Slot::Driver {
+                            shard: k as u32,
+                            index: self.driver_shards[k].items.len() as u32,
+                        },
+                        guard,
+                    });
+                }
                 let info = &self.catalog.artifacts[ai];
                 let (bodies, joints) = (info.bodies.clone(), info.joints.clone());
                 let motorised = self.catalog.joint_motorised
@@ -677,6 +738,8 @@ impl Environment {
                 now
             }
         };
+        // 0. A library swap prepared since the last step switches now (counted in this step).
+        self.switch_ready();
 
         // 1. Apply the commands drivers wrote last step (artifact order), step the physics.
         for shard in &mut self.driver_shards {
@@ -1055,6 +1118,113 @@ impl Environment {
             }
         }
         self.collect_faults()
+    }
+
+    /// Asks for the drivers and sensors of `library` (as the scene names it, its absolute path,
+    /// or its file name) to be swapped for a new build of that file while the run goes on (see
+    /// [`crate::swap`]). The new build is loaded and instantiated off the stepping thread; the
+    /// switch happens between two steps, in a later [`Environment::step`]; its outcome is in
+    /// [`Environment::swaps`] and the log. Fails at once when no instance comes from `library`.
+    pub fn request_swap(&mut self, library: &std::path::Path) -> Result<PathBuf, SsxError> {
+        self.swapper()?
+            .request(library)
+            .map_err(|m| SsxError::Config(format!("cannot swap: {m}")))
+    }
+
+    /// Watches the files of the run's swappable libraries: each change that settles is swapped
+    /// in ([`crate::swap::SETTLE`]).
+    pub fn watch_plugins(&mut self) -> Result<(), SsxError> {
+        self.swapper()?
+            .watch()
+            .map_err(|e| SsxError::Config(format!("cannot start the plugin watcher: {e}")))
+    }
+
+    /// Swaps done and refused so far, in order.
+    pub fn swaps(&self) -> &[SwapEvent] {
+        &self.swaps
+    }
+
+    fn swapper(&mut self) -> Result<&mut Swapper, SsxError> {
+        if self.swapper.is_none() {
+            let copies = self.loader.copy_dir().map_err(SsxError::Config)?;
+            let swapper = Swapper::start(self.recipes.clone(), copies)
+                .map_err(|e| SsxError::Config(format!("cannot start the swap thread: {e}")))?;
+            self.swapper = Some(swapper);
+        }
+        Ok(self.swapper.as_mut().expect("just made"))
+    }
+
+    /// Between two steps: switches to a prepared build, or records a refusal.
+    fn switch_ready(&mut self) {
+        let Some(outcome) = self.swapper.as_ref().and_then(Swapper::ready) else {
+            return;
+        };
+        let step = self.steps;
+        match outcome {
+            Outcome::Refused { library, reason } => {
+                tracing::warn!(
+                    "library swap refused at step {step}: {reason}; the run keeps the plugins of '{}'",
+                    library.display()
+                );
+                self.swaps.push(SwapEvent {
+                    step,
+                    library,
+                    result: Err(reason),
+                });
+            }
+            Outcome::Ready(p) => {
+                let t0 = std::time::Instant::now();
+                let waited = t0 - p.requested;
+                let mut old: Vec<Box<dyn Send>> = Vec::with_capacity(p.instances.len() + 1);
+                let count = p.instances.len();
+                for (slot, fresh) in p.instances {
+                    match (slot, fresh) {
+                        (Slot::Driver { shard, index }, Fresh::Driver(d)) => {
+                            let s = &mut self.driver_shards[shard as usize].items[index as usize];
+                            old.push(Box::new(std::mem::replace(&mut s.plugin, d)));
+                            s.enabled = true;
+                        }
+                        (
+                            Slot::Sensor {
+                                shard,
+                                index,
+                                sensor,
+                            },
+                            Fresh::Sensor(n),
+                        ) => {
+                            let s = &mut self.sensor_shards[shard as usize].items[index as usize]
+                                .sensors[sensor as usize];
+                            old.push(Box::new(std::mem::replace(s.plugin.get_mut(), n)));
+                            s.enabled = true;
+                        }
+                        _ => unreachable!("recipes pair drivers with driver slots"),
+                    }
+                }
+                if let Some(previous) = self.loader.replace(&p.library, p.lib) {
+                    old.push(Box::new(previous));
+                }
+                let switch = t0.elapsed();
+                if let Some(s) = &self.swapper {
+                    s.retire(old);
+                }
+                tracing::info!(
+                    "swapped library '{}' before step {}: {count} instance(s), ready {:.1} ms after the request, switched in {:.1} us",
+                    p.library.display(),
+                    step + 1,
+                    waited.as_secs_f64() * 1e3,
+                    switch.as_secs_f64() * 1e6
+                );
+                self.swaps.push(SwapEvent {
+                    step,
+                    library: p.library,
+                    result: Ok(SwapDone {
+                        instances: count,
+                        ready_after: waited,
+                        switch,
+                    }),
+                });
+            }
+        }
     }
 
     /// Runs `f(k)` once on every thread that steps: k = 0 is the calling (stepping) thread, k >= 1

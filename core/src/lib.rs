@@ -24,6 +24,7 @@ pub mod render;
 pub mod spatial;
 pub mod spelling;
 pub mod stats;
+pub mod swap;
 pub mod wake;
 pub mod world;
 

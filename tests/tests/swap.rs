@@ -1,0 +1,218 @@
+//! Swapping a driver library in a running world (docs/plugins.md "Swapping a library"): a C
+//! driver built as v1 (pushes +x) and v2 (pushes +y) from tests/fixtures/c/swap.c, copied over
+//! the file the scene names while the world runs.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ssx_core::environment::Environment;
+use ssx_core::{Mode, MonotonicClock};
+use ssx_tests::{Workspace, build_with, c_library, registry, state_of};
+
+/// A ball in zero gravity driven by `libpusher.so` (a copy of `build`), τ = 1 ms.
+fn world(ws: &Workspace, build: &str, mode: Mode) -> (Environment, PathBuf) {
+    let lib = ws.path().join("libpusher.so");
+    std::fs::copy(c_library(build), &lib).unwrap();
+    ws.write(
+        "ball.json",
+        r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
+  "driver": { "library": "libpusher.so", "plugin": "pusher", "descriptor": {} } }"#,
+    );
+    let scene = ws.write(
+        "s.json",
+        r#"{ "timestep": 0.001, "gravity": [0, 0, 0], "artifacts": [ { "name": "bot", "artifact": "ball.json", "pose": { "position": [0, 0, 1] } } ] }"#,
+    );
+    let clock = Arc::new(MonotonicClock::new(Duration::from_micros(500)));
+    let env = build_with(&scene, &registry(), 1, mode, false, clock).unwrap();
+    (env, lib)
+}
+
+/// Writes `build` over `lib` in place (`cp` keeps the inode, as a user's `cp` does).
+fn overwrite(lib: &Path, build: &Path) {
+    let bytes = std::fs::read(build).unwrap();
+    std::fs::write(lib, bytes).unwrap();
+}
+
+/// Steps until the swap count reaches `n` (at most `limit` steps); returns the steps taken.
+fn step_until_swaps(env: &mut Environment, n: usize, limit: u64, pause: Duration) -> u64 {
+    for k in 1..=limit {
+        env.step().unwrap();
+        if env.swaps().len() >= n {
+            return k;
+        }
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
+    }
+    panic!(
+        "{} swap(s) after {limit} steps, expected {n}",
+        env.swaps().len()
+    );
+}
+
+#[test]
+fn a_new_build_copied_over_the_library_drives_from_the_step_after_the_switch() {
+    let ws = Workspace::new();
+    let (mut env, lib) = world(&ws, "swap_x", Mode::Realtime { factor: 1.0 });
+    ssx_tests::step_n(&mut env, 200);
+    let v = state_of(&env, "bot").linvel;
+    // 2 N on 1 kg, 1 ms steps; a driver's command acts in the next step's physics, so 199
+    // pushes: 0.398 m/s along x.
+    assert!((v.x - 0.398).abs() < 1e-5 && v.y == 0.0, "{v:?}");
+
+    overwrite(&lib, &c_library("swap_y"));
+    env.request_swap(Path::new("libpusher.so")).unwrap();
+    let waited = step_until_swaps(&mut env, 1, 5_000, Duration::ZERO);
+    let event = env.swaps()[0].clone();
+    let done = event.result.expect("the new build is taken");
+    assert_eq!(done.instances, 1);
+    assert_eq!(event.library, lib);
+    // The switch ran at the start of the step that followed `event.step`; that step's physics
+    // applied the old driver's last command, and the new driver's first one shows a step later.
+    assert_eq!(env.steps(), 200 + waited);
+    assert_eq!(event.step, env.steps() - 1);
+    let at_switch = state_of(&env, "bot").linvel;
+    env.step().unwrap();
+    let after = state_of(&env, "bot").linvel;
+    assert!(
+        (after.y - at_switch.y - 0.002).abs() < 1e-5,
+        "v2 pushes +y from its first step: {at_switch:?} -> {after:?}"
+    );
+    assert!(
+        (after.x - at_switch.x).abs() < 1e-5,
+        "{at_switch:?} -> {after:?}"
+    );
+    assert_eq!(env.summary().plugin_faults, 0);
+}
+
+#[test]
+fn a_build_that_cannot_run_is_refused_whole_and_the_old_driver_keeps_driving() {
+    let ws = Workspace::new();
+    let (mut env, lib) = world(&ws, "swap_x", Mode::Fast);
+    let shown = lib.display().to_string();
+    let truncated = ws.path().join("half.so");
+    let whole = std::fs::read(c_library("swap_y")).unwrap();
+    std::fs::write(&truncated, &whole[..whole.len() / 2]).unwrap();
+    let text = ws.write("notes.txt", "not a library\n");
+    let cases: Vec<(PathBuf, String)> = vec![
+        (
+            c_library("swap_fails"),
+            "artifact 'bot': driver 'pusher' cannot be created from the new build: this build refuses to start".into(),
+        ),
+        (
+            c_library("swap_renamed"),
+            format!("artifact 'bot': driver 'pusher' cannot be created from the new build: no driver named 'pusher' in '{shown}' (it has: driver shover)"),
+        ),
+        (
+            c_library("abi_past"),
+            format!("'{shown}': plugin ABI version mismatch: host = {}, plugin = 1 (rebuild the plugin against this ssx-sdk)", ssx_sdk::abi::SSX_ABI_VERSION),
+        ),
+        (truncated, format!("'{shown}' is cut short: its ")),
+        (text, format!("'{shown}' is not a loadable shared library: not ELF (14 bytes)")),
+    ];
+    ssx_tests::step_n(&mut env, 10);
+    for (n, (build, expected)) in cases.iter().enumerate() {
+        overwrite(&lib, build);
+        env.request_swap(&lib).unwrap();
+        step_until_swaps(&mut env, n + 1, 100_000, Duration::ZERO);
+        let event = env.swaps()[n].clone();
+        let reason = event.result.expect_err("refused");
+        assert!(
+            reason.starts_with(expected.as_str()),
+            "{}:\n{reason}\nexpected to start with\n{expected}",
+            build.display()
+        );
+        // Still v1: +x, nothing along y, no fault.
+        let before = state_of(&env, "bot").linvel;
+        env.step().unwrap();
+        let after = state_of(&env, "bot").linvel;
+        assert!(
+            (after.x - before.x - 0.002).abs() < 1e-5 && after.y == 0.0,
+            "{before:?} -> {after:?}"
+        );
+    }
+    assert_eq!(env.summary().plugin_faults, 0);
+    // A library no instance comes from is refused at the request.
+    let err = env
+        .request_swap(Path::new("libother.so"))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        format!(
+            "cannot swap: no driver or sensor of this run comes from 'libother.so' (swappable: {shown})"
+        )
+    );
+    // And a good build still goes in after all that.
+    overwrite(&lib, &c_library("swap_y"));
+    env.request_swap(&lib).unwrap();
+    step_until_swaps(&mut env, cases.len() + 1, 100_000, Duration::ZERO);
+    assert!(env.swaps().last().unwrap().result.is_ok());
+}
+
+#[test]
+fn watching_swaps_once_per_copy_over_the_file() {
+    let ws = Workspace::new();
+    let (mut env, lib) = world(&ws, "swap_x", Mode::Fast);
+    env.watch_plugins().unwrap();
+    ssx_tests::step_n(&mut env, 10);
+    // Nothing changed: nothing swaps (the watcher polls every 100 ms, settles for 300 ms).
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(800) {
+        env.step().unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(env.swaps().is_empty());
+    // A copy of the new build over the file: one swap, not two.
+    std::fs::copy(c_library("swap_y"), &lib).unwrap();
+    step_until_swaps(&mut env, 1, 10_000, Duration::from_millis(1));
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(1500) {
+        env.step().unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(env.swaps().len(), 1, "{:?}", env.swaps());
+    assert!(env.swaps()[0].result.is_ok(), "{:?}", env.swaps());
+    let before = state_of(&env, "bot").linvel;
+    env.step().unwrap();
+    let after = state_of(&env, "bot").linvel;
+    assert!(
+        (after.y - before.y - 0.002).abs() < 1e-5,
+        "{before:?} -> {after:?}"
+    );
+}
+
+/// Run under valgrind by CI (`.ci/run`): a hundred swaps back and forth, every old build
+/// destroyed and unloaded.
+#[test]
+fn swapping_a_hundred_times_is_clean() {
+    let ws = Workspace::new();
+    let (mut env, lib) = world(&ws, "swap_x", Mode::Fast);
+    for n in 0..100 {
+        let build = if n % 2 == 0 { "swap_y" } else { "swap_x" };
+        overwrite(&lib, &c_library(build));
+        env.request_swap(&lib).unwrap();
+        step_until_swaps(&mut env, n + 1, 1_000_000, Duration::ZERO);
+        assert!(env.swaps()[n].result.is_ok(), "{:?}", env.swaps()[n]);
+    }
+    // The old builds are unloaded (the swap thread destroys them soon after each switch):
+    // at most the build in use and one on its way out are mapped.
+    let mapped = || {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let mut copies: Vec<&str> = maps
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(5))
+            .filter(|p| p.ends_with("-libpusher.so"))
+            .collect();
+        copies.sort();
+        copies.dedup();
+        copies.len()
+    };
+    let t0 = Instant::now();
+    while mapped() > 1 && t0.elapsed() < Duration::from_secs(10) {
+        env.step().unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(mapped(), 1, "old builds still mapped");
+}
