@@ -29,7 +29,7 @@ use crate::stats::{
 };
 use crate::swap::{Fresh, Outcome, Recipe, Slot, Swapper};
 use crate::wake;
-use crate::world::{ArtifactId, ArtifactInfo, Catalog, World};
+use crate::world::{ArtifactId, ArtifactInfo, Catalog, ExtensionDirectory, NoExtensions, World};
 
 /// A plugin to create: its registered name, its JSON descriptor and where that came from.
 #[derive(Clone, Debug)]
@@ -281,6 +281,18 @@ const PAUSE_POLL: Duration = Duration::from_millis(50);
 struct Extensions {
     list: Vec<(String, Box<dyn SimulationExtension>)>,
     labels: Vec<&'static Label>,
+}
+
+impl ExtensionDirectory for Extensions {
+    fn position(&self, name: &str) -> Option<usize> {
+        self.list.iter().position(|(n, _)| n == name)
+    }
+    fn entry(&self, index: usize) -> Option<&dyn std::any::Any> {
+        self.list.get(index).map(|(_, e)| e as &dyn std::any::Any)
+    }
+    fn label(&self, index: usize) -> Option<&'static Label> {
+        self.labels.get(index).copied()
+    }
 }
 
 impl Drop for Extensions {
@@ -766,8 +778,7 @@ impl Environment {
             engine: &*self.engine,
             catalog: &self.catalog,
             states: &self.states,
-            extensions: &self.extensions.list,
-            extension_labels: &self.extensions.labels,
+            extensions: &self.extensions,
             time: self.steps as f64 * self.config.timestep,
             step: self.steps,
             dt: self.config.timestep,
@@ -814,8 +825,7 @@ impl Environment {
             engine: &*self.engine,
             catalog: &self.catalog,
             states: &self.states,
-            extensions: &[],
-            extension_labels: &[],
+            extensions: &NoExtensions,
             time,
             step,
             dt: self.config.timestep,
@@ -1047,8 +1057,7 @@ impl Environment {
             engine: &*self.engine,
             catalog: &self.catalog,
             states: &self.states,
-            extensions: &[],
-            extension_labels: &[],
+            extensions: &NoExtensions,
             time: self.sim_time(),
             step: self.steps,
             dt: self.config.timestep,

@@ -566,3 +566,23 @@ mod tests {
         assert_eq!(m[0].1, 0.75);
     }
 }
+
+/// The typed side of [`crate::world::ExtensionDirectory`].
+impl<'a> World<'a> {
+    /// A simulation extension by name.
+    pub fn extension(&self, name: &str) -> Option<&'a dyn SimulationExtension> {
+        self.extension_index(name)
+            .and_then(|i| self.extension_at(i))
+    }
+    /// The index of a simulation extension by name (scene order).
+    pub fn extension_index(&self, name: &str) -> Option<usize> {
+        self.extensions.position(name)
+    }
+    /// A simulation extension by index.
+    pub fn extension_at(&self, index: usize) -> Option<&'a dyn SimulationExtension> {
+        self.extensions
+            .entry(index)?
+            .downcast_ref::<Box<dyn SimulationExtension>>()
+            .map(|e| e.as_ref())
+    }
+}

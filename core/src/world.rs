@@ -5,7 +5,6 @@ use std::ops::Range;
 
 use crate::engine::{BodyId, BodyKind, BodyState, Contact, PhysicEngine, RayHit};
 use crate::math::{Point3, Vec3};
-use crate::plugin::SimulationExtension;
 
 /// Index of an artifact in the scene, in scene order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -92,9 +91,8 @@ pub struct World<'a> {
     pub(crate) engine: &'a dyn PhysicEngine,
     pub(crate) catalog: &'a Catalog,
     pub(crate) states: &'a [BodyState],
-    pub(crate) extensions: &'a [(String, Box<dyn SimulationExtension>)],
-    /// What the crash handler and the watchdog call each extension (same order).
-    pub(crate) extension_labels: &'a [&'static crate::guard::Label],
+    /// The run's extensions (see [`ExtensionDirectory`]).
+    pub(crate) extensions: &'a dyn ExtensionDirectory,
     /// Simulated time after this step's physics (s).
     pub time: f64,
     /// Physics steps completed, this one included.
@@ -167,17 +165,31 @@ impl<'a> World<'a> {
     pub fn contacts(&self, body: BodyId, out: &mut Vec<Contact>) {
         self.engine.contacts(body, out);
     }
-    /// A simulation extension by name.
-    pub fn extension(&self, name: &str) -> Option<&'a dyn SimulationExtension> {
-        self.extension_index(name)
-            .and_then(|i| self.extension_at(i))
+}
+
+/// The run's extensions as the world lists them, without naming their trait: that lives in
+/// `plugin`, whose contexts hold a [`World`], and naming it here would make the two modules
+/// depend on each other. `plugin` adds the typed accessors (`World::extension` and friends).
+pub trait ExtensionDirectory: Sync {
+    /// The index of the extension named `name` (scene order).
+    fn position(&self, name: &str) -> Option<usize>;
+    /// The extension at `index`, as the `Box<dyn SimulationExtension>` the Environment holds.
+    fn entry(&self, index: usize) -> Option<&dyn std::any::Any>;
+    /// What the crash handler and the watchdog call the extension at `index`.
+    fn label(&self, index: usize) -> Option<&'static crate::guard::Label>;
+}
+
+/// No extensions (the world seen while extensions are being stepped themselves).
+pub(crate) struct NoExtensions;
+
+impl ExtensionDirectory for NoExtensions {
+    fn position(&self, _: &str) -> Option<usize> {
+        None
     }
-    /// The index of a simulation extension by name (scene order).
-    pub fn extension_index(&self, name: &str) -> Option<usize> {
-        self.extensions.iter().position(|(n, _)| n == name)
+    fn entry(&self, _: usize) -> Option<&dyn std::any::Any> {
+        None
     }
-    /// A simulation extension by index.
-    pub fn extension_at(&self, index: usize) -> Option<&'a dyn SimulationExtension> {
-        self.extensions.get(index).map(|(_, e)| e.as_ref())
+    fn label(&self, _: usize) -> Option<&'static crate::guard::Label> {
+        None
     }
 }

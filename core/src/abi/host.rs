@@ -721,8 +721,8 @@ unsafe extern "C" fn host_call_extension(
         let (req, resp) = unsafe { (slice(request, request_len), slice_mut(response, capacity)) };
         let _doing = f
             .world
-            .extension_labels
-            .get(extension as usize)
+            .extensions
+            .label(extension as usize)
             .map(|l| crate::guard::enter(l, crate::guard::Phase::Service, f.world.step));
         let len = ext.call(service, req, resp).map_err(|m| {
             tracing::debug!(target: "ssx::plugin", "extension service '{service}' failed: {m}");
