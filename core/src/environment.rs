@@ -21,6 +21,7 @@ use crate::pacer::{LatePolicy, Mode, PaceOutcome, Pacer};
 use crate::plugin::{
     CommandBuffer, Driver, DriverContext, ExtensionContext, ExtensionInit, PluginInit, PluginKind,
     PluginRegistry, Reading, ReadingSource, RunRequest, Sensor, SensorContext, SimulationExtension,
+    SwapDesk,
 };
 use crate::pool::WorkerPool;
 use crate::render::{RenderEngine, RenderFrame, RenderNode, RenderScene};
@@ -319,9 +320,33 @@ fn guard_label(what: &str, spec: &PluginSpec, artifact: Option<&str>) -> &'stati
     }
 }
 
+/// Extensions' window on swaps: requests go to the swap thread, outcomes come from the record.
+struct Desk<'a> {
+    swapper: &'a Swapper,
+    events: &'a [SwapEvent],
+}
+
+impl SwapDesk for Desk<'_> {
+    fn request(&self, library: &str) -> Result<u64, String> {
+        self.swapper
+            .request(std::path::Path::new(library))
+            .map(|(_, ticket)| ticket)
+    }
+    fn outcome(&self, ticket: u64) -> Option<Result<String, String>> {
+        let e = self.events.iter().rev().find(|e| e.ticket == ticket)?;
+        Some(match &e.result {
+            Ok(_) => Ok(e.library.display().to_string()),
+            Err(reason) => Err(reason.clone()),
+        })
+    }
+}
+
 /// A library swap, done or refused ([`Environment::swaps`]).
 #[derive(Clone, Debug)]
 pub struct SwapEvent {
+    /// The request's ticket (from [`Environment::request_swap`], an extension's `swap`, or
+    /// the watcher), in the order requests were made.
+    pub ticket: u64,
     /// The last step before the switch (the new plugins run from the next).
     pub step: u64,
     /// The library, as the scene names it.
@@ -335,8 +360,9 @@ pub struct SwapEvent {
 pub struct SwapDone {
     /// Instances exchanged.
     pub instances: usize,
-    /// From the request to the prepared build (off the stepping thread).
-    pub ready_after: Duration,
+    /// From the request to the switch: preparing the build off the stepping thread, then
+    /// waiting for the next step boundary.
+    pub after_request: Duration,
     /// The stepping thread's part: exchanging the instances.
     pub switch: Duration,
 }
@@ -821,6 +847,10 @@ impl Environment {
             &self.states,
             &readings,
         ));
+        let desk = self.swapper.as_ref().map(|swapper| Desk {
+            swapper,
+            events: &self.swaps,
+        });
         let world = World {
             engine: &*self.engine,
             catalog: &self.catalog,
@@ -841,6 +871,7 @@ impl Environment {
                 sim_time: time,
                 wall_time: (clock.now() - self.started_at.unwrap_or_default()).as_secs_f64(),
             },
+            swaps: desk.as_ref().map(|d| d as &dyn SwapDesk),
         };
         for (i, (name, ext)) in self.extensions.list.iter_mut().enumerate() {
             if self.extension_failed[i] {
@@ -1051,6 +1082,18 @@ impl Environment {
         if self.extensions.list.is_empty() {
             return Ok(());
         }
+        // Extensions may ask for swaps: the swap thread must be there to take them.
+        if self.swapper.is_none()
+            && !self.recipes.is_empty()
+            && let Err(e) = self.swapper()
+        {
+            tracing::warn!("{e}");
+            self.recipes.clear();
+        }
+        let desk = self.swapper.as_ref().map(|swapper| Desk {
+            swapper,
+            events: &self.swaps,
+        });
         let clock = Arc::clone(&self.clock);
         let now = clock.now();
         let world = World {
@@ -1077,6 +1120,7 @@ impl Environment {
                 sim_time: self.steps as f64 * self.config.timestep,
                 wall_time: (now - self.started_at.unwrap_or(now)).as_secs_f64(),
             },
+            swaps: desk.as_ref().map(|d| d as &dyn SwapDesk),
         };
         let mut requests = [RunRequest::None; 4];
         let mut asked = 0;
@@ -1134,9 +1178,11 @@ impl Environment {
     /// [`crate::swap`]). The new build is loaded and instantiated off the stepping thread; the
     /// switch happens between two steps, in a later [`Environment::step`]; its outcome is in
     /// [`Environment::swaps`] and the log. Fails at once when no instance comes from `library`.
-    pub fn request_swap(&mut self, library: &std::path::Path) -> Result<PathBuf, SsxError> {
+    /// Returns the request's ticket (its [`SwapEvent::ticket`]).
+    pub fn request_swap(&mut self, library: &std::path::Path) -> Result<u64, SsxError> {
         self.swapper()?
             .request(library)
+            .map(|(_, ticket)| ticket)
             .map_err(|m| SsxError::Config(format!("cannot swap: {m}")))
     }
 
@@ -1170,12 +1216,17 @@ impl Environment {
         };
         let step = self.steps;
         match outcome {
-            Outcome::Refused { library, reason } => {
+            Outcome::Refused {
+                ticket,
+                library,
+                reason,
+            } => {
                 tracing::warn!(
                     "library swap refused at step {step}: {reason}; the run keeps the plugins of '{}'",
                     library.display()
                 );
                 self.swaps.push(SwapEvent {
+                    ticket,
                     step,
                     library,
                     result: Err(reason),
@@ -1217,18 +1268,19 @@ impl Environment {
                     s.retire(old);
                 }
                 tracing::info!(
-                    "swapped library '{}' before step {}: {count} instance(s), ready {:.1} ms after the request, switched in {:.1} us",
+                    "swapped library '{}' before step {}: {count} instance(s), {:.1} ms after the request, switched in {:.1} us",
                     p.library.display(),
                     step + 1,
                     waited.as_secs_f64() * 1e3,
                     switch.as_secs_f64() * 1e6
                 );
                 self.swaps.push(SwapEvent {
+                    ticket: p.ticket,
                     step,
                     library: p.library,
                     result: Ok(SwapDone {
                         instances: count,
-                        ready_after: waited,
+                        after_request: waited,
                         switch,
                     }),
                 });

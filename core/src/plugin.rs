@@ -260,6 +260,19 @@ pub struct ExtensionContext<'a> {
     pub(crate) readings: &'a dyn ReadingSource,
     /// The run's statistics so far.
     pub stats: StatsView<'a>,
+    /// Library swaps (`control` asks, any phase reads outcomes); `None` where the run has no
+    /// swappable library.
+    pub swaps: Option<&'a dyn SwapDesk>,
+}
+
+/// Where extensions ask for library swaps and learn how they went (the Environment's swap
+/// thread and its record, see [`crate::swap`]).
+pub trait SwapDesk {
+    /// Asks for the run's drivers and sensors from `library` to be swapped for a new build of
+    /// its file; the request's ticket. Fails at once when nothing comes from `library`.
+    fn request(&self, library: &str) -> Result<u64, String>;
+    /// How request `ticket` went, once decided: `Ok(library)` or `Err(reason)`.
+    fn outcome(&self, ticket: u64) -> Option<Result<String, String>>;
 }
 
 /// A change of run state an extension asks for (polled through
@@ -531,6 +544,26 @@ pub fn parse_descriptor<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// The typed side of [`crate::world::ExtensionDirectory`].
+impl<'a> World<'a> {
+    /// A simulation extension by name.
+    pub fn extension(&self, name: &str) -> Option<&'a dyn SimulationExtension> {
+        self.extension_index(name)
+            .and_then(|i| self.extension_at(i))
+    }
+    /// The index of a simulation extension by name (scene order).
+    pub fn extension_index(&self, name: &str) -> Option<usize> {
+        self.extensions.position(name)
+    }
+    /// A simulation extension by index.
+    pub fn extension_at(&self, index: usize) -> Option<&'a dyn SimulationExtension> {
+        self.extensions
+            .entry(index)?
+            .downcast_ref::<Box<dyn SimulationExtension>>()
+            .map(|e| e.as_ref())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -564,25 +597,5 @@ mod tests {
         // A known name is still set at the limit.
         set_metric(&mut m, "explored", 0.75).unwrap();
         assert_eq!(m[0].1, 0.75);
-    }
-}
-
-/// The typed side of [`crate::world::ExtensionDirectory`].
-impl<'a> World<'a> {
-    /// A simulation extension by name.
-    pub fn extension(&self, name: &str) -> Option<&'a dyn SimulationExtension> {
-        self.extension_index(name)
-            .and_then(|i| self.extension_at(i))
-    }
-    /// The index of a simulation extension by name (scene order).
-    pub fn extension_index(&self, name: &str) -> Option<usize> {
-        self.extensions.position(name)
-    }
-    /// A simulation extension by index.
-    pub fn extension_at(&self, index: usize) -> Option<&'a dyn SimulationExtension> {
-        self.extensions
-            .entry(index)?
-            .downcast_ref::<Box<dyn SimulationExtension>>()
-            .map(|e| e.as_ref())
     }
 }

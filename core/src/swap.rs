@@ -13,6 +13,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -83,6 +84,8 @@ pub struct Prepared {
     pub instances: Vec<(Slot, Fresh)>,
     /// When the swap was asked for.
     pub requested: Instant,
+    /// The request's ticket.
+    pub ticket: u64,
 }
 
 /// What became of a request.
@@ -91,6 +94,8 @@ pub enum Outcome {
     Ready(Prepared),
     /// Refused; the run keeps the old plugins.
     Refused {
+        /// The request's ticket.
+        ticket: u64,
         /// The library, as the scene names it.
         library: PathBuf,
         /// Why, naming the artifact and plugin when an instance failed.
@@ -103,6 +108,7 @@ enum Job {
     Prepare {
         library: PathBuf,
         requested: Instant,
+        ticket: u64,
     },
     /// Old instances and libraries to destroy off the stepping thread.
     Retire(Vec<Box<dyn Send>>),
@@ -115,6 +121,8 @@ pub struct Swapper {
     thread: Option<JoinHandle<()>>,
     watcher: Option<(Sender<()>, JoinHandle<()>)>,
     recipes: Arc<Vec<Recipe>>,
+    /// The next request's ticket (requests and the watcher's swaps share the count).
+    tickets: Arc<AtomicU64>,
 }
 
 impl Swapper {
@@ -129,15 +137,24 @@ impl Swapper {
             .spawn(move || {
                 for job in job_rx {
                     match job {
-                        Job::Prepare { library, requested } => {
+                        Job::Prepare {
+                            library,
+                            requested,
+                            ticket,
+                        } => {
                             let outcome = match prepare(&library, &r, copies.path()) {
                                 Ok((lib, instances)) => Outcome::Ready(Prepared {
                                     library,
                                     lib,
                                     instances,
                                     requested,
+                                    ticket,
                                 }),
-                                Err(reason) => Outcome::Refused { library, reason },
+                                Err(reason) => Outcome::Refused {
+                                    ticket,
+                                    library,
+                                    reason,
+                                },
                             };
                             if done.send(outcome).is_err() {
                                 break;
@@ -153,6 +170,7 @@ impl Swapper {
             thread: Some(thread),
             watcher: None,
             recipes,
+            tickets: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -165,8 +183,9 @@ impl Swapper {
     }
 
     /// Asks for `library` (as the scene names it, or its file name) to be swapped for the file's
-    /// current contents. Fails at once when no instance of the run comes from it.
-    pub fn request(&self, library: &Path) -> Result<PathBuf, String> {
+    /// current contents; returns the library found and the request's ticket. Fails at once when
+    /// no instance of the run comes from it.
+    pub fn request(&self, library: &Path) -> Result<(PathBuf, u64), String> {
         let known = self.libraries();
         let wanted = std::fs::canonicalize(library).ok();
         let bare = library.components().count() == 1;
@@ -187,11 +206,13 @@ impl Swapper {
                 }
             ));
         };
+        let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
         self.send(Job::Prepare {
             library: found.clone(),
             requested: Instant::now(),
+            ticket,
         });
-        Ok(found.clone())
+        Ok((found.clone(), ticket))
     }
 
     /// A prepared swap or a refusal, if one is waiting (never blocks).
@@ -222,9 +243,10 @@ impl Swapper {
         };
         let files = self.libraries();
         let (stop, stopped) = unbounded::<()>();
+        let tickets = Arc::clone(&self.tickets);
         let thread = std::thread::Builder::new()
             .name("ssx-watch".into())
-            .spawn(move || watch(files, jobs, stopped))?;
+            .spawn(move || watch(files, jobs, stopped, &tickets))?;
         self.watcher = Some((stop, thread));
         Ok(())
     }
@@ -294,7 +316,7 @@ fn signature(path: &Path) -> Signature {
 
 /// The watcher's loop: per file, the signature last swapped in (or loaded), and a changed one
 /// with the time it was first seen; a change that holds for [`SETTLE`] becomes a request.
-fn watch(files: Vec<PathBuf>, jobs: Sender<Job>, stop: Receiver<()>) {
+fn watch(files: Vec<PathBuf>, jobs: Sender<Job>, stop: Receiver<()>, tickets: &AtomicU64) {
     let mut loaded: Vec<Signature> = files.iter().map(|f| signature(f)).collect();
     let mut seen: Vec<(Signature, Instant)> = loaded.iter().map(|s| (*s, Instant::now())).collect();
     while let Err(crossbeam::channel::RecvTimeoutError::Timeout) = stop.recv_timeout(POLL) {
@@ -310,6 +332,7 @@ fn watch(files: Vec<PathBuf>, jobs: Sender<Job>, stop: Receiver<()>) {
                 let job = Job::Prepare {
                     library: file.clone(),
                     requested: Instant::now(),
+                    ticket: tickets.fetch_add(1, Ordering::Relaxed),
                 };
                 if jobs.send(job).is_err() {
                     return;

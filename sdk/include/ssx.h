@@ -271,6 +271,17 @@ typedef struct {
   // finds how many it has) or when the name did not fit. Any phase. Added to version 3 with
   // `describe`.
   SsxStatus (*sensor_name)(SsxCtx ctx, uint32_t artifact, uint32_t sensor, char *name, uintptr_t capacity, uintptr_t *len);
+  // Asks for the drivers and sensors the run created from `library` (as the scene names it,
+  // its absolute path or its file name) to be swapped for a new build of that file while the
+  // run goes on; writes the request's ticket for `swap_outcome`. The build is prepared off the
+  // stepping thread and switched in between two steps. `SSX_ERR_NOT_FOUND` when no driver or
+  // sensor of the run comes from `library`. Extensions' `control` only. Added to version 3.
+  SsxStatus (*swap)(SsxCtx ctx, const char *library, uint64_t *ticket);
+  // The outcome of swap request `ticket`: `*swapped` 1 when the new build runs, 0 when it
+  // was refused, with the reason (or the library's path when swapped) written as
+  // `artifact_name` writes names. `SSX_ERR_NOT_FOUND` while it is not decided yet.
+  // Extensions. Added to version 3 with `swap`.
+  SsxStatus (*swap_outcome)(SsxCtx ctx, uint64_t ticket, uint32_t *swapped, char *text, uintptr_t capacity, uintptr_t *len);
 } SsxHostApi;
 
 // Creates an instance from its JSON descriptor. On success stores it in `instance` and returns

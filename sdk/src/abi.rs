@@ -444,6 +444,25 @@ pub struct SsxHostApi {
         capacity: usize,
         len: *mut usize,
     ) -> SsxStatus,
+    /// Asks for the drivers and sensors the run created from `library` (as the scene names it,
+    /// its absolute path or its file name) to be swapped for a new build of that file while the
+    /// run goes on; writes the request's ticket for `swap_outcome`. The build is prepared off the
+    /// stepping thread and switched in between two steps. `SSX_ERR_NOT_FOUND` when no driver or
+    /// sensor of the run comes from `library`. Extensions' `control` only. Added to version 3.
+    pub swap:
+        unsafe extern "C" fn(ctx: SsxCtx, library: *const c_char, ticket: *mut u64) -> SsxStatus,
+    /// The outcome of swap request `ticket`: `*swapped` 1 when the new build runs, 0 when it
+    /// was refused, with the reason (or the library's path when swapped) written as
+    /// `artifact_name` writes names. `SSX_ERR_NOT_FOUND` while it is not decided yet.
+    /// Extensions. Added to version 3 with `swap`.
+    pub swap_outcome: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        ticket: u64,
+        swapped: *mut u32,
+        text: *mut c_char,
+        capacity: usize,
+        len: *mut usize,
+    ) -> SsxStatus,
 }
 
 /// Longest reading description (bytes).

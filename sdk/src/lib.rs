@@ -621,6 +621,35 @@ impl Ctx<'_> {
         })
         .map(Some)
     }
+    /// Asks for the run's drivers and sensors from `library` to be swapped for a new build of
+    /// its file (extensions' `control` only); the ticket for [`Ctx::swap_outcome`]. `None` on
+    /// hosts that predate swapping; `SSX_ERR_NOT_FOUND` when nothing comes from `library`.
+    pub fn swap(&self, library: &str) -> Result<Option<u64>, Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, swap)) {
+            return Ok(None);
+        }
+        let name = CString::new(library).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT))?;
+        let mut ticket = 0u64;
+        check(unsafe { (self.host.swap)(self.ctx, name.as_ptr(), &mut ticket) })?;
+        Ok(Some(ticket))
+    }
+    /// The outcome of swap request `ticket` once decided: `Ok(library)` swapped in, or
+    /// `Err(reason)` refused; `None` while it is pending (or on hosts without swapping).
+    pub fn swap_outcome(&self, ticket: u64) -> Result<Option<Result<String, String>>, Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, swap_outcome)) {
+            return Ok(None);
+        }
+        let mut swapped = 0u32;
+        let text = read_name(|buf, cap, len| unsafe {
+            (self.host.swap_outcome)(self.ctx, ticket, &mut swapped, buf, cap, len)
+        });
+        match text {
+            Ok(t) if swapped == 1 => Ok(Some(Ok(t))),
+            Ok(t) => Ok(Some(Err(t))),
+            Err(Error(SSX_ERR_NOT_FOUND)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
     /// Logs a message.
     pub fn log(&self, level: SsxLogLevel, message: &str) {
         if let Ok(m) = CString::new(message.replace('\0', " ")) {

@@ -216,3 +216,61 @@ fn swapping_a_hundred_times_is_clean() {
     }
     assert_eq!(mapped(), 1, "old builds still mapped");
 }
+
+/// `reload <library>` on the Zenoh control queryable of a running ssxd: answered once the new
+/// build runs (with the first step it drove) or with why it was refused.
+#[test]
+fn reload_over_zenoh_swaps_or_says_why_not() {
+    use ssx_tests::daemon::{Daemon, connect, control};
+    let _one = ssx_tests::daemon::one_at_a_time();
+    let ws = Workspace::new();
+    let lib = ws.path().join("libpusher.so");
+    std::fs::copy(c_library("swap_x"), &lib).unwrap();
+    ws.write(
+        "ball.json",
+        r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
+  "driver": { "library": "libpusher.so", "plugin": "pusher", "descriptor": {} } }"#,
+    );
+    let port = ssx_tests::free_port();
+    let prefix = "ssx/test-reload";
+    let scene = ws.write(
+        "s.json",
+        &format!(
+            r#"{{ "timestep": 0.001, "gravity": [0, 0, 0],
+  "extensions": [ {{ "name": "zenoh", "library": "libssx_zenoh.so", "plugin": "zenoh",
+      "descriptor": {{ "prefix": "{prefix}", "listen": ["tcp/127.0.0.1:{port}"], "clock": {{ "every": 0 }} }} }} ],
+  "artifacts": [ {{ "name": "bot", "artifact": "ball.json", "pose": {{ "position": [0, 0, 1] }} }} ] }}"#
+        ),
+    );
+    // ssxd finds libssx_zenoh.so next to itself.
+    let mut daemon = Daemon::start(&scene.display().to_string(), 60);
+    let session = connect(port, &mut daemon);
+    // A bad build first: refused with the reason, the run goes on.
+    overwrite(&lib, &c_library("swap_fails"));
+    let answer = control(&session, prefix, "reload libpusher.so");
+    assert_eq!(
+        answer,
+        serde_json::json!({"ok": false, "error": "reload refused: artifact 'bot': driver 'pusher' cannot be created from the new build: this build refuses to start"})
+    );
+    // A library the run does not use.
+    let answer = control(&session, prefix, "reload libssx_sensors.so");
+    assert_eq!(
+        answer,
+        serde_json::json!({"ok": false, "error": "reload: no driver or sensor of this run comes from 'libssx_sensors.so'"})
+    );
+    // The new build: swapped.
+    overwrite(&lib, &c_library("swap_y"));
+    let answer = control(
+        &session,
+        prefix,
+        r#"{"cmd": "reload", "library": "libpusher.so"}"#,
+    );
+    assert_eq!(answer["ok"], true, "{answer}");
+    assert_eq!(answer["swapped"], lib.display().to_string());
+    assert!(answer["from_step"].as_u64().unwrap() > 0, "{answer}");
+    drop(session);
+    let (code, log) = daemon.interrupt();
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("library swap refused at step "), "{log}");
+    assert!(log.contains("swapped library '"), "{log}");
+}

@@ -10,7 +10,7 @@ use ssx_sdk::abi::*;
 
 use crate::engine::{BodyId, Contact};
 use crate::math::{Point3, Vec3};
-use crate::plugin::{CommandBuffer, Reading, ReadingSource};
+use crate::plugin::{CommandBuffer, Reading, ReadingSource, SwapDesk};
 use crate::stats::StatsView;
 use crate::world::{ArtifactId, World};
 
@@ -28,6 +28,10 @@ pub(super) enum FrameKind<'a> {
         stats: StatsView<'a>,
         /// Where `metric` writes (after_step only).
         metrics: Option<&'a mut crate::plugin::Metrics>,
+        /// Library swaps: `swap` asks (control only), `swap_outcome` reads.
+        swaps: Option<&'a dyn SwapDesk>,
+        /// Whether this is the `control` entry (the one phase that may ask for a swap).
+        control: bool,
     },
 }
 
@@ -774,6 +778,51 @@ unsafe extern "C" fn host_metric_at(
     })
 }
 
+unsafe extern "C" fn host_swap(ctx: SsxCtx, library: *const c_char, ticket: *mut u64) -> SsxStatus {
+    host(ctx, |f| {
+        let FrameKind::Extension {
+            swaps,
+            control: true,
+            ..
+        } = &f.kind
+        else {
+            return Err(SSX_ERR_WRONG_PHASE);
+        };
+        let desk = swaps.ok_or(SSX_ERR_NOT_FOUND)?;
+        let library = name(library)?;
+        let t = desk.request(library).map_err(|m| {
+            tracing::debug!(target: "ssx::plugin", "swap refused: {m}");
+            SSX_ERR_NOT_FOUND
+        })?;
+        *out(ticket)? = t;
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn host_swap_outcome(
+    ctx: SsxCtx,
+    ticket: u64,
+    swapped: *mut u32,
+    text: *mut c_char,
+    capacity: usize,
+    len: *mut usize,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let FrameKind::Extension { swaps, .. } = &f.kind else {
+            return Err(SSX_ERR_WRONG_PHASE);
+        };
+        let outcome = swaps
+            .and_then(|d| d.outcome(ticket))
+            .ok_or(SSX_ERR_NOT_FOUND)?;
+        let (ok, message) = match &outcome {
+            Ok(library) => (1, library.as_str()),
+            Err(reason) => (0, reason.as_str()),
+        };
+        *out(swapped)? = ok;
+        copy_name(message, text, capacity, len)
+    })
+}
+
 unsafe extern "C" fn host_wake() {
     crate::wake::ring();
 }
@@ -819,4 +868,6 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     reading_description: host_reading_description,
     map: host_map,
     sensor_name: host_sensor_name,
+    swap: host_swap,
+    swap_outcome: host_swap_outcome,
 };

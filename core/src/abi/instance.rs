@@ -211,6 +211,8 @@ impl SimulationExtension for AbiExtension {
                 readings: ctx.readings,
                 stats: ctx.stats,
                 metrics: Some(&mut self.metrics),
+                swaps: ctx.swaps,
+                control: false,
             },
         };
         instance.step(&mut frame)
@@ -230,6 +232,8 @@ impl SimulationExtension for AbiExtension {
                 readings: ctx.readings,
                 stats: ctx.stats,
                 metrics: None,
+                swaps: ctx.swaps,
+                control: true,
             },
         };
         let mut request = SsxControl::default();

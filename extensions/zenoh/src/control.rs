@@ -36,11 +36,16 @@ pub enum Command {
     Stats,
     /// The artifacts.
     List,
+    /// Swap the drivers and sensors from a library for a new build of its file (one the run
+    /// already uses: this loads nothing else); answered once it is switched in or refused.
+    Reload {
+        /// As the scene names it, its absolute path, or its file name.
+        library: String,
+    },
 }
 
 /// The command list every refusal ends with.
-pub const KNOWN: &str =
-    "known: pause, resume, step N [observe...] (N from 1 to 1000000, while paused), stats, list";
+pub const KNOWN: &str = "known: pause, resume, step N [observe...] (N from 1 to 1000000, while paused), stats, list, reload LIBRARY";
 
 /// A command from a query's payload, as text (`step 10`) or JSON (`{"cmd":"step","n":10}`), or
 /// from its selector parameters (`?cmd=step;n=10`). Runs on Zenoh's thread; a payload over
@@ -59,7 +64,7 @@ pub fn parse_query(q: &Query) -> Result<Command, String> {
             if params.as_str().len() > MAX_COMMAND {
                 return Err(too_long(params.as_str().len()));
             }
-            match (params.get("cmd"), params.get("n")) {
+            match (params.get("cmd"), params.get("n").or(params.get("library"))) {
                 (Some(c), Some(n)) => format!("{c} {n}"),
                 (Some(c), None) => c.to_string(),
                 _ => String::new(),
@@ -99,6 +104,8 @@ pub fn parse(text: &str) -> Result<Command, String> {
             n: Option<u64>,
             #[serde(default)]
             observe: Option<Vec<String>>,
+            #[serde(default)]
+            library: Option<String>,
         }
         let j: J = serde_json::from_str(text).map_err(|e| {
             format!(
@@ -106,7 +113,7 @@ pub fn parse(text: &str) -> Result<Command, String> {
                 ssx_sdk::text::clip(&e.to_string(), 160)
             )
         })?;
-        (j.cmd, j.n.map(|n| n.to_string()), j.observe)
+        (j.cmd, j.n.map(|n| n.to_string()).or(j.library), j.observe)
     } else {
         let mut words = text.split_whitespace();
         let cmd = words.next().unwrap_or("").to_string();
@@ -137,6 +144,10 @@ pub fn parse(text: &str) -> Result<Command, String> {
             }
             Ok(Command::Step { n, observe })
         }
+        "reload" => match (n, observe) {
+            (Some(library), None) => Ok(Command::Reload { library }),
+            _ => Err(format!("reload needs one library name; {KNOWN}")),
+        },
         "" => Err(format!("empty command; {KNOWN}")),
         other => Err(format!("unknown command '{}'; {KNOWN}", clip(other))),
     }

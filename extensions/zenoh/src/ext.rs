@@ -295,6 +295,8 @@ pub struct Zenoh {
     metrics_json: Vec<u8>,
     metric_name: Vec<u8>,
     awaiting: Option<Awaiting>,
+    /// `reload` requests waiting for their swap's outcome (ticket).
+    reloads: Vec<(Asker, u64)>,
     /// Something was queued for the publisher since it was last woken.
     pending: bool,
     /// The run was paused when last seen (polls stay cheap while it runs).
@@ -413,6 +415,7 @@ impl Zenoh {
             metrics_json: Vec::new(),
             metric_name: Vec::new(),
             awaiting: None,
+            reloads: Vec::new(),
             pending: false,
             paused: false,
             flushed: Instant::now(),
@@ -673,9 +676,14 @@ impl Zenoh {
     pub fn control(&mut self, ctx: &Ctx<'_>) -> Result<Control, String> {
         // Polled after every step: with nothing to do it costs one queue check (the statistics'
         // percentiles are not computed unless needed).
-        if !self.paused && self.awaiting.is_none() && self.shared.queries.is_empty() {
+        if !self.paused
+            && self.awaiting.is_none()
+            && self.reloads.is_empty()
+            && self.shared.queries.is_empty()
+        {
             return Ok(Control::None);
         }
+        self.answer_reloads(ctx)?;
         self.answer_state_when_reached(ctx)?;
         if matches!(
             self.awaiting,
@@ -753,7 +761,53 @@ impl Zenoh {
                 self.reply(query, text);
                 Control::None
             }
+            Command::Reload { library } => {
+                match ctx.swap(&library) {
+                    Ok(Some(ticket)) => self.reloads.push((query, ticket)),
+                    Ok(None) => self.reply(
+                        query,
+                        control::error("reload: this ssxd cannot swap libraries"),
+                    ),
+                    Err(_) => self.reply(
+                        query,
+                        control::error(&format!(
+                            "reload: no driver or sensor of this run comes from '{}'",
+                            ssx_sdk::text::clip(&library, 128)
+                        )),
+                    ),
+                }
+                Control::None
+            }
         })
+    }
+
+    /// Answers each `reload` whose swap is decided: swapped in (with the step it ran from) or
+    /// refused (with why).
+    fn answer_reloads(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        let mut i = 0;
+        while i < self.reloads.len() {
+            let Some(outcome) = ctx.swap_outcome(self.reloads[i].1)? else {
+                i += 1;
+                continue;
+            };
+            let (query, _) = self.reloads.swap_remove(i);
+            let text = match outcome {
+                Ok(library) => {
+                    let (_, step) = ctx.time()?;
+                    let mut b = Vec::new();
+                    let mut j = crate::codec::JsonOut(&mut b);
+                    j.open();
+                    j.bool("ok", true);
+                    j.str("swapped", &library);
+                    j.u64("from_step", step);
+                    j.close();
+                    String::from_utf8(b).expect("JSON is UTF-8")
+                }
+                Err(reason) => control::error(&format!("reload refused: {reason}")),
+            };
+            self.reply(query, text);
+        }
+        Ok(())
     }
 
     fn stats_reply(&self, s: &ssx_sdk::Stats) -> String {
