@@ -1235,31 +1235,28 @@ impl Environment {
             Outcome::Ready(p) => {
                 let t0 = std::time::Instant::now();
                 let waited = t0 - p.requested;
-                let mut old: Vec<Box<dyn Send>> = Vec::with_capacity(p.instances.len() + 1);
+                // The old instances in two vectors (not one box each): the switch allocates twice.
+                let mut drivers: Vec<Box<dyn Driver>> = Vec::with_capacity(p.instances.len());
+                let mut sensors: Vec<Box<dyn Sensor>> = Vec::with_capacity(p.instances.len());
                 let count = p.instances.len();
                 for (slot, fresh) in p.instances {
                     match (slot, fresh) {
                         (Slot::Driver { shard, index }, Fresh::Driver(d)) => {
                             let s = &mut self.driver_shards[shard as usize].items[index as usize];
-                            old.push(Box::new(std::mem::replace(&mut s.plugin, d)));
+                            drivers.push(std::mem::replace(&mut s.plugin, d));
                             s.enabled = true;
                         }
-                        (
-                            Slot::Sensor {
-                                shard,
-                                index,
-                                sensor,
-                            },
-                            Fresh::Sensor(n),
-                        ) => {
+                        (Slot::Sensor { shard, index, sensor }, Fresh::Sensor(n)) => {
                             let s = &mut self.sensor_shards[shard as usize].items[index as usize]
                                 .sensors[sensor as usize];
-                            old.push(Box::new(std::mem::replace(s.plugin.get_mut(), n)));
+                            sensors.push(std::mem::replace(s.plugin.get_mut(), n));
                             s.enabled = true;
                         }
                         _ => unreachable!("recipes pair drivers with driver slots"),
                     }
                 }
+                // Instances first, then the library they came from.
+                let mut old: Vec<Box<dyn Send>> = vec![Box::new(drivers), Box::new(sensors)];
                 if let Some(previous) = self.loader.replace(&p.library, p.lib) {
                     old.push(Box::new(previous));
                 }

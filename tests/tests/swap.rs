@@ -193,7 +193,8 @@ fn swapping_a_hundred_times_is_clean() {
         let build = if n % 2 == 0 { "swap_y" } else { "swap_x" };
         overwrite(&lib, &c_library(build));
         env.request_swap(&lib).unwrap();
-        step_until_swaps(&mut env, n + 1, 1_000_000, Duration::ZERO);
+        // Sleeping between steps lets the swap thread run (valgrind runs one thread at a time).
+        step_until_swaps(&mut env, n + 1, 100_000, Duration::from_millis(1));
         assert!(env.swaps()[n].result.is_ok(), "{:?}", env.swaps()[n]);
     }
     // The old builds are unloaded (the swap thread destroys them soon after each switch):
