@@ -105,13 +105,28 @@ fn main() {
     );
     // The library-swap tests' builds of one driver.
     let swap = fixtures.join("swap.c");
-    shared_library(&swap, &out.join("libswap_x.so"), &[]);
+    // v1 as a library built against the header before `save`/`restore` (shorter entries).
+    shared_library(&swap, &out.join("libswap_x.so"), &["-DOLD_ENTRY"]);
     shared_library(&swap, &out.join("libswap_y.so"), &["-DPUSH_Y"]);
     shared_library(&swap, &out.join("libswap_fails.so"), &["-DFAIL_CREATE"]);
     shared_library(
         &swap,
         &out.join("libswap_renamed.so"),
         &["-DPLUGIN_NAME=\"shover\""],
+    );
+    // The state hand-over tests' builds of one sensor.
+    let counter = fixtures.join("counter.c");
+    shared_library(&counter, &out.join("libcounter_v1.so"), &[]);
+    shared_library(&counter, &out.join("libcounter_v2.so"), &["-DVERSION=2"]);
+    shared_library(
+        &counter,
+        &out.join("libcounter_fresh.so"),
+        &["-DVERSION=3", "-DNO_HANDOVER"],
+    );
+    shared_library(
+        &counter,
+        &out.join("libcounter_bad.so"),
+        &["-DVERSION=4", "-DBAD_RESTORE"],
     );
     println!("cargo:rerun-if-changed=../sdk/include/ssx.h");
 }

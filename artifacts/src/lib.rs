@@ -647,11 +647,16 @@ impl Loader<'_> {
         let lib_at = format!("{at}.library");
         let dir = src.path.parent().unwrap_or(Path::new("."));
         let path = ssx_core::abi::find_library(named, dir).map_err(|m| src.err(&lib_at, m))?;
-        let lib = self
-            .libraries
-            .borrow_mut()
-            .library(&path)
-            .map_err(|m| src.err(&lib_at, m))?;
+        // Driver and sensor libraries from a private copy, as the run opens them: a library
+        // that is pinned (it also exports an extension) must never stay mapped from a file a
+        // new build may be written over.
+        let mut libraries = self.libraries.borrow_mut();
+        let lib = match kind {
+            PluginKind::Extension => libraries.library(&path),
+            _ => libraries.swappable(&path),
+        }
+        .map_err(|m| src.err(&lib_at, m))?;
+        drop(libraries);
         let found = lib.plugins().find(|p| p.name == name);
         match found {
             Some(p) if p.kind == kind.name() => Ok(Some(path)),

@@ -1209,6 +1209,49 @@ impl Environment {
         Ok(self.swapper.as_mut().expect("just made"))
     }
 
+    /// Hands each old instance's state (its `save`) to its successor (`restore`); the first
+    /// failure refuses the swap, naming the artifact and plugin. Nothing is exchanged here.
+    fn hand_over(&mut self, instances: &mut [(Slot, Fresh)]) -> Result<(), String> {
+        for (slot, fresh) in instances.iter_mut() {
+            let (id, label, state) = match (*slot, fresh) {
+                (Slot::Driver { shard, index }, Fresh::Driver(new)) => {
+                    let s = &mut self.driver_shards[shard as usize].items[index as usize];
+                    let state = s.plugin.save_state();
+                    let state = state.and_then(|st| match st {
+                        Some(bytes) => new.restore_state(&bytes),
+                        None => Ok(()),
+                    });
+                    (s.id, &s.label, state)
+                }
+                (
+                    Slot::Sensor {
+                        shard,
+                        index,
+                        sensor,
+                    },
+                    Fresh::Sensor(new),
+                ) => {
+                    let a = &mut self.sensor_shards[shard as usize].items[index as usize];
+                    let s = &mut a.sensors[sensor as usize];
+                    let state = s.plugin.get_mut().save_state();
+                    let state = state.and_then(|st| match st {
+                        Some(bytes) => new.restore_state(&bytes),
+                        None => Ok(()),
+                    });
+                    (a.id, &s.label, state)
+                }
+                _ => unreachable!("recipes pair drivers with driver slots"),
+            };
+            if let Err(m) = state {
+                let artifact = &self.catalog.artifacts[id.0 as usize].name;
+                return Err(format!(
+                    "artifact '{artifact}': {label}: the state hand-over failed: {m}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Between two steps: switches to a prepared build, or records a refusal.
     fn switch_ready(&mut self) {
         let Some(outcome) = self.swapper.as_ref().and_then(Swapper::ready) else {
@@ -1232,9 +1275,26 @@ impl Environment {
                     result: Err(reason),
                 });
             }
-            Outcome::Ready(p) => {
+            Outcome::Ready(mut p) => {
                 let t0 = std::time::Instant::now();
                 let waited = t0 - p.requested;
+                if let Err(reason) = self.hand_over(&mut p.instances) {
+                    tracing::warn!(
+                        "library swap refused at step {step}: {reason}; the run keeps the plugins of '{}'",
+                        p.library.display()
+                    );
+                    self.swaps.push(SwapEvent {
+                        ticket: p.ticket,
+                        step,
+                        library: p.library.clone(),
+                        result: Err(reason),
+                    });
+                    // The new build's instances go the way old ones do: off this thread.
+                    if let Some(s) = &self.swapper {
+                        s.retire(vec![Box::new(p)]);
+                    }
+                    return;
+                }
                 // The old instances in two vectors (not one box each): the switch allocates twice.
                 let mut drivers: Vec<Box<dyn Driver>> = Vec::with_capacity(p.instances.len());
                 let mut sensors: Vec<Box<dyn Sensor>> = Vec::with_capacity(p.instances.len());
@@ -1246,7 +1306,14 @@ impl Environment {
                             drivers.push(std::mem::replace(&mut s.plugin, d));
                             s.enabled = true;
                         }
-                        (Slot::Sensor { shard, index, sensor }, Fresh::Sensor(n)) => {
+                        (
+                            Slot::Sensor {
+                                shard,
+                                index,
+                                sensor,
+                            },
+                            Fresh::Sensor(n),
+                        ) => {
                             let s = &mut self.sensor_shards[shard as usize].items[index as usize]
                                 .sensors[sensor as usize];
                             sensors.push(std::mem::replace(s.plugin.get_mut(), n));

@@ -244,6 +244,17 @@ impl CommandBuffer {
 pub trait Sensor: Send {
     /// Measures and writes `out`. An error disables this sensor (or stops a strict run).
     fn sense(&mut self, ctx: &SensorContext<'_>, out: &mut Reading) -> Result<(), String>;
+    /// The state a new build continues from when this plugin's library is swapped
+    /// ([`crate::swap`]): `Ok(None)` (the default) for none.
+    fn save_state(&mut self) -> Result<Option<Vec<u8>>, String> {
+        Ok(None)
+    }
+    /// Continues from what the previous build's [`save_state`](Self::save_state) returned; an
+    /// error refuses the swap.
+    fn restore_state(&mut self, state: &[u8]) -> Result<(), String> {
+        let _ = state;
+        Ok(())
+    }
 }
 
 /// An artifact's behaviour. Runs in the driver phase on a worker thread; it reads readings and
@@ -251,6 +262,17 @@ pub trait Sensor: Send {
 pub trait Driver: Send {
     /// Computes this step's commands. An error disables this driver (or stops a strict run).
     fn drive(&mut self, ctx: &DriverContext<'_>, out: &mut CommandBuffer) -> Result<(), String>;
+    /// The state a new build continues from when this plugin's library is swapped
+    /// ([`crate::swap`]): `Ok(None)` (the default) for none.
+    fn save_state(&mut self) -> Result<Option<Vec<u8>>, String> {
+        Ok(None)
+    }
+    /// Continues from what the previous build's [`save_state`](Self::save_state) returned; an
+    /// error refuses the swap.
+    fn restore_state(&mut self, state: &[u8]) -> Result<(), String> {
+        let _ = state;
+        Ok(())
+    }
 }
 
 /// What an extension sees after each step: the world and every reading of the step.

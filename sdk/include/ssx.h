@@ -331,6 +331,18 @@ typedef struct {
   // is paused, right after any plugin calls the host's `wake` and at least every 50 ms.
   // Steps asked for while paused run back to back, unpaced. Since version 3.
   SsxStatus (*control)(void *instance, SsxCtx ctx, SsxControl *control, SsxErrorBuf *error);
+  // Drivers and sensors (may be null): when the run swaps this library for a new build,
+  // writes the state the new build's instance continues from (its format is the plugin's:
+  // version it) into `state` and its size into `len`; `SSX_ERR_OUT_OF_RANGE` (with `len`
+  // the size needed) when `capacity` is short, `SSX_ERR_NOT_FOUND` for nothing to hand over.
+  // Called on the main thread between two steps. Appended to version 3: the host reads it
+  // only when `struct_size` covers it.
+  SsxStatus (*save)(void *instance, uint8_t *state, uintptr_t capacity, uintptr_t *len, SsxErrorBuf *error);
+  // Drivers and sensors (may be null): a new instance continues from what the previous
+  // build's `save` wrote (called on the main thread at the switch, before the new
+  // instance's first step). An error refuses the whole swap: the old build keeps running.
+  // Appended to version 3 with `save`.
+  SsxStatus (*restore)(void *instance, const uint8_t *state, uintptr_t len, SsxErrorBuf *error);
 } SsxPluginDesc;
 
 // What `ssx_plugin_entry` returns: every plugin in the library. Static, never freed.

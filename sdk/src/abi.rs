@@ -580,7 +580,38 @@ pub struct SsxPluginDesc {
             error: *mut SsxErrorBuf,
         ) -> SsxStatus,
     >,
+    /// Drivers and sensors (may be null): when the run swaps this library for a new build,
+    /// writes the state the new build's instance continues from (its format is the plugin's:
+    /// version it) into `state` and its size into `len`; `SSX_ERR_OUT_OF_RANGE` (with `len`
+    /// the size needed) when `capacity` is short, `SSX_ERR_NOT_FOUND` for nothing to hand over.
+    /// Called on the main thread between two steps. Appended to version 3: the host reads it
+    /// only when `struct_size` covers it.
+    pub save: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            state: *mut u8,
+            capacity: usize,
+            len: *mut usize,
+            error: *mut SsxErrorBuf,
+        ) -> SsxStatus,
+    >,
+    /// Drivers and sensors (may be null): a new instance continues from what the previous
+    /// build's `save` wrote (called on the main thread at the switch, before the new
+    /// instance's first step). An error refuses the whole swap: the old build keeps running.
+    /// Appended to version 3 with `save`.
+    pub restore: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            state: *const u8,
+            len: usize,
+            error: *mut SsxErrorBuf,
+        ) -> SsxStatus,
+    >,
 }
+
+/// The size of an [`SsxPluginDesc`] before `save` and `restore` were appended: the smallest
+/// entry a version-3 host takes.
+pub const SSX_PLUGIN_DESC_V3_SIZE: usize = std::mem::offset_of!(SsxPluginDesc, save);
 
 /// What `ssx_plugin_entry` returns: every plugin in the library. Static, never freed.
 #[repr(C)]

@@ -682,6 +682,18 @@ pub trait Driver: Sized + Send + 'static {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String>;
     /// One step: read the world and readings, write commands.
     fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String>;
+    /// The state a new build of this library continues from when the run swaps it in
+    /// (docs/plugins.md "Swapping a library"); `None` (the default): the new instance starts
+    /// fresh. The format is yours: put a version in it.
+    fn save(&self) -> Option<Vec<u8>> {
+        None
+    }
+    /// Continues from what the previous build's [`save`](Self::save) wrote. An error refuses
+    /// the whole swap (the old build keeps running). The default ignores the state.
+    fn restore(&mut self, state: &[u8]) -> Result<(), String> {
+        let _ = state;
+        Ok(())
+    }
 }
 
 /// A sensor: measures the world for an artifact and publishes a reading.
@@ -690,6 +702,18 @@ pub trait Sensor: Sized + Send + 'static {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String>;
     /// One step: measure and [`Ctx::publish`].
     fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String>;
+    /// The state a new build of this library continues from when the run swaps it in
+    /// (docs/plugins.md "Swapping a library"); `None` (the default): the new instance starts
+    /// fresh. The format is yours: put a version in it.
+    fn save(&self) -> Option<Vec<u8>> {
+        None
+    }
+    /// Continues from what the previous build's [`save`](Self::save) wrote. An error refuses
+    /// the whole swap (the old build keeps running). The default ignores the state.
+    fn restore(&mut self, state: &[u8]) -> Result<(), String> {
+        let _ = state;
+        Ok(())
+    }
 }
 
 /// A simulation extension: a bridge to the outside (a middleware, a recorder). Created before the
@@ -795,6 +819,12 @@ fn guarded(error: *mut SsxErrorBuf, f: impl FnOnce() -> Result<(), String>) -> S
 trait Make: Sized + Send + 'static {
     fn make(descriptor: &str, init: &Init) -> Result<Self, String>;
     fn run(&mut self, ctx: &Ctx<'_>) -> Result<(), String>;
+    fn save(&self) -> Option<Vec<u8>> {
+        None
+    }
+    fn restore(&mut self, _state: &[u8]) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 struct AsDriver<T>(T);
@@ -817,6 +847,12 @@ impl<T: Driver> Make for AsDriver<T> {
     fn run(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
         self.0.step(ctx)
     }
+    fn save(&self) -> Option<Vec<u8>> {
+        self.0.save()
+    }
+    fn restore(&mut self, state: &[u8]) -> Result<(), String> {
+        self.0.restore(state)
+    }
 }
 
 impl<T: Sensor> Make for AsSensor<T> {
@@ -825,6 +861,12 @@ impl<T: Sensor> Make for AsSensor<T> {
     }
     fn run(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
         self.0.step(ctx)
+    }
+    fn save(&self) -> Option<Vec<u8>> {
+        self.0.save()
+    }
+    fn restore(&mut self, state: &[u8]) -> Result<(), String> {
+        self.0.restore(state)
     }
 }
 
@@ -944,6 +986,77 @@ macro_rules! trampolines {
             unsafe { destroy_impl::<$wrap<T>>(inst) }
         }
     };
+    ($bound:ident, $wrap:ident, $create:ident, $step:ident, $destroy:ident, $save:ident, $restore:ident) => {
+        trampolines!($bound, $wrap, $create, $step, $destroy);
+        #[doc(hidden)]
+        pub unsafe extern "C" fn $save<T: $bound>(
+            inst: *mut c_void,
+            state: *mut u8,
+            capacity: usize,
+            len: *mut usize,
+            e: *mut SsxErrorBuf,
+        ) -> SsxStatus {
+            unsafe { save_impl::<$wrap<T>>(inst, state, capacity, len, e) }
+        }
+        #[doc(hidden)]
+        pub unsafe extern "C" fn $restore<T: $bound>(
+            inst: *mut c_void,
+            state: *const u8,
+            len: usize,
+            e: *mut SsxErrorBuf,
+        ) -> SsxStatus {
+            unsafe { restore_impl::<$wrap<T>>(inst, state, len, e) }
+        }
+    };
+}
+
+unsafe fn save_impl<M: Make>(
+    instance: *mut c_void,
+    state: *mut u8,
+    capacity: usize,
+    len: *mut usize,
+    error: *mut SsxErrorBuf,
+) -> SsxStatus {
+    let mut status = SSX_OK;
+    let guarded_status = guarded(error, || {
+        // SAFETY: a live instance of `M`, called on the main thread between steps.
+        let inst = unsafe { instance.cast::<Instance<M>>().as_ref() }.ok_or("null instance")?;
+        let len = unsafe { len.as_mut() }.ok_or("null len")?;
+        let Some(bytes) = inst.value.save() else {
+            status = SSX_ERR_NOT_FOUND;
+            return Ok(());
+        };
+        *len = bytes.len();
+        if bytes.len() > capacity || (state.is_null() && !bytes.is_empty()) {
+            status = SSX_ERR_OUT_OF_RANGE;
+            return Ok(());
+        }
+        // SAFETY: `state` holds `capacity` >= `bytes.len()` bytes per the ABI.
+        unsafe { abi::slice_mut(state, capacity)[..bytes.len()].copy_from_slice(&bytes) };
+        Ok(())
+    });
+    if guarded_status == SSX_OK {
+        status
+    } else {
+        guarded_status
+    }
+}
+
+unsafe fn restore_impl<M: Make>(
+    instance: *mut c_void,
+    state: *const u8,
+    len: usize,
+    error: *mut SsxErrorBuf,
+) -> SsxStatus {
+    guarded(error, || {
+        // SAFETY: a live instance of `M`, called on the main thread between steps.
+        let inst = unsafe { instance.cast::<Instance<M>>().as_mut() }.ok_or("null instance")?;
+        if state.is_null() && len > 0 {
+            return Err("null state".into());
+        }
+        // SAFETY: `len` bytes at `state` per the ABI, null checked above.
+        inst.value.restore(unsafe { abi::slice(state, len) })
+    })
 }
 
 trampolines!(
@@ -951,14 +1064,18 @@ trampolines!(
     AsDriver,
     __driver_create,
     __driver_step,
-    __driver_destroy
+    __driver_destroy,
+    __driver_save,
+    __driver_restore
 );
 trampolines!(
     Sensor,
     AsSensor,
     __sensor_create,
     __sensor_step,
-    __sensor_destroy
+    __sensor_destroy,
+    __sensor_save,
+    __sensor_restore
 );
 trampolines!(
     Extension,
@@ -1045,6 +1162,8 @@ macro_rules! __ssx_desc {
             step: Some($crate::__driver_step::<$ty>),
             call: None,
             control: None,
+            save: Some($crate::__driver_save::<$ty>),
+            restore: Some($crate::__driver_restore::<$ty>),
         }
     };
     (extension, $name:literal, $desc:literal, $ty:ty) => {
@@ -1058,6 +1177,8 @@ macro_rules! __ssx_desc {
             step: Some($crate::__extension_step::<$ty>),
             call: Some($crate::__extension_call::<$ty>),
             control: Some($crate::__extension_control::<$ty>),
+            save: None,
+            restore: None,
         }
     };
     (sensor, $name:literal, $desc:literal, $ty:ty) => {
@@ -1071,6 +1192,8 @@ macro_rules! __ssx_desc {
             step: Some($crate::__sensor_step::<$ty>),
             call: None,
             control: None,
+            save: Some($crate::__sensor_save::<$ty>),
+            restore: Some($crate::__sensor_restore::<$ty>),
         }
     };
 }

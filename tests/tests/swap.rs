@@ -275,3 +275,91 @@ fn reload_over_zenoh_swaps_or_says_why_not() {
     assert!(log.contains("library swap refused at step "), "{log}");
     assert!(log.contains("swapped library '"), "{log}");
 }
+
+/// A sensor's state crosses the swap when both builds hand it over (`save` / `restore`), and
+/// only then: a build without them starts fresh, and one whose `restore` fails is refused.
+#[test]
+fn a_counter_keeps_counting_across_a_swap_that_hands_its_state_over() {
+    let ws = Workspace::new();
+    let lib = ws.path().join("libcounter.so");
+    std::fs::copy(c_library("counter_v1"), &lib).unwrap();
+    ws.write(
+        "c.json",
+        r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
+  "sensors": [ { "name": "n", "library": "libcounter.so", "plugin": "counter", "descriptor": {} } ] }"#,
+    );
+    let scene = ws.write(
+        "s.json",
+        r#"{ "timestep": 0.001, "gravity": [0, 0, 0], "artifacts": [ { "name": "c", "artifact": "c.json" } ] }"#,
+    );
+    let clock = Arc::new(MonotonicClock::new(Duration::ZERO));
+    let mut env = build_with(&scene, &registry(), 1, Mode::Fast, false, clock).unwrap();
+    let reading = |env: &Environment| -> (f64, f64) {
+        let r = env.reading("c", "n").expect("a reading");
+        (r.values()[0], r.values()[1])
+    };
+    ssx_tests::step_n(&mut env, 100);
+    assert_eq!(reading(&env), (100.0, 1.0));
+
+    // v2 takes the count over: the first step after the switch reads 1 more than the last.
+    let swap_to = |env: &mut Environment, build: &str, n: usize| {
+        overwrite(&lib, &c_library(build));
+        env.request_swap(&lib).unwrap();
+        loop {
+            let before = reading(env);
+            env.step().unwrap();
+            if env.swaps().len() > n {
+                return (before, reading(env), env.swaps()[n].result.clone());
+            }
+        }
+    };
+    let (before, after, result) = swap_to(&mut env, "counter_v2", 0);
+    assert!(result.is_ok(), "{result:?}");
+    assert_eq!((after.0, after.1), (before.0 + 1.0, 2.0));
+
+    // A build whose restore fails: refused, v2 counts on.
+    let (before, after, result) = swap_to(&mut env, "counter_bad", 1);
+    assert_eq!(
+        result.unwrap_err(),
+        "artifact 'c': sensor 'n' (counter): the state hand-over failed: restore: this build cannot read the old state"
+    );
+    assert_eq!((after.0, after.1), (before.0 + 1.0, 2.0));
+
+    // A build without save/restore starts from 0.
+    let (_, after, result) = swap_to(&mut env, "counter_fresh", 2);
+    assert!(result.is_ok(), "{result:?}");
+    assert_eq!(after, (1.0, 3.0));
+}
+
+/// The Rust SDK's side of the hand-over (`Sensor::save` / `Sensor::restore`): the `tally` sensor
+/// of the Rust fixture library, swapped for the same build, continues its count.
+#[test]
+fn a_rust_sensor_hands_its_count_over_through_the_sdk() {
+    let ws = Workspace::new();
+    let built = ssx_tests::rust_plugin_dir().join("libssx_test_plugins.so");
+    let lib = ws.path().join("libtally.so");
+    std::fs::copy(&built, &lib).unwrap();
+    ws.write(
+        "t.json",
+        r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
+  "sensors": [ { "name": "n", "library": "libtally.so", "plugin": "tally", "descriptor": {} } ] }"#,
+    );
+    let scene = ws.write(
+        "s.json",
+        r#"{ "timestep": 0.001, "gravity": [0, 0, 0], "artifacts": [ { "name": "t", "artifact": "t.json" } ] }"#,
+    );
+    let clock = Arc::new(MonotonicClock::new(Duration::ZERO));
+    let mut env = build_with(&scene, &registry(), 1, Mode::Fast, false, clock).unwrap();
+    ssx_tests::step_n(&mut env, 50);
+    let reading = |env: &Environment| env.reading("t", "n").unwrap().values().to_vec();
+    assert_eq!(reading(&env), [50.0, 0.0]);
+    std::fs::copy(&built, &lib).unwrap();
+    env.request_swap(&lib).unwrap();
+    let mut before = reading(&env);
+    while env.swaps().is_empty() {
+        before = reading(&env);
+        env.step().unwrap();
+    }
+    assert!(env.swaps()[0].result.is_ok(), "{:?}", env.swaps());
+    assert_eq!(reading(&env), [before[0] + 1.0, 1.0]);
+}

@@ -141,6 +141,50 @@ impl Instance {
         self.call_guarded(frame, |ctx, err| unsafe { step(instance, ctx, err) })
     }
 
+    /// The state the plugin hands over to a new build (its `save` entry), if it has one.
+    fn save(&mut self) -> Result<Option<Vec<u8>>, String> {
+        /// Largest state taken, per instance.
+        const MAX_STATE: usize = 16 << 20;
+        let Some(save) = self.desc.save else {
+            return Ok(None);
+        };
+        let mut buf = vec![0u8; 4096];
+        loop {
+            let mut len = 0usize;
+            let err = self.err.raw();
+            // SAFETY: the instance is live; `buf` holds `buf.len()` bytes for the call.
+            let status = unsafe { save(self.instance, buf.as_mut_ptr(), buf.len(), &mut len, err) };
+            match status {
+                SSX_OK if len <= buf.len() => {
+                    buf.truncate(len);
+                    return Ok(Some(buf));
+                }
+                SSX_ERR_NOT_FOUND => return Ok(None),
+                SSX_ERR_OUT_OF_RANGE if len > buf.len() && len <= MAX_STATE => buf.resize(len, 0),
+                SSX_ERR_OUT_OF_RANGE | SSX_OK => {
+                    return Err(format!(
+                        "save: a state of {len} bytes (at most {MAX_STATE} are taken)"
+                    ));
+                }
+                _ => return Err(format!("save: {}", self.err.message(status))),
+            }
+        }
+    }
+
+    /// Hands `state` to the plugin's `restore` entry (ignored when it has none).
+    fn restore(&mut self, state: &[u8]) -> Result<(), String> {
+        let Some(restore) = self.desc.restore else {
+            return Ok(());
+        };
+        let err = self.err.raw();
+        // SAFETY: the instance is live; `state` holds `state.len()` bytes for the call.
+        let status = unsafe { restore(self.instance, state.as_ptr(), state.len(), err) };
+        match status {
+            SSX_OK => Ok(()),
+            _ => Err(format!("restore: {}", self.err.message(status))),
+        }
+    }
+
     /// Runs one entry of this instance with `frame` current and this instance's error buffer.
     fn call_guarded(
         &mut self,
@@ -330,6 +374,12 @@ impl Driver for AbiDriver {
         };
         self.0.step(&mut frame)
     }
+    fn save_state(&mut self) -> Result<Option<Vec<u8>>, String> {
+        self.0.save()
+    }
+    fn restore_state(&mut self, state: &[u8]) -> Result<(), String> {
+        self.0.restore(state)
+    }
 }
 
 impl Sensor for AbiSensor {
@@ -340,5 +390,11 @@ impl Sensor for AbiSensor {
             kind: FrameKind::Sensor { out },
         };
         self.0.step(&mut frame)
+    }
+    fn save_state(&mut self) -> Result<Option<Vec<u8>>, String> {
+        self.0.save()
+    }
+    fn restore_state(&mut self, state: &[u8]) -> Result<(), String> {
+        self.0.restore(state)
     }
 }

@@ -244,18 +244,40 @@ impl PluginLibrary {
             return Err(format!("'{}': the plugin list is null", path.display()));
         }
         let mut plugins = Vec::with_capacity(t.plugin_count as usize);
+        // The entries are an array of the plugin's `SsxPluginDesc`, which may be older (shorter)
+        // than the host's: step by the plugin's size, read what it has, zero the rest (fields
+        // appended since are optional entries, null when absent).
+        let stride = match t.plugin_count {
+            0 => 0,
+            // SAFETY: at least one entry; every version starts with `struct_size`.
+            _ => (unsafe { *(t.plugins as *const u32) }) as usize,
+        };
         for i in 0..t.plugin_count as usize {
-            // SAFETY: `plugins` points at `plugin_count` entries; check each size first.
-            let entry = unsafe { t.plugins.add(i) };
+            // SAFETY: `plugins` points at `plugin_count` entries of `stride` bytes (checked
+            // below to be at least the version-3 size before anything else is read).
+            let entry = unsafe { (t.plugins as *const u8).add(i * stride) };
             let size = unsafe { *(entry as *const u32) } as usize;
-            let expected = std::mem::size_of::<SsxPluginDesc>();
+            let expected = SSX_PLUGIN_DESC_V3_SIZE;
             if size < expected {
                 return Err(format!(
                     "'{}': plugin #{i} entry too small: host = {expected} bytes, plugin = {size} bytes",
                     path.display()
                 ));
             }
-            let d = unsafe { *entry };
+            if size != stride {
+                return Err(format!(
+                    "'{}': plugin #{i} entry is {size} bytes, the first is {stride}: one array has one entry size",
+                    path.display()
+                ));
+            }
+            let mut d = std::mem::MaybeUninit::<SsxPluginDesc>::zeroed();
+            let known = size.min(std::mem::size_of::<SsxPluginDesc>());
+            // SAFETY: the entry has `size` readable bytes; the host's struct has room for
+            // `known`; all-zero is a valid `SsxPluginDesc` (null pointers, `None` functions).
+            let d = unsafe {
+                std::ptr::copy_nonoverlapping(entry, d.as_mut_ptr().cast::<u8>(), known);
+                d.assume_init()
+            };
             let name = c_text(d.name, &format!("plugin #{i}'s name"))
                 .map_err(|m| format!("'{}': {m}", path.display()))?;
             let kind = match d.kind {
