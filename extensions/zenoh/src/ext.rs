@@ -149,7 +149,7 @@ impl Shared {
             let _ = self.warnings.push(format!(
                 "zenoh: refused a control command on '{}/{key}': {} ({n} refused since the last warning; {total} in all)",
                 self.prefix,
-                ssx_sdk::text::clip(why, 120)
+                ssx_sdk::text::clip(why, 160)
             ));
         }
     }
