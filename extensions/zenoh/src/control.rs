@@ -18,7 +18,8 @@ pub const MAX_OBSERVED: usize = 64;
 /// Most steps one `step` command may ask for.
 pub const MAX_STEPS: u64 = 1_000_000;
 
-/// What the control queryable accepts. Nothing else: it cannot load, read or write anything.
+/// What the control queryable accepts. Nothing else: it loads no library the scene does not
+/// already use, and writes nothing.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Command {
     /// Pause the run (and cut short a `step` in progress).
