@@ -382,6 +382,8 @@ pub struct Environment {
     swapper: Option<Swapper>,
     /// Swaps done or refused so far.
     swaps: Vec<SwapEvent>,
+    /// The instances (and library) a switch replaced, for the swap thread to destroy.
+    retiring: Option<Vec<Box<dyn Send>>>,
     /// Libraries stay loaded while an instance holds them; the loader's own handles go with it.
     loader: PluginLoader,
     engine: Box<dyn PhysicEngine>,
@@ -492,6 +494,7 @@ impl Environment {
             recipes: Vec::new(),
             swapper: None,
             swaps: Vec::new(),
+            retiring: None,
             loader,
             engine,
             engine_label,
@@ -904,6 +907,14 @@ impl Environment {
         };
         let slow_sensor = slowest(&mut self.sensor_shards.iter().map(|s| s.slowest));
         let slow_driver = slowest(&mut self.driver_shards.iter().map(|s| s.slowest));
+
+        // Old instances of a swap are destroyed now, while this thread waits for the deadline,
+        // rather than beside the step's workers.
+        if let Some(old) = self.retiring.take()
+            && let Some(s) = &self.swapper
+        {
+            s.retire(old);
+        }
 
         // 4. Pace. Steps run while paused (lockstep) have no deadline.
         let outcome = match stop {
@@ -1328,9 +1339,8 @@ impl Environment {
                     old.push(Box::new(previous));
                 }
                 let switch = t0.elapsed();
-                if let Some(s) = &self.swapper {
-                    s.retire(old);
-                }
+                // Handed to the swap thread at the end of this step's compute (see step_until).
+                self.retiring = Some(old);
                 tracing::info!(
                     "swapped library '{}' before step {}: {count} instance(s), {:.1} ms after the request, switched in {:.1} us",
                     p.library.display(),
