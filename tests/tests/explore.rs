@@ -365,7 +365,7 @@ fn coverage_of_a_robot_driving_a_straight_line_is_the_area_it_swept() {
             r#"{{ "timestep": {dt}, "gravity": [0, 0, 0], "engine": "kinematic",
                  "extensions": [ {{ "name": "explore", "library": "{}", "plugin": "explore",
                    "descriptor": {{ "area": [[-2, -2], [8, 2]], "cell": {cell}, "robots": "r_",
-                                    "footprint": {r}, "report": "{}", "png": "{}", "log_every": 0 }} }} ],
+                                    "footprint": {r}, "report": "{}", "png": "{}", "png_scale": 3, "log_every": 0 }} }} ],
                  "artifacts": [ {} ] }}"#,
             explore_lib(),
             report.display(),
@@ -405,17 +405,48 @@ fn coverage_of_a_robot_driving_a_straight_line_is_the_area_it_swept() {
         (covered - swept).abs() < outline * cell / 2.0,
         "covered {covered} m², swept {swept} m²"
     );
-    assert!(
-        std::fs::metadata(ws.path().join("cov-covered.png"))
-            .unwrap()
-            .len()
-            > 100
+    // 500 × 200 cells at 3 pixels a cell (the PNG header's width and height, big endian).
+    for name in ["cov-covered.png", "cov-explored.png"] {
+        let bytes = std::fs::read(ws.path().join(name)).unwrap();
+        let be = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+        assert_eq!(
+            (&bytes[12..16], be(16), be(20)),
+            (&b"IHDR"[..], 1500, 600),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn the_map_pictures_scale_within_limits() {
+    let ws = Workspace::new();
+    let scene = |descriptor: &str| {
+        ws.write(
+            "s.json",
+            &format!(
+                r#"{{ "timestep": 0.01, "extensions": [ {{ "name": "explore", "library": "{}", "plugin": "explore",
+                     "descriptor": {descriptor} }} ], "artifacts": [] }}"#,
+                explore_lib()
+            ),
+        )
+    };
+    let err = |descriptor: &str| match ssx_tests::build_fast(&scene(descriptor), 1) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("{descriptor} must be refused"),
+    };
+    let e = err(
+        r#"{ "area": [[0, 0], [10, 10]], "cell": 0.1, "robots": "r_", "png": "m", "png_scale": 0 }"#,
     );
     assert!(
-        std::fs::metadata(ws.path().join("cov-explored.png"))
-            .unwrap()
-            .len()
-            > 100
+        e.contains("invalid descriptor: 'png_scale' must be from 1 to 16 pixels per cell, got 0"),
+        "{e}"
+    );
+    let e = err(
+        r#"{ "area": [[0, 0], [100, 100]], "cell": 0.05, "robots": "r_", "png": "m", "png_scale": 16 }"#,
+    );
+    assert!(
+        e.contains("invalid descriptor: 'png_scale' 16 makes the 2000 × 2000-cell map a picture of 32000 × 32000 pixels; the limit is 67108864 pixels"),
+        "{e}"
     );
 }
 

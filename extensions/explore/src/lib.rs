@@ -72,6 +72,10 @@ struct Config {
     /// Write the explored and covered maps as `<png>-explored.png` and `<png>-covered.png`.
     #[serde(default)]
     png: Option<PathBuf>,
+    /// Pixels per cell side in those pictures (1 to 16, default 1): a 120 × 120 cell map at 4 is
+    /// a 480-pixel picture.
+    #[serde(default = "d_scale")]
+    png_scale: u32,
     /// Log the metrics every this many simulated seconds (0: never; default 10).
     #[serde(default = "d_log")]
     log_every: f64,
@@ -141,6 +145,15 @@ fn d_walls() -> String {
 fn d_height() -> f64 {
     0.25
 }
+/// Largest `png_scale`.
+const MAX_PNG_SCALE: u32 = 16;
+/// Most pixels in a map picture (64 Mi: 192 MiB of RGB while it is encoded).
+const MAX_PNG_PIXELS: usize = 64 << 20;
+
+fn d_scale() -> u32 {
+    1
+}
+
 fn d_footprint() -> f64 {
     0.25
 }
@@ -338,6 +351,21 @@ impl Explore {
         }
         if let Some(t) = &cfg.tags {
             positive("tags.max_radius", t.max_radius)?;
+        }
+        if !(1..=MAX_PNG_SCALE).contains(&cfg.png_scale) {
+            return Err(format!(
+                "invalid descriptor: 'png_scale' must be from 1 to {MAX_PNG_SCALE} pixels per cell, got {}",
+                cfg.png_scale
+            ));
+        }
+        let k = f64::from(cfg.png_scale);
+        if cfg.png.is_some() && nx * ny * k * k > MAX_PNG_PIXELS as f64 {
+            return Err(format!(
+                "invalid descriptor: 'png_scale' {} makes the {nx} × {ny}-cell map a picture of {} × {} pixels; the limit is {MAX_PNG_PIXELS} pixels",
+                cfg.png_scale,
+                nx * k,
+                ny * k
+            ));
         }
         if let Some(s) = &cfg.slam
             && !(s.merge_every.is_finite() && s.merge_every >= 0.0)
@@ -624,7 +652,8 @@ impl Explore {
     pub fn png(&self, covered: bool) -> Result<Vec<u8>, String> {
         let r = &self.raster;
         let walls = self.setup.as_ref().map(|s| &s.walls[..]);
-        let mut img = image::RgbImage::new(r.nx, r.ny);
+        let k = self.cfg.png_scale;
+        let mut img = image::RgbImage::new(r.nx * k, r.ny * k);
         for i in 0..r.len() {
             let wall = walls.is_some_and(|w| w[i]);
             let seen = if covered {
@@ -639,7 +668,10 @@ impl Explore {
                 (false, true, true) => [60, 180, 75],
             };
             let (x, y) = ((i % r.nx as usize) as u32, (i / r.nx as usize) as u32);
-            img.put_pixel(x, r.ny - 1 - y, image::Rgb(px));
+            let row = (r.ny - 1 - y) * k;
+            for (dx, dy) in (0..k).flat_map(|dx| (0..k).map(move |dy| (dx, dy))) {
+                img.put_pixel(x * k + dx, row + dy, image::Rgb(px));
+            }
         }
         let mut out = Cursor::new(Vec::new());
         img.write_to(&mut out, image::ImageOutputFormat::Png)
