@@ -111,6 +111,45 @@ impl<'a> DriverContext<'a> {
     }
 }
 
+/// Why a driver's command was refused: the host maps each kind to its own status code, so the
+/// text never has to be read back.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CommandError {
+    /// An index past the artifact's bodies.
+    #[error("body index {index} out of range: the artifact has {count} bodies")]
+    Body {
+        /// The index given.
+        index: usize,
+        /// How many there are.
+        count: u32,
+    },
+    /// An index past the artifact's joints.
+    #[error("joint index {index} out of range: the artifact has {count} joints")]
+    Joint {
+        /// The index given.
+        index: usize,
+        /// How many there are.
+        count: u32,
+    },
+    /// A joint target for a joint without a motor.
+    #[error("joint {0} has no motor: give it \"motor\" in the artifact file")]
+    NoMotor(usize),
+    /// A value that is not finite.
+    #[error("{what} is not finite: {value}")]
+    NotFinite {
+        /// What it is (`force`, `point`, ...).
+        what: &'static str,
+        /// The value, as written.
+        value: String,
+    },
+}
+
+impl From<CommandError> for String {
+    fn from(e: CommandError) -> String {
+        e.to_string()
+    }
+}
+
 /// Where a driver writes its commands for the next step. Only the artifact's own bodies can be
 /// commanded; every vector must be finite.
 #[derive(Debug, Default)]
@@ -143,23 +182,23 @@ impl CommandBuffer {
         joint: usize,
         position: f64,
         velocity: f64,
-    ) -> Result<(), String> {
+    ) -> Result<(), CommandError> {
         let n = self.joints.end - self.joints.start;
         let local = u32::try_from(joint)
             .ok()
             .filter(|&l| l < n)
-            .ok_or_else(|| {
-                format!("joint index {joint} out of range: the artifact has {n} joints")
+            .ok_or(CommandError::Joint {
+                index: joint,
+                count: n,
             })?;
         if !self.motorised[local as usize] {
-            return Err(format!(
-                "joint {joint} has no motor: give it \"motor\" in the artifact file"
-            ));
+            return Err(CommandError::NoMotor(joint));
         }
         if !(position.is_finite() && velocity.is_finite()) {
-            return Err(format!(
-                "joint target is not finite: {position}, {velocity}"
-            ));
+            return Err(CommandError::NotFinite {
+                what: "joint target",
+                value: format!("{position}, {velocity}"),
+            });
         }
         self.commands.push(BodyCommand::JointTarget {
             joint: crate::engine::JointId(self.joints.start + local),
@@ -178,25 +217,31 @@ impl CommandBuffer {
         &self.commands
     }
 
-    fn body(&self, local: usize) -> Result<BodyId, String> {
+    fn body(&self, local: usize) -> Result<BodyId, CommandError> {
         let n = self.bodies.end - self.bodies.start;
         u32::try_from(local)
             .ok()
             .filter(|&l| l < n)
             .map(|l| BodyId(self.bodies.start + l))
-            .ok_or_else(|| format!("body index {local} out of range: the artifact has {n} bodies"))
+            .ok_or(CommandError::Body {
+                index: local,
+                count: n,
+            })
     }
 
-    fn finite(what: &str, v: &Vec3) -> Result<(), String> {
+    fn finite(what: &'static str, v: &Vec3) -> Result<(), CommandError> {
         if v.iter().all(|x| x.is_finite()) {
             Ok(())
         } else {
-            Err(format!("{what} is not finite: {v:?}"))
+            Err(CommandError::NotFinite {
+                what,
+                value: format!("{v:?}"),
+            })
         }
     }
 
     /// A force (world frame, N) at the centre of mass of the artifact's `body`-th body.
-    pub fn force(&mut self, body: usize, force: Vec3) -> Result<(), String> {
+    pub fn force(&mut self, body: usize, force: Vec3) -> Result<(), CommandError> {
         let body = self.body(body)?;
         Self::finite("force", &force)?;
         self.commands.push(BodyCommand::Force { body, force });
@@ -209,7 +254,7 @@ impl CommandBuffer {
         body: usize,
         force: Vec3,
         point: Point3,
-    ) -> Result<(), String> {
+    ) -> Result<(), CommandError> {
         let body = self.body(body)?;
         Self::finite("force", &force)?;
         Self::finite("point", &point.coords)?;
@@ -219,7 +264,7 @@ impl CommandBuffer {
     }
 
     /// A torque (world frame, N·m).
-    pub fn torque(&mut self, body: usize, torque: Vec3) -> Result<(), String> {
+    pub fn torque(&mut self, body: usize, torque: Vec3) -> Result<(), CommandError> {
         let body = self.body(body)?;
         Self::finite("torque", &torque)?;
         self.commands.push(BodyCommand::Torque { body, torque });
@@ -227,7 +272,12 @@ impl CommandBuffer {
     }
 
     /// The velocity of a kinematic body (world frame).
-    pub fn velocity(&mut self, body: usize, linear: Vec3, angular: Vec3) -> Result<(), String> {
+    pub fn velocity(
+        &mut self,
+        body: usize,
+        linear: Vec3,
+        angular: Vec3,
+    ) -> Result<(), CommandError> {
         let body = self.body(body)?;
         Self::finite("linear velocity", &linear)?;
         Self::finite("angular velocity", &angular)?;
@@ -589,6 +639,39 @@ impl<'a> World<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refused_commands_say_why_in_a_type_and_in_words() {
+        let mut out = CommandBuffer::new(4..5, 2..3, vec![false]);
+        let e = out.force(1, Vec3::zeros()).unwrap_err();
+        assert_eq!(e, CommandError::Body { index: 1, count: 1 });
+        assert_eq!(
+            e.to_string(),
+            "body index 1 out of range: the artifact has 1 bodies"
+        );
+        assert_eq!(
+            out.joint_target(1, 0.0, 0.0).unwrap_err(),
+            CommandError::Joint { index: 1, count: 1 }
+        );
+        assert_eq!(
+            out.joint_target(0, 0.0, 0.0).unwrap_err().to_string(),
+            "joint 0 has no motor: give it \"motor\" in the artifact file"
+        );
+        assert_eq!(
+            out.torque(0, Vec3::new(f64::NAN, 0.0, 0.0))
+                .unwrap_err()
+                .to_string(),
+            "torque is not finite: [[NaN, 0.0, 0.0]]"
+        );
+        out.force(0, Vec3::new(1.0, 0.0, 0.0)).unwrap();
+        assert_eq!(
+            out.commands(),
+            &[BodyCommand::Force {
+                body: BodyId(4),
+                force: Vec3::new(1.0, 0.0, 0.0)
+            }]
+        );
+    }
 
     #[test]
     fn metrics_keep_the_last_value_and_refuse_bad_names_values_and_the_65th() {

@@ -23,7 +23,7 @@ struct Push;
 
 impl Driver for Push {
     fn drive(&mut self, _ctx: &DriverContext<'_>, out: &mut CommandBuffer) -> Result<(), String> {
-        out.force(0, Vec3::new(0.0, 0.0, 1.0))
+        Ok(out.force(0, Vec3::new(0.0, 0.0, 1.0))?)
     }
 }
 

@@ -122,7 +122,8 @@ impl Driver for Follower {
         out.force(
             0,
             (accel - ctx.world.gravity) * ctx.world.mass(ctx.info().body(0).unwrap()),
-        )
+        )?;
+        Ok(())
     }
 }
 
@@ -181,7 +182,8 @@ impl Driver for Panicky {
         if ctx.world.step == self.at {
             panic!("rotor controller lost its mind");
         }
-        out.force(0, Vec3::new(0.0, 0.0, 0.0))
+        out.force(0, Vec3::new(0.0, 0.0, 0.0))?;
+        Ok(())
     }
 }
 

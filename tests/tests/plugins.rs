@@ -760,7 +760,7 @@ impl ssx_core::Driver for InProcessArm {
         _ctx: &ssx_core::DriverContext<'_>,
         out: &mut ssx_core::CommandBuffer,
     ) -> Result<(), String> {
-        out.joint_target(0, 1.0, 0.0)
+        Ok(out.joint_target(0, 1.0, 0.0)?)
     }
 }
 

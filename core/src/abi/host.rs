@@ -10,7 +10,7 @@ use ssx_sdk::abi::*;
 
 use crate::engine::{BodyId, Contact};
 use crate::math::{Point3, Vec3};
-use crate::plugin::{CommandBuffer, Reading, ReadingSource, SwapDesk};
+use crate::plugin::{CommandBuffer, CommandError, Reading, ReadingSource, SwapDesk};
 use crate::stats::StatsView;
 use crate::world::{ArtifactId, World};
 
@@ -134,13 +134,10 @@ fn commands<'f>(frame: &'f mut Frame<'_>) -> Result<&'f mut CommandBuffer, SsxSt
     }
 }
 
-fn command(r: Result<(), String>) -> Result<(), SsxStatus> {
-    r.map_err(|m| {
-        if m.starts_with("body index") {
-            SSX_ERR_OUT_OF_RANGE
-        } else {
-            SSX_ERR_INVALID_ARGUMENT
-        }
+fn command(r: Result<(), CommandError>) -> Result<(), SsxStatus> {
+    r.map_err(|e| match e {
+        CommandError::Body { .. } | CommandError::Joint { .. } => SSX_ERR_OUT_OF_RANGE,
+        CommandError::NoMotor(_) | CommandError::NotFinite { .. } => SSX_ERR_INVALID_ARGUMENT,
     })
 }
 
@@ -434,16 +431,7 @@ unsafe extern "C" fn host_set_joint_target(
     velocity: f64,
 ) -> SsxStatus {
     host(ctx, |f| {
-        let commands = commands(f)?;
-        commands
-            .joint_target(joint as usize, position, velocity)
-            .map_err(|m| {
-                if m.starts_with("joint index") {
-                    SSX_ERR_OUT_OF_RANGE
-                } else {
-                    SSX_ERR_INVALID_ARGUMENT
-                }
-            })
+        command(commands(f)?.joint_target(joint as usize, position, velocity))
     })
 }
 
