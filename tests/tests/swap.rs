@@ -363,3 +363,43 @@ fn a_rust_sensor_hands_its_count_over_through_the_sdk() {
     assert!(env.swaps()[0].result.is_ok(), "{:?}", env.swaps());
     assert_eq!(reading(&env), [before[0] + 1.0, 1.0]);
 }
+
+/// `ssxd run --watch-plugins`: a new build copied over the library while the daemon runs is
+/// swapped in once, and the log says so.
+#[test]
+fn ssxd_watch_plugins_swaps_a_build_copied_over_the_file() {
+    use ssx_tests::daemon::{Daemon, wait_for};
+    let ws = Workspace::new();
+    let lib = ws.path().join("libpusher.so");
+    std::fs::copy(c_library("swap_x"), &lib).unwrap();
+    ws.write(
+        "ball.json",
+        r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
+  "driver": { "library": "libpusher.so", "plugin": "pusher", "descriptor": {} } }"#,
+    );
+    let scene = ws.write(
+        "s.json",
+        r#"{ "timestep": 0.001, "gravity": [0, 0, 0], "artifacts": [ { "name": "bot", "artifact": "ball.json" } ] }"#,
+    );
+    let daemon = Daemon::start_with(&scene.display().to_string(), 60, &["--watch-plugins"]);
+    wait_for("the watcher to start", Duration::from_secs(30), || {
+        daemon.log().contains("--watch-plugins")
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::copy(c_library("swap_y"), &lib).unwrap();
+    wait_for("the swap", Duration::from_secs(30), || {
+        daemon.log().contains("swapped library '")
+    });
+    std::thread::sleep(Duration::from_millis(1000));
+    let (code, log) = daemon.interrupt();
+    assert_eq!(code, Some(0), "{log}");
+    assert_eq!(
+        log.matches("swapped library '").count(),
+        1,
+        "one copy, one swap:\n{log}"
+    );
+    assert!(
+        log.contains("the library changed on disk: swapping it in"),
+        "{log}"
+    );
+}
