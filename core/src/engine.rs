@@ -317,6 +317,9 @@ pub struct Capabilities {
     /// Queries and collisions use the exact 3D shapes. Without it, every collider is its
     /// footprint in the plane extruded over its height (Stage's 2.5D world).
     pub exact_shapes: bool,
+    /// A dynamic body can be attached to another at run time and released again
+    /// ([`PhysicEngine::attach`]): what a gripper needs.
+    pub attach: bool,
 }
 
 /// The physical representation of the world (SSX's PhysicEngine).
@@ -360,4 +363,45 @@ pub trait PhysicEngine: Send + Sync {
     fn bodies_within(&self, center: Point3, radius: f64, out: &mut Vec<BodyId>);
     /// Appends to `out` one entry per body touching `body` after the last step.
     fn contacts(&self, body: BodyId, out: &mut Vec<Contact>);
+    /// Attaches the dynamic `body` to `carrier`: from the next step on it is held at `offset`
+    /// (its pose in the carrier's frame) and moves with the carrier; it touches the carrier no
+    /// more, and meets the rest of the world as part of it. Attaching an attached body again
+    /// moves it to the new offset (a gripper lifting what it holds). Engines without
+    /// [`Capabilities::attach`] refuse.
+    fn attach(&mut self, body: BodyId, carrier: BodyId, offset: Pose) -> Result<(), String> {
+        let _ = (body, carrier, offset);
+        Err(format!("engine '{}' cannot attach bodies", self.name()))
+    }
+    /// Releases an attached body: from the next step it moves on its own again (and falls;
+    /// engines without contact dynamics drop it straight down, with no glide). Nothing happens
+    /// to a body that is not attached.
+    fn detach(&mut self, body: BodyId) {
+        let _ = body;
+    }
+}
+
+/// The checks every engine makes of an [`PhysicEngine::attach`], in its words.
+pub fn check_attach(
+    body: BodyId,
+    carrier: BodyId,
+    kind_of: impl Fn(BodyId) -> Option<BodyKind>,
+    offset: &Pose,
+) -> Result<(), String> {
+    if body == carrier {
+        return Err(format!("body {} cannot carry itself", body.0));
+    }
+    match (kind_of(body), kind_of(carrier)) {
+        (None, _) => Err(format!("no body {}", body.0)),
+        (_, None) => Err(format!("no body {}", carrier.0)),
+        (Some(k), _) if k != BodyKind::Dynamic => Err(format!(
+            "body {} is {k:?}: only a dynamic body can be attached",
+            body.0
+        )),
+        _ if !(offset.translation.vector.iter().all(|v| v.is_finite())
+            && offset.rotation.coords.iter().all(|v| v.is_finite())) =>
+        {
+            Err("the offset is not finite".into())
+        }
+        _ => Ok(()),
+    }
 }

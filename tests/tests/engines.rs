@@ -389,3 +389,148 @@ fn joints_exist_where_the_engine_says_so() {
         }
     }
 }
+
+/// A carrier (a planar box, like a ground robot) and a cube resting in front of it.
+fn carrier_and_cube(e: &mut dyn PhysicEngine) -> (BodyId, BodyId) {
+    e.add_body(&ground()).unwrap();
+    let mut robot = body(
+        BodyKind::Dynamic,
+        [0.0, 0.0, 0.1],
+        Shape::Box {
+            half_extents: Vec3::new(0.2, 0.2, 0.1),
+        },
+    );
+    robot.planar = true;
+    let robot = e.add_body(&robot).unwrap();
+    let cube = e
+        .add_body(&body(BodyKind::Dynamic, [0.35, 0.0, 0.1], cube(0.1)))
+        .unwrap();
+    (robot, cube)
+}
+
+/// Drives `robot` at `vx` for `steps` steps (a velocity command every step, as the ground
+/// driver does).
+fn drive(e: &mut dyn PhysicEngine, robot: BodyId, vx: f64, steps: usize) {
+    for _ in 0..steps {
+        e.apply(&BodyCommand::Velocity {
+            body: robot,
+            linear: Vec3::new(vx, 0.0, 0.0),
+            angular: Vec3::zeros(),
+        });
+        e.step(DT);
+    }
+}
+
+#[test]
+fn an_attached_body_rides_at_its_offset_is_lifted_and_falls_when_released() {
+    for (name, mut e) in engines(Vec3::new(0.0, 0.0, -9.81)) {
+        assert!(e.capabilities().attach, "{name}");
+        let (robot, cube) = carrier_and_cube(&mut *e);
+        let n = 4;
+        e.step(DT);
+        // Gripped where it stands, then lifted 0.3 m, and carried 1 m.
+        let at = |z: f64| pose_from_xyz_rpy([0.35, 0.0, z], [0.0; 3]);
+        e.attach(cube, robot, at(0.0)).unwrap();
+        drive(&mut *e, robot, 0.0, 20);
+        e.attach(cube, robot, at(0.3)).unwrap();
+        drive(&mut *e, robot, 0.5, 200);
+        let (r, c) = (state(&*e, robot, n), state(&*e, cube, n));
+        let expected = r.pose * at(0.3);
+        let off = (c.pose.translation.vector - expected.translation.vector).norm();
+        assert!(
+            off < 0.02,
+            "{name}: the cube is {off} m from where it is held: {c:?}"
+        );
+        assert!(
+            r.pose.translation.vector.x > 0.9,
+            "{name}: the robot moved {r:?}"
+        );
+        // The carrier does not collide with what it holds: the cube at offset 0 overlapped
+        // nothing but the robot's reach, and lifting it did not push the robot.
+        assert!(
+            r.pose.translation.vector.z > 0.09 && r.pose.translation.vector.z < 0.11,
+            "{name}"
+        );
+        // Released 0.4 m up, it falls and rests on the ground.
+        e.detach(cube);
+        drive(&mut *e, robot, 0.0, 200);
+        let c = state(&*e, cube, n);
+        assert!(
+            (c.pose.translation.vector.z - 0.1).abs() < 0.01 && c.linvel.norm() < 0.01,
+            "{name}: the released cube rests on the ground: {c:?}"
+        );
+        // Detaching again does nothing; attaching to itself or a static body is refused.
+        e.detach(cube);
+        assert_eq!(
+            e.attach(cube, cube, Pose::identity()).unwrap_err(),
+            format!("body {} cannot carry itself", cube.0)
+        );
+        assert_eq!(
+            e.attach(BodyId(0), robot, Pose::identity()).unwrap_err(),
+            "body 0 is Static: only a dynamic body can be attached"
+        );
+    }
+}
+
+#[test]
+fn a_carried_body_is_stacked_on_another_when_released_over_it() {
+    for (name, mut e) in engines(Vec3::new(0.0, 0.0, -9.81)) {
+        let (robot, carried) = carrier_and_cube(&mut *e);
+        let lower = e
+            .add_body(&body(BodyKind::Dynamic, [1.35, 0.0, 0.15], cube(0.15)))
+            .unwrap();
+        let n = 5;
+        e.step(DT);
+        let held = pose_from_xyz_rpy([0.35, 0.0, 0.4], [0.0; 3]);
+        e.attach(carried, robot, held).unwrap();
+        drive(&mut *e, robot, 0.0, 30);
+        // 1 m forward at 0.5 m/s puts the cube over the lower box (top at 0.3 m).
+        drive(&mut *e, robot, 0.5, 200);
+        drive(&mut *e, robot, 0.0, 50);
+        e.detach(carried);
+        drive(&mut *e, robot, 0.0, 300);
+        let (c, l) = (state(&*e, carried, n), state(&*e, lower, n));
+        let top = l.pose.translation.vector.z + 0.15;
+        assert!(
+            (c.pose.translation.vector.z - (top + 0.1)).abs() < 0.005,
+            "{name}: the cube rests on the lower box: {c:?} on {l:?}"
+        );
+        assert!(
+            c.linvel.norm() < 0.01 && l.linvel.norm() < 0.01,
+            "{name}: at rest"
+        );
+    }
+}
+
+#[test]
+fn a_carried_body_stops_its_carrier_at_a_wall_without_contact_dynamics() {
+    for (name, mut e) in engines(Vec3::new(0.0, 0.0, -9.81)) {
+        if e.capabilities().contact_dynamics {
+            continue; // There the wall pushes back through the joint instead.
+        }
+        let (robot, cube) = carrier_and_cube(&mut *e);
+        e.add_body(&body(
+            BodyKind::Static,
+            [1.5, 0.0, 0.5],
+            Shape::Box {
+                half_extents: Vec3::new(0.1, 1.0, 0.5),
+            },
+        ))
+        .unwrap();
+        e.step(DT);
+        e.attach(cube, robot, pose_from_xyz_rpy([0.35, 0.0, 0.05], [0.0; 3]))
+            .unwrap();
+        drive(&mut *e, robot, 0.5, 400);
+        let (r, c) = (state(&*e, robot, 4), state(&*e, cube, 4));
+        // The cube's front (x + 0.1) stops at the wall's face (1.4), not the robot's (0.2 behind).
+        let front = c.pose.translation.vector.x + 0.1;
+        assert!(
+            front <= 1.4 + 1e-9 && front > 1.4 - 0.5 * DT,
+            "{name}: {c:?}"
+        );
+        assert!(
+            (r.pose.translation.vector.x - (front - 0.1 - 0.35)).abs() < 1e-9,
+            "{name}"
+        );
+    }
+}

@@ -23,7 +23,7 @@ mod shape;
 use shape::Prim;
 use ssx_core::engine::{
     BodyCommand, BodyId, BodyKind, BodySpec, BodyState, Capabilities, Contact, EngineConfig,
-    JointId, JointSpec, MassSpec, PhysicEngine, RayHit, Shape,
+    JointId, JointSpec, MassSpec, PhysicEngine, RayHit, Shape, check_attach,
 };
 use ssx_core::math::nalgebra::{Matrix3, SymmetricEigen};
 use ssx_core::math::{Point3, Pose, Rotation, Vec3};
@@ -54,6 +54,10 @@ struct Body {
     reach: f64,
     force: Vec3,
     torque: Vec3,
+    /// The body carrying this one and where (its pose in the carrier's frame).
+    carrier: Option<(u32, Pose)>,
+    /// The bodies this one carries.
+    cargo: Vec<u32>,
 }
 
 impl Body {
@@ -86,6 +90,8 @@ pub struct KinematicEngine {
     /// Contacts of the last step, sorted by body then other.
     contacts: Vec<(u32, Contact)>,
     scratch: Vec<Prim>,
+    /// Carried bodies' prims at a candidate pose.
+    cargo_scratch: Vec<Prim>,
     entries: Vec<(u32, [f64; 4])>,
 }
 
@@ -104,6 +110,7 @@ impl KinematicEngine {
             static_dirty: true,
             contacts: Vec::new(),
             scratch: Vec::new(),
+            cargo_scratch: Vec::new(),
             entries: Vec::new(),
         }
     }
@@ -194,7 +201,11 @@ impl KinematicEngine {
         self.entries.clear();
         self.outside.clear();
         for b in self.bodies.iter().filter(|b| b.moves()) {
-            let reach = b.linvel.xy().norm() * dt + b.angvel.norm() * dt * b.reach + 1e-6;
+            // A carried body turns about its carrier: its reach counts from there.
+            let arm = b
+                .carrier
+                .map_or(b.reach, |(_, o)| o.translation.vector.xy().norm() + b.reach);
+            let reach = b.linvel.xy().norm() * dt + b.angvel.norm() * dt * arm + 1e-6;
             for i in b.prims() {
                 let a = self.prims[i].aabb;
                 let swept = [a[0] - reach, a[1] - reach, a[2] + reach, a[3] + reach];
@@ -211,6 +222,18 @@ impl KinematicEngine {
     /// Integrates a body's velocity over the step (forces, gravity, damping).
     fn accelerate(&mut self, b: usize, dt: f64) {
         let gravity = self.gravity;
+        if let Some((c, _)) = self.bodies[b].carrier {
+            // Carried: it moves as its carrier does (for the swept bounds), nothing else.
+            let (v, w) = (
+                self.bodies[c as usize].linvel,
+                self.bodies[c as usize].angvel,
+            );
+            let body = &mut self.bodies[b];
+            (body.linvel, body.angvel) = (v, w);
+            body.force = Vec3::zeros();
+            body.torque = Vec3::zeros();
+            return;
+        }
         let body = &mut self.bodies[b];
         match body.kind {
             BodyKind::Static => return,
@@ -250,16 +273,25 @@ impl KinematicEngine {
     /// The first other body that `cand` (body `b`'s prims at a new pose) would overlap and its
     /// old pose does not: (other body, the other's prim, the own prim).
     fn blocker(&self, b: u32, cand: &[Prim]) -> Option<(u32, usize, usize)> {
-        let old = self.bodies[b as usize].prims();
+        let group = |body: u32| body == b || self.bodies[b as usize].cargo.contains(&body);
+        let old_overlaps = |q: &Prim| {
+            std::iter::once(b)
+                .chain(self.bodies[b as usize].cargo.iter().copied())
+                .any(|m| {
+                    self.prims[self.bodies[m as usize].prims()]
+                        .iter()
+                        .any(|o| o.overlaps(q))
+                })
+        };
         for (k, p) in cand.iter().enumerate() {
             let mut found = None;
             self.near(&p.aabb, |i| {
                 let q = &self.prims[i as usize];
-                if found.is_some() || q.body == b || !p.overlaps(q) {
+                if found.is_some() || group(q.body) || !p.overlaps(q) {
                     return;
                 }
-                // Leaving an overlap the body is already in is allowed.
-                if !self.prims[old.clone()].iter().any(|o| o.overlaps(q)) {
+                // Leaving an overlap the body (or what it carries) is already in is allowed.
+                if !old_overlaps(q) {
                     found = Some((q.body, i as usize, k));
                 }
             });
@@ -314,8 +346,15 @@ impl KinematicEngine {
             } else {
                 &[(moved, false), (turned, true)]
             };
+            let mut cargo_prims = std::mem::take(&mut self.cargo_scratch);
             for (pose, turn_only) in tries.iter() {
                 Self::prims_at(&body.colliders, pose, id, &mut cand);
+                for &m in &body.cargo {
+                    let carried = &self.bodies[m as usize];
+                    let offset = carried.carrier.map_or(Pose::identity(), |(_, o)| o);
+                    Self::prims_at(&carried.colliders, &(pose * offset), m, &mut cargo_prims);
+                    cand.extend_from_slice(&cargo_prims);
+                }
                 // Nothing stops a kinematic body (as in Rapier); it blocks the others.
                 let blocked = if free { None } else { self.blocker(id, &cand) };
                 match blocked {
@@ -351,13 +390,21 @@ impl KinematicEngine {
                 }
             }
             if let Some((pose, _)) = accepted {
-                // `cand` holds the accepted pose's prims (the loop stopped there).
+                // `cand` holds the accepted pose's prims (the loop stopped there): the body's
+                // own, then each carried body's in cargo order.
                 self.bodies[b].pose = pose;
-                let range = self.bodies[b].prims();
-                self.prims[range].copy_from_slice(&cand);
+                let mut at = 0;
+                for m in std::iter::once(id).chain(self.bodies[b].cargo.clone()) {
+                    let range = self.bodies[m as usize].prims();
+                    let n = range.len();
+                    self.prims[range].copy_from_slice(&cand[at..at + n]);
+                    at += n;
+                }
             }
+            self.cargo_scratch = cargo_prims;
         }
         self.scratch = cand;
+        self.place_cargo(b);
         if self.bodies[b].planar || v.z == 0.0 {
             return;
         }
@@ -372,6 +419,31 @@ impl KinematicEngine {
         } else {
             self.rise_or_fall(b, dt);
         }
+        self.place_cargo(b);
+    }
+
+    /// Puts what body `b` carries where its offsets say, moving with it.
+    fn place_cargo(&mut self, b: usize) {
+        if self.bodies[b].cargo.is_empty() {
+            return;
+        }
+        let (pose, v, w) = {
+            let c = &self.bodies[b];
+            (c.pose, c.linvel, c.angvel)
+        };
+        let mut scratch = std::mem::take(&mut self.cargo_scratch);
+        for m in self.bodies[b].cargo.clone() {
+            let carried = &mut self.bodies[m as usize];
+            let offset = carried.carrier.map_or(Pose::identity(), |(_, o)| o);
+            carried.pose = pose * offset;
+            let arm = carried.pose.translation.vector - pose.translation.vector;
+            carried.linvel = v + w.cross(&arm);
+            carried.angvel = w;
+            Self::prims_at(&carried.colliders, &carried.pose, m, &mut scratch);
+            let range = carried.prims();
+            self.prims[range].copy_from_slice(&scratch);
+        }
+        self.cargo_scratch = scratch;
     }
 
     /// The vertical part of a move: down to the nearest support (a plane or the top of a body
@@ -474,6 +546,7 @@ impl PhysicEngine for KinematicEngine {
             contact_dynamics: false,
             friction: false,
             exact_shapes: false,
+            attach: true,
         }
     }
 
@@ -526,6 +599,8 @@ impl PhysicEngine for KinematicEngine {
             reach,
             force: Vec3::zeros(),
             torque: Vec3::zeros(),
+            carrier: None,
+            cargo: Vec::new(),
         });
         Ok(BodyId(id))
     }
@@ -535,6 +610,43 @@ impl PhysicEngine for KinematicEngine {
             "the kinematic engine has no joints; run jointed artifacts with \"engine\": \"rapier\""
                 .into(),
         )
+    }
+
+    fn attach(&mut self, body: BodyId, carrier: BodyId, offset: Pose) -> Result<(), String> {
+        check_attach(
+            body,
+            carrier,
+            |id| self.bodies.get(id.index()).map(|b| b.kind),
+            &offset,
+        )?;
+        if !self.bodies[body.index()].cargo.is_empty() {
+            return Err(format!(
+                "body {} carries others: it cannot be carried itself",
+                body.0
+            ));
+        }
+        if self.bodies[carrier.index()].carrier.is_some() {
+            return Err(format!("body {} is carried: it cannot carry", carrier.0));
+        }
+        if self.bodies[body.index()].carrier.map(|(c, _)| c) != Some(carrier.0) {
+            self.detach(body);
+            self.bodies[carrier.index()].cargo.push(body.0);
+        }
+        self.bodies[body.index()].carrier = Some((carrier.0, offset));
+        Ok(())
+    }
+
+    fn detach(&mut self, body: BodyId) {
+        let Some(b) = self.bodies.get_mut(body.index()) else {
+            return;
+        };
+        let Some((c, _)) = b.carrier.take() else {
+            return;
+        };
+        // Nothing here would ever slow a glide (no friction): a released body drops straight
+        // down, as Stage's gripper puts things down.
+        (b.linvel.x, b.linvel.y, b.angvel) = (0.0, 0.0, Vec3::zeros());
+        self.bodies[c as usize].cargo.retain(|&m| m != body.0);
     }
 
     fn body_mass(&self, body: BodyId) -> f64 {
@@ -590,7 +702,8 @@ impl PhysicEngine for KinematicEngine {
         }
         self.index_movers(dt);
         for b in 0..self.bodies.len() {
-            if self.bodies[b].moves() {
+            // A carried body moves with its carrier (`place_cargo`), not on its own.
+            if self.bodies[b].moves() && self.bodies[b].carrier.is_none() {
                 self.advance(b, dt);
             }
         }

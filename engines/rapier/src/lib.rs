@@ -15,7 +15,7 @@ use rapier3d::math::{Pose as RPose, Rot3, Vec3 as RVec};
 use rapier3d::prelude::*;
 use ssx_core::engine::{
     BodyCommand, BodyId, BodyKind, BodySpec, BodyState, Capabilities, Contact, EngineConfig,
-    JointId, JointKind, JointSpec, MassSpec, PhysicEngine, RayHit, Shape,
+    JointId, JointKind, JointSpec, MassSpec, PhysicEngine, RayHit, Shape, check_attach,
 };
 use ssx_core::math::{Point3, Pose, Rotation, Vec3};
 
@@ -58,6 +58,8 @@ pub struct RapierEngine {
     shapes: HashMap<[u64; 4], SharedShape>,
     /// Joints in creation order (the index is the JointId), with their motor gains if any.
     joints: Vec<(ImpulseJointHandle, Option<[f64; 2]>)>,
+    /// Attached bodies (by body index) and the fixed joints that hold them to their carriers.
+    attached: HashMap<u32, ImpulseJointHandle>,
     /// Ground planes. Only a dynamic body that is not planar can touch one, so a plane joins
     /// Rapier's world when the first such body does (a half-space in Rapier's BVH has an
     /// unbounded box: every pair test of a ground swarm met it). Rays and radius queries meet
@@ -141,6 +143,7 @@ impl RapierEngine {
             forced: Vec::new(),
             shapes: HashMap::new(),
             joints: Vec::new(),
+            attached: HashMap::new(),
             planes: Vec::new(),
             planes_in_world: false,
             planes_wanted: false,
@@ -286,6 +289,7 @@ impl PhysicEngine for RapierEngine {
             contact_dynamics: true,
             friction: true,
             exact_shapes: true,
+            attach: true,
         }
     }
 
@@ -403,6 +407,44 @@ impl PhysicEngine for RapierEngine {
         let handle = self.world.impulse_joints.insert(h1, h2, joint, true);
         self.joints.push((handle, motor));
         Ok(JointId(self.joints.len() as u32 - 1))
+    }
+
+    /// A fixed joint from the carrier (its frame at `offset`) to the body's origin, without
+    /// contacts between the two; an attached body's joint is moved to the new offset.
+    fn attach(&mut self, body: BodyId, carrier: BodyId, offset: Pose) -> Result<(), String> {
+        let kind_of = |id: BodyId| {
+            self.body(id).map(|b| match b.body_type() {
+                RigidBodyType::Dynamic => BodyKind::Dynamic,
+                RigidBodyType::Fixed => BodyKind::Static,
+                _ => BodyKind::Kinematic,
+            })
+        };
+        check_attach(body, carrier, kind_of, &offset)?;
+        let (h_body, h_carrier) = (self.handles[body.index()], self.handles[carrier.index()]);
+        if let Some(&handle) = self.attached.get(&body.0)
+            && let Some(j) = self.world.impulse_joints.get_mut(handle, true)
+            && j.body1() == h_carrier
+        {
+            j.data.set_local_frame1(pose(&offset));
+            return Ok(());
+        }
+        self.detach(body);
+        let joint = FixedJointBuilder::new()
+            .local_frame1(pose(&offset))
+            .local_frame2(RPose::IDENTITY)
+            .contacts_enabled(false);
+        let handle = self
+            .world
+            .impulse_joints
+            .insert(h_carrier, h_body, joint, true);
+        self.attached.insert(body.0, handle);
+        Ok(())
+    }
+
+    fn detach(&mut self, body: BodyId) {
+        if let Some(handle) = self.attached.remove(&body.0) {
+            self.world.impulse_joints.remove(handle, true);
+        }
     }
 
     fn body_mass(&self, body: BodyId) -> f64 {
