@@ -5,8 +5,9 @@
 //! same seeds and the same init. The stepping thread only exchanges the instances between two
 //! steps ([`crate::Environment`] polls [`Swapper::ready`]) and hands the old ones back to the
 //! swap thread, which destroys them; the old library unloads when its last instance is gone.
-//! A new build that does not load, or whose `create` fails for any instance, is refused whole:
-//! nothing changes in the run.
+//! A new build that does not load, whose `create` fails for any instance, or whose `restore`
+//! refuses an old instance's state (the hand-over, at the switch) is refused whole: nothing
+//! changes in the run.
 //!
 //! With `--watch-plugins` a watcher thread polls the files of the run's swappable libraries
 //! and asks for a swap once a changed file has stood still for [`SETTLE`].
