@@ -19,26 +19,15 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use ssx_core::{Mode, MonotonicClock, PaceOutcome};
 use ssx_tests::bench::percentiles;
-use ssx_tests::{Workspace, build_with, c_library, registry, repo_root};
+use ssx_tests::{Workspace, build_with, c_library, pusher_scene, registry, repo_root};
 
 const SWAPS: usize = 20;
 
 fn run(count: usize) -> Value {
     let ws = Workspace::new();
-    let lib = ws.path().join("libpusher.so");
-    std::fs::copy(c_library("swap_x"), &lib).unwrap();
-    ws.write(
-        "ball.json",
-        r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
-  "driver": { "library": "libpusher.so", "plugin": "pusher", "descriptor": {} } }"#,
-    );
-    let scene = ws.write(
-        "s.json",
-        &format!(
-            r#"{{ "timestep": 0.001, "gravity": [0, 0, 0], "artifacts": [ {{ "name": "bot", "artifact": "ball.json",
-                 "pose": {{ "position": [0, 0, 1] }}, "replicate": {{ "grid": {{ "count": {count}, "spacing": [1, 1] }} }} }} ] }}"#
-        ),
-    );
+    let replicate =
+        format!(r#", "replicate": {{ "grid": {{ "count": {count}, "spacing": [1, 1] }} }}"#);
+    let (scene, lib) = pusher_scene(&ws, "swap_x", "", &replicate);
     let clock = Arc::new(MonotonicClock::new(Duration::from_micros(500)));
     let mut env = build_with(
         &scene,

@@ -51,13 +51,7 @@ pub fn finish(mut child: Child, stats: &Path) -> Value {
 pub fn session(port: u16) -> zenoh::Session {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let mut c = zenoh::Config::default();
-        c.insert_json5("mode", r#""client""#).unwrap();
-        c.insert_json5("connect/endpoints", &format!(r#"["tcp/127.0.0.1:{port}"]"#))
-            .unwrap();
-        c.insert_json5("scouting/multicast/enabled", "false")
-            .unwrap();
-        if let Ok(s) = zenoh::open(c).wait() {
+        if let Ok(s) = zenoh::open(crate::daemon::client_config(port)).wait() {
             return s;
         }
         assert!(Instant::now() < deadline, "no daemon on {port}");

@@ -89,13 +89,7 @@ impl Drop for Daemon {
 pub fn connect(port: u16, daemon: &mut Daemon) -> zenoh::Session {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let mut c = zenoh::Config::default();
-        c.insert_json5("mode", r#""client""#).unwrap();
-        c.insert_json5("connect/endpoints", &format!(r#"["tcp/127.0.0.1:{port}"]"#))
-            .unwrap();
-        c.insert_json5("scouting/multicast/enabled", "false")
-            .unwrap();
-        if let Ok(s) = zenoh::open(c).wait() {
+        if let Ok(s) = zenoh::open(client_config(port)).wait() {
             return s;
         }
         if let Some(status) = daemon.child.try_wait().unwrap() {
@@ -108,6 +102,18 @@ pub fn connect(port: u16, daemon: &mut Daemon) -> zenoh::Session {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// A Zenoh client of `tcp/127.0.0.1:PORT`, scouting off: how every test and benchmark talks
+/// to a daemon (or an in-process extension) on loopback.
+pub fn client_config(port: u16) -> zenoh::Config {
+    let mut c = zenoh::Config::default();
+    c.insert_json5("mode", r#""client""#).unwrap();
+    c.insert_json5("connect/endpoints", &format!(r#"["tcp/127.0.0.1:{port}"]"#))
+        .unwrap();
+    c.insert_json5("scouting/multicast/enabled", "false")
+        .unwrap();
+    c
 }
 
 /// One control command; the JSON answer (an error reply too).

@@ -163,6 +163,34 @@ pub fn ssxd() -> PathBuf {
     .clone()
 }
 
+/// The library-swap scenes: the artifact `bot`, a 1 kg ball at z = 1 m in zero gravity, driven
+/// by the C fixture driver `pusher` from `libpusher.so` (a copy of the fixture build `build`, made
+/// next to the scene), τ = 1 ms. `scene_extra` goes into the scene before its artifacts (with a
+/// trailing comma: `"extensions": [...],`), `artifact_extra` into the artifact (with a leading
+/// one: `, "replicate": ...`). Returns the scene and the library.
+pub fn pusher_scene(
+    ws: &Workspace,
+    build: &str,
+    scene_extra: &str,
+    artifact_extra: &str,
+) -> (PathBuf, PathBuf) {
+    let lib = ws.path().join("libpusher.so");
+    std::fs::copy(c_library(build), &lib).expect("copy the fixture build");
+    ws.write(
+        "ball.json",
+        r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
+  "driver": { "library": "libpusher.so", "plugin": "pusher", "descriptor": {} } }"#,
+    );
+    let scene = ws.write(
+        "s.json",
+        &format!(
+            r#"{{ "timestep": 0.001, "gravity": [0, 0, 0], {scene_extra}
+  "artifacts": [ {{ "name": "bot", "artifact": "ball.json", "pose": {{ "position": [0, 0, 1] }}{artifact_extra} }} ] }}"#
+        ),
+    );
+    (scene, lib)
+}
+
 /// A C plugin library built by this crate's build script (`name` without `lib` and `.so`).
 pub fn c_library(name: &str) -> PathBuf {
     Path::new(env!("OUT_DIR")).join(format!("lib{name}.so"))

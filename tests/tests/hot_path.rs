@@ -185,13 +185,7 @@ fn a_teleoperated_run_allocates_nothing_on_the_stepping_threads_in_steady_state(
     let done = Arc::new(AtomicBool::new(false));
     let stop = Arc::clone(&done);
     let client = std::thread::spawn(move || {
-        let mut c = zenoh::Config::default();
-        c.insert_json5("mode", r#""client""#).unwrap();
-        c.insert_json5("connect/endpoints", &format!(r#"["tcp/127.0.0.1:{port}"]"#))
-            .unwrap();
-        c.insert_json5("scouting/multicast/enabled", "false")
-            .unwrap();
-        let session = zenoh::open(c)
+        let session = zenoh::open(ssx_tests::daemon::client_config(port))
             .wait()
             .expect("connect to the in-process extension");
         let force = Arc::new(AtomicU64::new(0));
@@ -279,13 +273,9 @@ fn a_run_with_the_ros2_node_allocates_nothing_on_the_stepping_threads_in_steady_
     let done = Arc::new(AtomicBool::new(false));
     let stop = Arc::clone(&done);
     let client = std::thread::spawn(move || {
-        let mut c = zenoh::Config::default();
-        c.insert_json5("mode", r#""client""#).unwrap();
-        c.insert_json5("connect/endpoints", &format!(r#"["tcp/127.0.0.1:{port}"]"#))
-            .unwrap();
-        c.insert_json5("scouting/multicast/enabled", "false")
-            .unwrap();
-        let session = zenoh::open(c).wait().expect("connect");
+        let session = zenoh::open(ssx_tests::daemon::client_config(port))
+            .wait()
+            .expect("connect");
         let ticks = Arc::new(AtomicU64::new(0));
         let t = Arc::clone(&ticks);
         let _sub = session

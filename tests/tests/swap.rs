@@ -8,21 +8,11 @@ use std::time::{Duration, Instant};
 
 use ssx_core::environment::Environment;
 use ssx_core::{Mode, MonotonicClock};
-use ssx_tests::{Workspace, build_with, c_library, registry, state_of};
+use ssx_tests::{Workspace, build_with, c_library, pusher_scene, registry, state_of};
 
 /// A ball in zero gravity driven by `libpusher.so` (a copy of `build`), τ = 1 ms.
 fn world(ws: &Workspace, build: &str, mode: Mode) -> (Environment, PathBuf) {
-    let lib = ws.path().join("libpusher.so");
-    std::fs::copy(c_library(build), &lib).unwrap();
-    ws.write(
-        "ball.json",
-        r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
-  "driver": { "library": "libpusher.so", "plugin": "pusher", "descriptor": {} } }"#,
-    );
-    let scene = ws.write(
-        "s.json",
-        r#"{ "timestep": 0.001, "gravity": [0, 0, 0], "artifacts": [ { "name": "bot", "artifact": "ball.json", "pose": { "position": [0, 0, 1] } } ] }"#,
-    );
+    let (scene, lib) = pusher_scene(ws, build, "", "");
     let clock = Arc::new(MonotonicClock::new(Duration::from_micros(500)));
     let env = build_with(&scene, &registry(), 1, mode, false, clock).unwrap();
     (env, lib)
@@ -225,23 +215,16 @@ fn reload_over_zenoh_swaps_or_says_why_not() {
     use ssx_tests::daemon::{Daemon, connect, control};
     let _one = ssx_tests::daemon::one_at_a_time();
     let ws = Workspace::new();
-    let lib = ws.path().join("libpusher.so");
-    std::fs::copy(c_library("swap_x"), &lib).unwrap();
-    ws.write(
-        "ball.json",
-        r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
-  "driver": { "library": "libpusher.so", "plugin": "pusher", "descriptor": {} } }"#,
-    );
     let port = ssx_tests::free_port();
     let prefix = "ssx/test-reload";
-    let scene = ws.write(
-        "s.json",
+    let (scene, lib) = pusher_scene(
+        &ws,
+        "swap_x",
         &format!(
-            r#"{{ "timestep": 0.001, "gravity": [0, 0, 0],
-  "extensions": [ {{ "name": "zenoh", "library": "libssx_zenoh.so", "plugin": "zenoh",
-      "descriptor": {{ "prefix": "{prefix}", "listen": ["tcp/127.0.0.1:{port}"], "clock": {{ "every": 0 }} }} }} ],
-  "artifacts": [ {{ "name": "bot", "artifact": "ball.json", "pose": {{ "position": [0, 0, 1] }} }} ] }}"#
+            r#""extensions": [ {{ "name": "zenoh", "library": "libssx_zenoh.so", "plugin": "zenoh",
+      "descriptor": {{ "prefix": "{prefix}", "listen": ["tcp/127.0.0.1:{port}"], "clock": {{ "every": 0 }} }} }} ],"#
         ),
+        "",
     );
     // ssxd finds libssx_zenoh.so next to itself.
     let mut daemon = Daemon::start(&scene.display().to_string(), 60);
@@ -370,17 +353,7 @@ fn a_rust_sensor_hands_its_count_over_through_the_sdk() {
 fn ssxd_watch_plugins_swaps_a_build_copied_over_the_file() {
     use ssx_tests::daemon::{Daemon, wait_for};
     let ws = Workspace::new();
-    let lib = ws.path().join("libpusher.so");
-    std::fs::copy(c_library("swap_x"), &lib).unwrap();
-    ws.write(
-        "ball.json",
-        r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
-  "driver": { "library": "libpusher.so", "plugin": "pusher", "descriptor": {} } }"#,
-    );
-    let scene = ws.write(
-        "s.json",
-        r#"{ "timestep": 0.001, "gravity": [0, 0, 0], "artifacts": [ { "name": "bot", "artifact": "ball.json" } ] }"#,
-    );
+    let (scene, lib) = pusher_scene(&ws, "swap_x", "", "");
     let daemon = Daemon::start_with(&scene.display().to_string(), 60, &["--watch-plugins"]);
     wait_for("the watcher to start", Duration::from_secs(30), || {
         daemon.log().contains("--watch-plugins")

@@ -544,6 +544,22 @@ unsafe extern "C" fn host_publish(ctx: SsxCtx, values: *const f64, len: usize) -
     })
 }
 
+/// A sensor's reading as drivers and extensions may read it (sensors may not: their phase
+/// writes readings). An index past the artifacts, or past an artifact's sensors, is out of
+/// range, like every other index.
+fn reading_of<'f>(f: &'f Frame<'_>, artifact: u32, sensor: u32) -> Result<&'f Reading, SsxStatus> {
+    let readings = match &f.kind {
+        FrameKind::Driver { readings, .. } | FrameKind::Extension { readings, .. } => *readings,
+        FrameKind::Sensor { .. } => return Err(SSX_ERR_WRONG_PHASE),
+    };
+    if artifact as usize >= f.world.artifact_count() {
+        return Err(SSX_ERR_OUT_OF_RANGE);
+    }
+    readings
+        .reading(ArtifactId(artifact), sensor as usize)
+        .ok_or(SSX_ERR_OUT_OF_RANGE)
+}
+
 unsafe extern "C" fn host_reading(
     ctx: SsxCtx,
     artifact: u32,
@@ -553,18 +569,7 @@ unsafe extern "C" fn host_reading(
     step: *mut u64,
 ) -> SsxStatus {
     host(ctx, |f| {
-        let readings = match &f.kind {
-            FrameKind::Driver { readings, .. } | FrameKind::Extension { readings, .. } => *readings,
-            FrameKind::Sensor { .. } => return Err(SSX_ERR_WRONG_PHASE),
-        };
-        if artifact as usize >= f.world.artifact_count() {
-            return Err(SSX_ERR_OUT_OF_RANGE);
-        }
-        // An index past the artifact's sensors (or an artifact with none): out of range, like
-        // every other index.
-        let r = readings
-            .reading(ArtifactId(artifact), sensor as usize)
-            .ok_or(SSX_ERR_OUT_OF_RANGE)?;
+        let r = reading_of(f, artifact, sensor)?;
         *out(values)? = r.values().as_ptr();
         *out(len)? = r.values().len();
         *out(step)? = r.step();
@@ -594,16 +599,7 @@ unsafe extern "C" fn host_reading_description(
     len: *mut usize,
 ) -> SsxStatus {
     host(ctx, |f| {
-        let readings = match &f.kind {
-            FrameKind::Driver { readings, .. } | FrameKind::Extension { readings, .. } => *readings,
-            FrameKind::Sensor { .. } => return Err(SSX_ERR_WRONG_PHASE),
-        };
-        if artifact as usize >= f.world.artifact_count() {
-            return Err(SSX_ERR_OUT_OF_RANGE);
-        }
-        let r = readings
-            .reading(ArtifactId(artifact), sensor as usize)
-            .ok_or(SSX_ERR_OUT_OF_RANGE)?;
+        let r = reading_of(f, artifact, sensor)?;
         *out(text)? = r.description().as_ptr().cast();
         *out(len)? = r.description().len();
         Ok(())

@@ -107,11 +107,7 @@ pub fn declare_control(ros: &Arc<RosShared>, on_command: OnCommand) -> Result<()
             })
             .wait()
             .map_err(|e| format!("ros2: cannot declare the service '{qualified}': {e}"))?;
-        ros.queryables
-            .lock()
-            .map_err(|_| "ros2: poisoned")?
-            .push(queryable);
-        ros.token(&token)?;
+        ros.keep_queryable(queryable, &token)?;
     }
     let qualified = ros.qualify(&format!("{node}/step_n"));
     let (token, key, _) = ros.name_entity(
@@ -146,11 +142,7 @@ pub fn declare_control(ros: &Arc<RosShared>, on_command: OnCommand) -> Result<()
         })
         .wait()
         .map_err(|e| format!("ros2: cannot subscribe to '{qualified}': {e}"))?;
-    ros.subscribers
-        .lock()
-        .map_err(|_| "ros2: poisoned")?
-        .push(subscriber);
-    ros.token(&token)
+    ros.keep_subscriber(subscriber, &token)
 }
 
 /// Declares `<robot>/cmd_vel` (its token and subscriber made by the publisher thread, see
@@ -218,12 +210,7 @@ pub fn declare_cmd_vel(
             .callback(callback)
             .wait()
             .map_err(|e| format!("ros2: cannot subscribe to '{qualified}': {e}"))?;
-        ros.subscribers
-            .lock()
-            .map_err(|_| "ros2: poisoned")?
-            .push(subscriber);
-        // The token last: on the graph once it can receive.
-        ros.token(&token)?;
+        ros.keep_subscriber(subscriber, &token)?;
         Ok(None)
     }));
 }

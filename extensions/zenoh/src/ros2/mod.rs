@@ -146,6 +146,33 @@ impl RosShared {
         (token, key, gid)
     }
 
+    /// Keeps a subscriber for the node's life, then declares the token that puts it on the graph
+    /// (the entity first, as rmw_zenoh: on the graph once it can receive).
+    pub(crate) fn keep_subscriber(
+        &self,
+        subscriber: zenoh::pubsub::Subscriber<()>,
+        token: &str,
+    ) -> Result<(), String> {
+        self.subscribers
+            .lock()
+            .map_err(|_| "ros2: poisoned")?
+            .push(subscriber);
+        self.token(token)
+    }
+
+    /// As [`RosShared::keep_subscriber`], for a service's queryable.
+    pub(crate) fn keep_queryable(
+        &self,
+        queryable: zenoh::query::Queryable<()>,
+        token: &str,
+    ) -> Result<(), String> {
+        self.queryables
+            .lock()
+            .map_err(|_| "ros2: poisoned")?
+            .push(queryable);
+        self.token(token)
+    }
+
     /// A type's RIHS01 hash, computed once per type (a hundred robots' topics share a few).
     pub(crate) fn hash(&self, t: &'static TypeDef) -> String {
         let mut cache = self.hashes.lock().unwrap_or_else(|e| e.into_inner());
