@@ -78,6 +78,23 @@ impl Shape {
             Shape::Plane => f64::INFINITY,
         }
     }
+
+    /// Half extents of its box in its own frame (`None` for a plane, which has no bounds).
+    pub fn half_extents(&self) -> Option<Vec3> {
+        match *self {
+            Shape::Box { half_extents } => Some(half_extents),
+            Shape::Sphere { radius: r } => Some(Vec3::repeat(r)),
+            Shape::Capsule {
+                radius: r,
+                half_length: l,
+            } => Some(Vec3::new(r, r, l + r)),
+            Shape::Cylinder {
+                radius: r,
+                half_length: l,
+            } => Some(Vec3::new(r, r, l)),
+            Shape::Plane => None,
+        }
+    }
 }
 
 /// One collider of a body.
@@ -130,6 +147,25 @@ pub struct BodySpec {
 }
 
 impl BodySpec {
+    /// The box around its colliders in its own frame, as (least, greatest) corner; planes
+    /// excluded, and `None` when nothing is left.
+    pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
+        self.colliders
+            .iter()
+            .filter_map(|c| {
+                let half = c.shape.half_extents()?;
+                let turn = c
+                    .local_pose
+                    .rotation
+                    .to_rotation_matrix()
+                    .into_inner()
+                    .abs();
+                let reach = turn * half;
+                let centre = c.local_pose.translation.vector;
+                Some((centre - reach, centre + reach))
+            })
+            .reduce(|(lo, hi), (l, h)| (lo.inf(&l), hi.sup(&h)))
+    }
     /// The volume of its colliders that have one (planes excluded), m³.
     pub fn solid_volume(&self) -> f64 {
         self.colliders
@@ -265,6 +301,22 @@ pub enum BodyCommand {
         /// Target angular velocity.
         velocity: f64,
     },
+    /// Attach the dynamic `body` to `carrier` at `offset` (its pose in the carrier's frame), or
+    /// move it there when it is attached already. The Environment hands it to
+    /// [`PhysicEngine::attach`], not to [`PhysicEngine::apply`].
+    Attach {
+        /// The body held.
+        body: BodyId,
+        /// The body holding it.
+        carrier: BodyId,
+        /// Where it is held.
+        offset: Pose,
+    },
+    /// Release an attached body ([`PhysicEngine::detach`], not [`PhysicEngine::apply`]).
+    Detach {
+        /// The body released.
+        body: BodyId,
+    },
 }
 
 /// The first thing a ray hits.
@@ -343,7 +395,7 @@ pub trait PhysicEngine: Send + Sync {
     fn body_mass(&self, body: BodyId) -> f64;
     /// Principal moments of inertia of a body (kg·m²); zero for static and kinematic bodies.
     fn body_inertia(&self, body: BodyId) -> Vec3;
-    /// Queues a command for the next [`PhysicEngine::step`].
+    /// Queues a command for the next [`PhysicEngine::step`] (all but `Attach` and `Detach`).
     fn apply(&mut self, command: &BodyCommand);
     /// Advances the world by `dt` seconds.
     fn step(&mut self, dt: f64);
@@ -377,6 +429,11 @@ pub trait PhysicEngine: Send + Sync {
     /// to a body that is not attached.
     fn detach(&mut self, body: BodyId) {
         let _ = body;
+    }
+    /// The body carrying `body` and where (its pose in the carrier's frame), if it is attached.
+    fn attachment(&self, body: BodyId) -> Option<(BodyId, Pose)> {
+        let _ = body;
+        None
     }
 }
 

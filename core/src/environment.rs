@@ -12,7 +12,8 @@ use sync_wrapper::SyncWrapper;
 use crate::abi::PluginLoader;
 use crate::clock::Clock;
 use crate::engine::{
-    BodyId, BodySpec, BodyState, EngineConfig, JointKind, JointSpec, PhysicEngine, Shape,
+    BodyCommand, BodyId, BodySpec, BodyState, EngineConfig, JointKind, JointSpec, PhysicEngine,
+    Shape,
 };
 use crate::error::{Origin, PluginFault, SsxError};
 use crate::guard::{self, Label, Phase};
@@ -569,6 +570,7 @@ impl Environment {
                     .body_inertia
                     .push(self.engine.body_inertia(body));
                 self.catalog.body_kind.push(spec.kind);
+                self.catalog.body_bounds.push(spec.bounds());
                 self.catalog.body_artifact.push(id);
             }
             let bodies = first..first + art.bodies.len() as u32;
@@ -786,7 +788,19 @@ impl Environment {
         for shard in &mut self.driver_shards {
             for slot in &mut shard.items {
                 for cmd in slot.commands.drain() {
-                    self.engine.apply(&cmd);
+                    match cmd {
+                        BodyCommand::Attach {
+                            body,
+                            carrier,
+                            offset,
+                        } => {
+                            if let Err(e) = self.engine.attach(body, carrier, offset) {
+                                tracing::warn!("{}: attach refused by the engine: {e}", slot.label);
+                            }
+                        }
+                        BodyCommand::Detach { body } => self.engine.detach(body),
+                        cmd => self.engine.apply(&cmd),
+                    }
                 }
             }
         }

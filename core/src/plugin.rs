@@ -8,8 +8,8 @@ use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::engine::{BodyCommand, BodyId, EngineConfig, PhysicEngine};
-use crate::math::{Point3, Vec3};
+use crate::engine::{BodyCommand, BodyId, BodyKind, EngineConfig, PhysicEngine};
+use crate::math::{Point3, Pose, Vec3};
 use crate::stats::StatsView;
 use crate::world::{ArtifactId, ArtifactInfo, World};
 
@@ -134,6 +134,31 @@ pub enum CommandError {
     /// A joint target for a joint without a motor.
     #[error("joint {0} has no motor: give it \"motor\" in the artifact file")]
     NoMotor(usize),
+    /// A body id past the world's bodies.
+    #[error("no body {0}")]
+    NoBody(u32),
+    /// Holding a body that is not dynamic.
+    #[error("body {body} is {kind:?}: only a dynamic body can be held")]
+    NotDynamic {
+        /// The body.
+        body: u32,
+        /// What it is.
+        kind: BodyKind,
+    },
+    /// Holding one of the artifact's own bodies.
+    #[error("an artifact cannot hold its own body ({0})")]
+    OwnBody(u32),
+    /// Holding a body another artifact holds.
+    #[error("body {body} is held by artifact '{by}'")]
+    HeldElsewhere {
+        /// The body.
+        body: u32,
+        /// The artifact holding it.
+        by: String,
+    },
+    /// Releasing a body the artifact does not hold.
+    #[error("body {0} is not held by this artifact")]
+    NotHeld(u32),
     /// A value that is not finite.
     #[error("{what} is not finite: {value}")]
     NotFinite {
@@ -269,6 +294,70 @@ impl CommandBuffer {
         Self::finite("torque", &torque)?;
         self.commands.push(BodyCommand::Torque { body, torque });
         Ok(())
+    }
+
+    /// Holds `target` (a dynamic body, of any artifact) with the artifact's `carrier`-th body
+    /// from the next step on, at `offset` (its pose in the carrier's frame); a body held already
+    /// by this artifact is moved to the new offset. `world` checks the target: it must exist,
+    /// be dynamic and not be held by another artifact. The engine must have
+    /// [`crate::engine::Capabilities::attach`] (else the Environment logs the refusal).
+    pub fn attach(
+        &mut self,
+        world: &World<'_>,
+        carrier: usize,
+        target: BodyId,
+        offset: Pose,
+    ) -> Result<(), CommandError> {
+        let carrier = self.body(carrier)?;
+        if target.index() >= world.bodies().len() {
+            return Err(CommandError::NoBody(target.0));
+        }
+        let kind = world.kind(target);
+        if kind != BodyKind::Dynamic {
+            return Err(CommandError::NotDynamic {
+                body: target.0,
+                kind,
+            });
+        }
+        if self.bodies.contains(&target.0) {
+            return Err(CommandError::OwnBody(target.0));
+        }
+        if let Some((other, _)) = world.attachment(target)
+            && !self.bodies.contains(&other.0)
+        {
+            return Err(CommandError::HeldElsewhere {
+                body: target.0,
+                by: world.artifact(world.owner(other)).name.clone(),
+            });
+        }
+        Self::finite("offset", &offset.translation.vector)?;
+        if !offset.rotation.coords.iter().all(|x| x.is_finite()) {
+            return Err(CommandError::NotFinite {
+                what: "offset rotation",
+                value: format!("{:?}", offset.rotation.coords),
+            });
+        }
+        self.commands.push(BodyCommand::Attach {
+            body: target,
+            carrier,
+            offset,
+        });
+        Ok(())
+    }
+
+    /// Releases `target` from the next step on; it must be held by one of the artifact's
+    /// bodies (as of this step).
+    pub fn detach(&mut self, world: &World<'_>, target: BodyId) -> Result<(), CommandError> {
+        if target.index() >= world.bodies().len() {
+            return Err(CommandError::NoBody(target.0));
+        }
+        match world.attachment(target) {
+            Some((carrier, _)) if self.bodies.contains(&carrier.0) => {
+                self.commands.push(BodyCommand::Detach { body: target });
+                Ok(())
+            }
+            _ => Err(CommandError::NotHeld(target.0)),
+        }
     }
 
     /// The velocity of a kinematic body (world frame).

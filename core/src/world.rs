@@ -79,6 +79,8 @@ pub struct Catalog {
     pub(crate) body_mass: Vec<f64>,
     pub(crate) body_inertia: Vec<Vec3>,
     pub(crate) body_kind: Vec<BodyKind>,
+    /// Each body's box in its own frame (least, greatest corner); `None`: no bounded collider.
+    pub(crate) body_bounds: Vec<Option<(Vec3, Vec3)>>,
     /// Per joint id: whether it has a motor.
     pub(crate) joint_motorised: Vec<bool>,
     /// The scene's map, if it has one.
@@ -123,6 +125,16 @@ impl<'a> World<'a> {
     /// Principal moments of inertia of a body (kg·m²; zero for static and kinematic bodies).
     pub fn inertia(&self, id: BodyId) -> Vec3 {
         self.catalog.body_inertia[id.index()]
+    }
+    /// The box around a body's colliders in its own frame, as (least, greatest) corner; `None`
+    /// when it has no collider with bounds (a plane, or none).
+    pub fn bounds(&self, id: BodyId) -> Option<(Vec3, Vec3)> {
+        self.catalog.body_bounds[id.index()]
+    }
+    /// The body carrying `id` and its pose in the carrier's frame, if it is attached (as of
+    /// this step's physics).
+    pub fn attachment(&self, id: BodyId) -> Option<(BodyId, crate::math::Pose)> {
+        self.engine.attachment(id)
     }
     /// Kind of a body.
     pub fn kind(&self, id: BodyId) -> BodyKind {

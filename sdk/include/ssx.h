@@ -282,6 +282,29 @@ typedef struct {
   // `artifact_name` writes names. `SSX_ERR_NOT_FOUND` while it is not decided yet.
   // Extensions. Added to version 3 with `swap`.
   SsxStatus (*swap_outcome)(SsxCtx ctx, uint64_t ticket, uint32_t *swapped, char *text, uintptr_t capacity, uintptr_t *len);
+  // The box around body `body` of `artifact`'s colliders, in the body's own frame: its least
+  // corner into `min` and its greatest into `max` (`double[3]` each; planes are left out).
+  // `SSX_ERR_NOT_FOUND` when the body has no collider with bounds. Any phase. Added to
+  // version 3 with `attach`: check `struct_size` covers it (`ssx_sdk::Ctx` does).
+  SsxStatus (*body_bounds)(SsxCtx ctx, uint32_t artifact, uint32_t body, double *min, double *max);
+  // Holds body `body` of `artifact` (a dynamic body, of any other artifact) with the calling
+  // artifact's `carrier`-th body from the next step on, at `position` (`double[3]`) and
+  // `orientation` (`double[4]`, w x y z) in the carrier's frame: it moves with the carrier
+  // and meets the world as part of it (a gripper's catch). Holding a body this artifact holds
+  // already moves it there (lifting). `SSX_ERR_INVALID_ARGUMENT` for a body that is not
+  // dynamic, is the artifact's own or is held by another artifact, or a value that is not
+  // finite; the engine must be able to attach (`docs/engines.md`; else the run logs the
+  // refusal). Driver phase. Added to version 3 with `body_bounds`.
+  SsxStatus (*attach)(SsxCtx ctx, uint32_t carrier, uint32_t artifact, uint32_t body, const double *position, const double *orientation);
+  // Releases body `body` of `artifact` from the next step on (it falls, and rests on what
+  // is below). `SSX_ERR_NOT_FOUND` when the calling artifact does not hold it. Driver phase.
+  // Added to version 3 with `body_bounds`.
+  SsxStatus (*detach)(SsxCtx ctx, uint32_t artifact, uint32_t body);
+  // What holds body `body` of `artifact`, as of this step's physics: the carrier's artifact
+  // and body index (within its artifact), and the held body's `position` (`double[3]`) and
+  // `orientation` (`double[4]`, w x y z) in the carrier's frame. `SSX_ERR_NOT_FOUND` when
+  // nothing holds it. Any phase. Added to version 3 with `body_bounds`.
+  SsxStatus (*attachment)(SsxCtx ctx, uint32_t artifact, uint32_t body, uint32_t *carrier_artifact, uint32_t *carrier_body, double *position, double *orientation);
 } SsxHostApi;
 
 // Creates an instance from its JSON descriptor. On success stores it in `instance` and returns

@@ -463,6 +463,50 @@ pub struct SsxHostApi {
         capacity: usize,
         len: *mut usize,
     ) -> SsxStatus,
+    /// The box around body `body` of `artifact`'s colliders, in the body's own frame: its least
+    /// corner into `min` and its greatest into `max` (`double[3]` each; planes are left out).
+    /// `SSX_ERR_NOT_FOUND` when the body has no collider with bounds. Any phase. Added to
+    /// version 3 with `attach`: check `struct_size` covers it (`ssx_sdk::Ctx` does).
+    pub body_bounds: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        artifact: u32,
+        body: u32,
+        min: *mut f64,
+        max: *mut f64,
+    ) -> SsxStatus,
+    /// Holds body `body` of `artifact` (a dynamic body, of any other artifact) with the calling
+    /// artifact's `carrier`-th body from the next step on, at `position` (`double[3]`) and
+    /// `orientation` (`double[4]`, w x y z) in the carrier's frame: it moves with the carrier
+    /// and meets the world as part of it (a gripper's catch). Holding a body this artifact holds
+    /// already moves it there (lifting). `SSX_ERR_INVALID_ARGUMENT` for a body that is not
+    /// dynamic, is the artifact's own or is held by another artifact, or a value that is not
+    /// finite; the engine must be able to attach (`docs/engines.md`; else the run logs the
+    /// refusal). Driver phase. Added to version 3 with `body_bounds`.
+    pub attach: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        carrier: u32,
+        artifact: u32,
+        body: u32,
+        position: *const f64,
+        orientation: *const f64,
+    ) -> SsxStatus,
+    /// Releases body `body` of `artifact` from the next step on (it falls, and rests on what
+    /// is below). `SSX_ERR_NOT_FOUND` when the calling artifact does not hold it. Driver phase.
+    /// Added to version 3 with `body_bounds`.
+    pub detach: unsafe extern "C" fn(ctx: SsxCtx, artifact: u32, body: u32) -> SsxStatus,
+    /// What holds body `body` of `artifact`, as of this step's physics: the carrier's artifact
+    /// and body index (within its artifact), and the held body's `position` (`double[3]`) and
+    /// `orientation` (`double[4]`, w x y z) in the carrier's frame. `SSX_ERR_NOT_FOUND` when
+    /// nothing holds it. Any phase. Added to version 3 with `body_bounds`.
+    pub attachment: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        artifact: u32,
+        body: u32,
+        carrier_artifact: *mut u32,
+        carrier_body: *mut u32,
+        position: *mut f64,
+        orientation: *mut f64,
+    ) -> SsxStatus,
 }
 
 /// Longest reading description (bytes).

@@ -24,6 +24,7 @@ pub mod abi;
 pub mod bus;
 pub mod explore;
 pub mod geometry;
+pub mod gripper;
 pub mod random;
 pub mod text;
 
@@ -147,6 +148,79 @@ impl Rate {
     pub fn divider(&self) -> u32 {
         self.divider
     }
+}
+
+/// A box in a body's own frame: least and greatest corner (m).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bounds {
+    /// Least corner.
+    pub min: [f64; 3],
+    /// Greatest corner.
+    pub max: [f64; 3],
+}
+
+/// A pose: position (m) and orientation (unit quaternion, w x y z), as body states give them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pose {
+    /// Position.
+    pub position: [f64; 3],
+    /// Orientation, w x y z.
+    pub orientation: [f64; 4],
+}
+
+impl Default for Pose {
+    fn default() -> Self {
+        Pose {
+            position: [0.0; 3],
+            orientation: [1.0, 0.0, 0.0, 0.0],
+        }
+    }
+}
+
+impl Pose {
+    /// A body's pose from its state.
+    pub fn of(state: &BodyState) -> Pose {
+        Pose {
+            position: state.position,
+            orientation: state.orientation,
+        }
+    }
+    /// `self · other`: `other` (given in this pose's frame) in the frame this pose is given in.
+    pub fn compose(&self, other: &Pose) -> Pose {
+        let p = geometry::rotate(self.orientation, other.position);
+        Pose {
+            position: [0, 1, 2].map(|i| self.position[i] + p[i]),
+            orientation: geometry::quat_mul(self.orientation, other.orientation),
+        }
+    }
+    /// The inverse pose.
+    pub fn inverse(&self) -> Pose {
+        let q = geometry::quat_conj(self.orientation);
+        let p = geometry::rotate(q, self.position);
+        Pose {
+            position: p.map(|x| -x),
+            orientation: q,
+        }
+    }
+    /// A point given in this pose's frame, in the frame the pose is given in.
+    pub fn transform(&self, point: [f64; 3]) -> [f64; 3] {
+        self.compose(&Pose {
+            position: point,
+            ..Pose::default()
+        })
+        .position
+    }
+}
+
+/// Where a held body is: which artifact's body holds it, and its pose in that body's frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Held {
+    /// The carrier's artifact.
+    pub artifact: u32,
+    /// The carrier's body index within its artifact.
+    pub body: u32,
+    /// The held body's pose in the carrier's frame.
+    pub pose: Pose,
 }
 
 /// What an instance is told when it is created.
@@ -586,6 +660,75 @@ impl Ctx<'_> {
         // SAFETY: the host guarantees `len` bytes at `ptr` until this step call returns.
         let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) };
         Ok(std::str::from_utf8(bytes).ok())
+    }
+    /// The box around a body's colliders in its own frame, as (least, greatest) corner; `None`
+    /// when it has no collider with bounds (a plane). Hosts that predate it answer
+    /// `SSX_ERR_NOT_FOUND` for every body.
+    pub fn body_bounds(&self, artifact: u32, body: u32) -> Result<Option<Bounds>, Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, body_bounds)) {
+            return Err(Error(SSX_ERR_NOT_FOUND));
+        }
+        let (mut min, mut max) = ([0.0; 3], [0.0; 3]);
+        let status = unsafe {
+            (self.host.body_bounds)(self.ctx, artifact, body, min.as_mut_ptr(), max.as_mut_ptr())
+        };
+        match status {
+            SSX_ERR_NOT_FOUND => Ok(None),
+            s => check(s).map(|()| Some(Bounds { min, max })),
+        }
+    }
+    /// Holds `artifact`'s dynamic `body` with this artifact's `carrier`-th body from the next
+    /// step on, at `pose` in the carrier's frame; moves it there when held already (driver
+    /// phase). `SSX_ERR_NOT_FOUND` on hosts that predate it.
+    pub fn attach(&self, carrier: u32, artifact: u32, body: u32, pose: Pose) -> Result<(), Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, attach)) {
+            return Err(Error(SSX_ERR_NOT_FOUND));
+        }
+        check(unsafe {
+            (self.host.attach)(
+                self.ctx,
+                carrier,
+                artifact,
+                body,
+                pose.position.as_ptr(),
+                pose.orientation.as_ptr(),
+            )
+        })
+    }
+    /// Releases a body this artifact holds, from the next step on (driver phase).
+    pub fn detach(&self, artifact: u32, body: u32) -> Result<(), Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, detach)) {
+            return Err(Error(SSX_ERR_NOT_FOUND));
+        }
+        check(unsafe { (self.host.detach)(self.ctx, artifact, body) })
+    }
+    /// What holds `artifact`'s `body` (as of this step's physics): the carrier's artifact, its
+    /// body index within that artifact and the held body's pose in the carrier's frame; `None`
+    /// when nothing holds it or the host predates holding.
+    pub fn attachment(&self, artifact: u32, body: u32) -> Result<Option<Held>, Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, attachment)) {
+            return Ok(None);
+        }
+        let mut held = Held {
+            artifact: 0,
+            body: 0,
+            pose: Pose::default(),
+        };
+        let status = unsafe {
+            (self.host.attachment)(
+                self.ctx,
+                artifact,
+                body,
+                &mut held.artifact,
+                &mut held.body,
+                held.pose.position.as_mut_ptr(),
+                held.pose.orientation.as_mut_ptr(),
+            )
+        };
+        match status {
+            SSX_ERR_NOT_FOUND => Ok(None),
+            s => check(s).map(|()| Some(held)),
+        }
     }
     /// The scene's map: its size and placement, and its cells into `cells` (row 0 at the
     /// origin; 1 = wall). `None` when the scene has no map, or on hosts that predate maps.

@@ -433,6 +433,14 @@ fn an_attached_body_rides_at_its_offset_is_lifted_and_falls_when_released() {
         e.attach(cube, robot, at(0.0)).unwrap();
         drive(&mut *e, robot, 0.0, 20);
         e.attach(cube, robot, at(0.3)).unwrap();
+        // The engine says what holds the cube and where (in f32 on Rapier).
+        let (carrier, held_at) = e.attachment(cube).expect("held");
+        assert_eq!(carrier, robot, "{name}");
+        assert!(
+            (held_at.translation.vector - at(0.3).translation.vector).norm() < 1e-6,
+            "{name}: held at {held_at:?}"
+        );
+        assert_eq!(e.attachment(robot), None, "{name}: the robot is not held");
         drive(&mut *e, robot, 0.5, 200);
         let (r, c) = (state(&*e, robot, n), state(&*e, cube, n));
         let expected = r.pose * at(0.3);
@@ -453,6 +461,7 @@ fn an_attached_body_rides_at_its_offset_is_lifted_and_falls_when_released() {
         );
         // Released 0.4 m up, it falls and rests on the ground.
         e.detach(cube);
+        assert_eq!(e.attachment(cube), None, "{name}: released");
         drive(&mut *e, robot, 0.0, 200);
         let c = state(&*e, cube, n);
         assert!(

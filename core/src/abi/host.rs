@@ -136,8 +136,15 @@ fn commands<'f>(frame: &'f mut Frame<'_>) -> Result<&'f mut CommandBuffer, SsxSt
 
 fn command(r: Result<(), CommandError>) -> Result<(), SsxStatus> {
     r.map_err(|e| match e {
-        CommandError::Body { .. } | CommandError::Joint { .. } => SSX_ERR_OUT_OF_RANGE,
-        CommandError::NoMotor(_) | CommandError::NotFinite { .. } => SSX_ERR_INVALID_ARGUMENT,
+        CommandError::Body { .. } | CommandError::Joint { .. } | CommandError::NoBody(_) => {
+            SSX_ERR_OUT_OF_RANGE
+        }
+        CommandError::NotHeld(_) => SSX_ERR_NOT_FOUND,
+        CommandError::NoMotor(_)
+        | CommandError::NotFinite { .. }
+        | CommandError::NotDynamic { .. }
+        | CommandError::OwnBody(_)
+        | CommandError::HeldElsewhere { .. } => SSX_ERR_INVALID_ARGUMENT,
     })
 }
 
@@ -807,6 +814,92 @@ unsafe extern "C" fn host_swap_outcome(
     })
 }
 
+/// Writes `v` into a caller's `double[N]`, null refused.
+fn write_doubles<const N: usize>(p: *mut f64, v: [f64; N]) -> Result<(), SsxStatus> {
+    if p.is_null() {
+        return Err(SSX_ERR_INVALID_ARGUMENT);
+    }
+    // SAFETY: a non-null `double[N]` per the ABI.
+    unsafe { std::slice::from_raw_parts_mut(p, N) }.copy_from_slice(&v);
+    Ok(())
+}
+
+unsafe extern "C" fn host_body_bounds(
+    ctx: SsxCtx,
+    artifact: u32,
+    body: u32,
+    min: *mut f64,
+    max: *mut f64,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let (lo, hi) = f
+            .world
+            .bounds(body_of(f.world, artifact, body)?)
+            .ok_or(SSX_ERR_NOT_FOUND)?;
+        write_doubles(min, [lo.x, lo.y, lo.z])?;
+        write_doubles(max, [hi.x, hi.y, hi.z])
+    })
+}
+
+unsafe extern "C" fn host_attach(
+    ctx: SsxCtx,
+    carrier: u32,
+    artifact: u32,
+    body: u32,
+    position: *const f64,
+    orientation: *const f64,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let target = body_of(f.world, artifact, body)?;
+        let translation = vec3(position)?;
+        if orientation.is_null() {
+            return Err(SSX_ERR_INVALID_ARGUMENT);
+        }
+        // SAFETY: a non-null `double[4]` per the ABI.
+        let [w, i, j, k] = unsafe { *orientation.cast::<[f64; 4]>() };
+        let q = crate::math::nalgebra::Quaternion::new(w, i, j, k);
+        if !(q.coords.iter().all(|x| x.is_finite()) && q.norm() > 1e-9) {
+            return Err(SSX_ERR_INVALID_ARGUMENT);
+        }
+        let offset = crate::math::Pose::from_parts(
+            translation.into(),
+            crate::math::Rotation::new_normalize(q),
+        );
+        let world = f.world;
+        command(commands(f)?.attach(world, carrier as usize, target, offset))
+    })
+}
+
+unsafe extern "C" fn host_detach(ctx: SsxCtx, artifact: u32, body: u32) -> SsxStatus {
+    host(ctx, |f| {
+        let target = body_of(f.world, artifact, body)?;
+        let world = f.world;
+        command(commands(f)?.detach(world, target))
+    })
+}
+
+unsafe extern "C" fn host_attachment(
+    ctx: SsxCtx,
+    artifact: u32,
+    body: u32,
+    carrier_artifact: *mut u32,
+    carrier_body: *mut u32,
+    position: *mut f64,
+    orientation: *mut f64,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let held = body_of(f.world, artifact, body)?;
+        let (carrier, offset) = f.world.attachment(held).ok_or(SSX_ERR_NOT_FOUND)?;
+        let owner = f.world.owner(carrier);
+        *out(carrier_artifact)? = owner.0;
+        *out(carrier_body)? = carrier.0 - f.world.artifact(owner).bodies.start;
+        let p = offset.translation.vector;
+        let q = offset.rotation.quaternion();
+        write_doubles(position, [p.x, p.y, p.z])?;
+        write_doubles(orientation, [q.w, q.i, q.j, q.k])
+    })
+}
+
 unsafe extern "C" fn host_wake() {
     crate::wake::ring();
 }
@@ -854,4 +947,8 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     sensor_name: host_sensor_name,
     swap: host_swap,
     swap_outcome: host_swap_outcome,
+    body_bounds: host_body_bounds,
+    attach: host_attach,
+    detach: host_detach,
+    attachment: host_attachment,
 };

@@ -649,6 +649,11 @@ impl PhysicEngine for KinematicEngine {
         self.bodies[c as usize].cargo.retain(|&m| m != body.0);
     }
 
+    fn attachment(&self, body: BodyId) -> Option<(BodyId, Pose)> {
+        let (c, offset) = self.bodies.get(body.index())?.carrier?;
+        Some((BodyId(c), offset))
+    }
+
     fn body_mass(&self, body: BodyId) -> f64 {
         self.bodies.get(body.index()).map_or(0.0, |b| b.mass)
     }
@@ -661,7 +666,9 @@ impl PhysicEngine for KinematicEngine {
 
     fn apply(&mut self, command: &BodyCommand) {
         let body = match *command {
-            BodyCommand::JointTarget { .. } => return,
+            BodyCommand::JointTarget { .. }
+            | BodyCommand::Attach { .. }
+            | BodyCommand::Detach { .. } => return,
             BodyCommand::Force { body, .. }
             | BodyCommand::ForceAtPoint { body, .. }
             | BodyCommand::Torque { body, .. }
@@ -691,7 +698,12 @@ impl PhysicEngine for KinematicEngine {
                 b.torque += (point.coords - b.pose.translation.vector).cross(&force);
             }
             (BodyCommand::Torque { torque, .. }, _) => b.torque += torque,
-            (BodyCommand::JointTarget { .. }, _) => {}
+            (
+                BodyCommand::JointTarget { .. }
+                | BodyCommand::Attach { .. }
+                | BodyCommand::Detach { .. },
+                _,
+            ) => {}
         }
     }
 

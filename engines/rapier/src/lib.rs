@@ -447,6 +447,18 @@ impl PhysicEngine for RapierEngine {
         }
     }
 
+    fn attachment(&self, body: BodyId) -> Option<(BodyId, Pose)> {
+        let joint = self
+            .world
+            .impulse_joints
+            .get(*self.attached.get(&body.0)?)?;
+        let carrier = self.world.bodies.get(joint.body1())?;
+        Some((
+            BodyId(carrier.user_data as u32),
+            back_pose(&joint.data.local_frame1),
+        ))
+    }
+
     fn body_mass(&self, body: BodyId) -> f64 {
         self.body(body)
             .filter(|b| b.is_dynamic())
@@ -482,6 +494,7 @@ impl PhysicEngine for RapierEngine {
                 }
                 return;
             }
+            BodyCommand::Attach { .. } | BodyCommand::Detach { .. } => return,
             BodyCommand::Force { body, .. }
             | BodyCommand::ForceAtPoint { body, .. }
             | BodyCommand::Torque { body, .. }
@@ -504,7 +517,9 @@ impl PhysicEngine for RapierEngine {
                 rb.set_angvel(v(&angular), true);
                 return;
             }
-            BodyCommand::JointTarget { .. } => return,
+            BodyCommand::JointTarget { .. }
+            | BodyCommand::Attach { .. }
+            | BodyCommand::Detach { .. } => return,
         }
         self.forced.push(handle);
     }
