@@ -561,3 +561,63 @@ fn lockstep_over_zenoh_is_exact_interruptible_bounded_and_matches_the_in_process
         "{log}"
     );
 }
+
+/// The gripper takes commands from outside as the rover's velocity does: `{"grip": 1,
+/// "height": h}` on `P/artifacts/<name>/gripper` closes on the cube before the paddles and
+/// lifts it; `{"grip": 0, ...}` lets it fall back to the floor.
+#[test]
+fn a_gripper_closes_lifts_and_opens_on_zenoh_commands() {
+    let _one = one_at_a_time();
+    let ws = Workspace::new();
+    let port = free_port();
+    let prefix = "ssx/test-gripper";
+    let scene = ws.write(
+        "gripper.json",
+        &json!({
+            "timestep": 0.002,
+            "extensions": [{ "name": "zenoh", "library": "libssx_zenoh.so", "plugin": "zenoh",
+                "descriptor": { "prefix": prefix, "listen": [format!("tcp/127.0.0.1:{port}")] } }],
+            "artifacts": [
+                { "name": "ground", "artifact": ssx_tests::library("ground.json") },
+                { "name": "cube", "artifact": ssx_tests::library("cube.json"),
+                  "pose": { "position": [0.36, 0, 0.1] } },
+                { "name": "bot", "artifact": ssx_tests::library("pioneer-gripper.json"),
+                  "pose": { "position": [0, 0, 0.12] },
+                  "overrides": { "driver": { "commands": {} } } }
+            ]
+        })
+        .to_string(),
+    );
+    let mut daemon = Daemon::start_with(&scene.display().to_string(), 3600, &["--paused"]);
+    let session = connect(port, &mut daemon);
+    let gripper = session
+        .declare_publisher(format!("{prefix}/artifacts/bot/gripper"))
+        .express(true)
+        .wait()
+        .unwrap();
+    // The driver subscribes at its first step.
+    assert_eq!(control(&session, prefix, "step 1")["ok"], json!(true));
+    let cube_height = |session: &zenoh::Session| {
+        let a = control(session, prefix, "step 50 cube");
+        assert_eq!(a["ok"], json!(true), "{a}");
+        floats(&a["observe"]["cube"]["position"])[2]
+    };
+    for (command, z) in [
+        (r#"{"grip": 1, "height": 0.2}"#, 0.3),
+        (r#"{"grip": 0, "height": 0}"#, 0.1),
+    ] {
+        gripper.put(command).wait().unwrap();
+        let mut tries = 0;
+        while (cube_height(&session) - z).abs() > 0.005 {
+            tries += 1;
+            assert!(
+                tries < 40,
+                "the cube never reached z = {z}: {}",
+                daemon.log()
+            );
+        }
+    }
+    let stats = control(&session, prefix, "stats");
+    let input = input_of(&stats, &format!("{prefix}/artifacts/bot/gripper"));
+    assert_eq!(input["accepted"], json!(2), "{stats}");
+}

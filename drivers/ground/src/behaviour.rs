@@ -84,6 +84,96 @@ pub enum Behaviour {
         #[serde(skip)]
         next: usize,
     },
+    /// A timed script: each segment's body command for its duration, in turn, then a stop; a
+    /// segment's gripper actions happen as it starts.
+    Script(Script),
+}
+
+/// A timed script of body commands and gripper actions.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    /// The segments, in order.
+    pub steps: Vec<Segment>,
+    /// Simulated time of the first decision (state).
+    #[serde(skip)]
+    started: Option<f64>,
+    /// How many segments have started (state).
+    #[serde(skip)]
+    started_count: usize,
+    /// The gripper actions of a segment just started, not yet taken (state).
+    #[serde(skip)]
+    action: Option<Action>,
+}
+
+/// One segment of a [`Script`].
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Segment {
+    /// How long it lasts (s).
+    #[serde(rename = "for")]
+    pub duration: f64,
+    /// Forward speed (m/s).
+    #[serde(default)]
+    pub linear: f64,
+    /// Turn rate (rad/s).
+    #[serde(default)]
+    pub angular: f64,
+    /// Close (true) or open (false) the gripper as it starts.
+    #[serde(default)]
+    pub grip: Option<bool>,
+    /// Move what the gripper holds to this height (m) as it starts.
+    #[serde(default)]
+    pub height: Option<f64>,
+}
+
+/// Gripper actions: close or open, and a height.
+pub type Action = (Option<bool>, Option<f64>);
+
+impl Script {
+    fn valid(&self) -> bool {
+        !self.steps.is_empty()
+            && self.steps.iter().all(|s| {
+                s.duration.is_finite()
+                    && s.duration >= 0.0
+                    && s.linear.is_finite()
+                    && s.angular.is_finite()
+                    && s.height.is_none_or(|h| h.is_finite() && h >= 0.0)
+            })
+    }
+
+    /// The command at simulated time `time`; notes a newly started segment's actions.
+    fn at(&mut self, time: f64) -> Command {
+        let start = *self.started.get_or_insert(time);
+        let mut end = start;
+        let running = self.steps.iter().position(|s| {
+            end += s.duration;
+            time < end
+        });
+        // Segments shorter than a step still act: every one passed over is taken in turn, and
+        // those that end the script once it is over.
+        let upto = running.map_or(self.steps.len(), |r| r + 1);
+        for s in &self.steps[self.started_count.min(upto)..upto] {
+            let a = self.action.get_or_insert((None, None));
+            a.0 = s.grip.or(a.0);
+            a.1 = s.height.or(a.1);
+        }
+        self.started_count = self.started_count.max(upto);
+        match running {
+            Some(i) => Command {
+                linear: self.steps[i].linear,
+                angular: self.steps[i].angular,
+            },
+            None => Command::default(),
+        }
+    }
+
+    /// Whether a segment uses the gripper.
+    pub fn grips(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| s.grip.is_some() || s.height.is_some())
+    }
 }
 
 fn d_reached() -> f64 {
@@ -124,11 +214,12 @@ impl Behaviour {
                         .iter()
                         .all(|x| x.is_finite() && *x > 0.0)
             }
+            Behaviour::Script(script) => script.valid(),
         };
         if ok {
             Ok(())
         } else {
-            Err("invalid descriptor: behaviour numbers must be finite (speeds and distances > 0), with at least one waypoint".into())
+            Err("invalid descriptor: behaviour numbers must be finite (speeds and distances > 0, durations and heights ≥ 0), with at least one waypoint or script step".into())
         }
     }
 
@@ -137,16 +228,26 @@ impl Behaviour {
         matches!(self, Behaviour::Dispersal(_) | Behaviour::Waypoints { .. })
     }
 
-    /// This update's command, given the wheels (radius, base). `ranges` is a full ring starting
-    /// at the heading.
+    /// The gripper actions a script segment that started at the last [`Behaviour::decide`]
+    /// asks for (once).
+    pub fn take_action(&mut self) -> Option<Action> {
+        match self {
+            Behaviour::Script(s) => s.action.take(),
+            _ => None,
+        }
+    }
+
+    /// This update's command at simulated time `time`, given the wheels (radius, base).
+    /// `ranges` is a full ring starting at the heading.
     pub fn decide(
         &mut self,
         (wheel_radius, wheel_base): (f64, f64),
         ranges: &[f64],
-        position: [f64; 2],
-        heading: f64,
+        (position, heading): ([f64; 2], f64),
+        time: f64,
     ) -> Command {
         match self {
+            Behaviour::Script(s) => s.at(time),
             Behaviour::Velocity { linear, angular } => Command {
                 linear: *linear,
                 angular: *angular,

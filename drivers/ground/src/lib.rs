@@ -14,6 +14,12 @@
 //!   stop when nothing is within range.
 //! - `{"waypoints": {"points": [[x, y], ...], ...}}`: drive to each point in turn, turning away
 //!   from obstacles the range sensor sees closer than `avoid`.
+//! - `{"script": {"steps": [{"for": s, "linear": v, "angular": w, "grip": b, "height": h}, ...]}}`:
+//!   each segment's command for its duration, in turn, then a stop; `grip` and `height` act on
+//!   the gripper as the segment starts.
+//!
+//! With a `"gripper": {...}` block the robot has Stage's gripper ([`gripper`]): it reads its
+//! `gripper` sensor and closes on, lifts and releases what lies between its paddles.
 //!
 //! Behaviours that read ranges update their command when the `range` sensor publishes (its
 //! `rate_divider` sets the controller rate) and hold it in between.
@@ -22,14 +28,17 @@
 //! extension (`zenoh` by default) on `artifacts/<name>/cmd`: `{"linear": v, "angular": w}`.
 //! A command beyond `max_speed` or `max_turn_rate` is dropped by the extension as malformed. A
 //! command overrides the behaviour for `timeout` seconds after it arrived; then the behaviour
-//! drives again.
+//! drives again. A robot with a gripper also takes `{"grip": 0 or 1, "height": h}` on
+//! `artifacts/<name>/gripper` (both fields; `height` up to the gripper's `max_height`).
 
 pub mod behaviour;
+pub mod gripper;
 
 use serde::Deserialize;
 use ssx_sdk::{Ctx, Driver, Init};
 
 use behaviour::{Behaviour, Command};
+use gripper::{Gripper, GripperParams};
 
 /// The robot's limits and wheels.
 #[derive(Clone, Debug, Deserialize)]
@@ -61,6 +70,9 @@ pub struct DiffDriveParams {
     /// Take body commands from a messaging extension.
     #[serde(default)]
     pub commands: Option<Remote>,
+    /// A gripper at the front.
+    #[serde(default)]
+    pub gripper: Option<GripperParams>,
 }
 
 /// Where commands come from.
@@ -106,6 +118,10 @@ pub struct DiffDrive {
     p: DiffDriveParams,
     name: String,
     remote: Option<(ssx_sdk::bus::Bus, u32)>,
+    /// The gripper's command subscription (with `remote`'s bus) and its last sequence number.
+    remote_gripper: Option<u32>,
+    gripper_seq: u64,
+    gripper: Option<Gripper>,
     /// The last outside command and the simulated time it arrived, and its sequence number.
     commanded: Option<(Command, f64)>,
     seq: u64,
@@ -137,6 +153,17 @@ impl Driver for DiffDrive {
             return Err("invalid descriptor: wheel sizes, speed and acceleration limits must be finite numbers > 0".into());
         }
         p.behaviour.validate()?;
+        if let Some(g) = &p.gripper {
+            g.validate()?;
+        }
+        if let Behaviour::Script(script) = &p.behaviour
+            && script.grips()
+            && p.gripper.is_none()
+        {
+            return Err(
+                "invalid descriptor: the script grips, but the robot has no 'gripper' block".into(),
+            );
+        }
         if p.commands
             .as_ref()
             .is_some_and(|r| !(r.timeout.is_finite() && r.timeout > 0.0))
@@ -146,6 +173,9 @@ impl Driver for DiffDrive {
         Ok(DiffDrive {
             name: init.artifact_name.clone(),
             remote: None,
+            remote_gripper: None,
+            gripper_seq: 0,
+            gripper: p.gripper.clone().map(Gripper::new),
             commanded: None,
             seq: 0,
             p,
@@ -162,7 +192,7 @@ impl Driver for DiffDrive {
         let [w, _, _, z] = state.orientation;
         // Planar: the orientation is a rotation about z.
         let heading = 2.0 * z.atan2(w);
-        let (_, step) = ctx.time()?;
+        let (time, step) = ctx.time()?;
         // Range behaviours decide when the range sensor has a fresh sample, the others every step.
         let mut ranges: &[f64] = &[];
         let mut fresh = true;
@@ -178,12 +208,25 @@ impl Driver for DiffDrive {
         if fresh {
             let wheels = (self.p.wheel_radius, self.p.wheel_base);
             let position = [state.position[0], state.position[1]];
-            self.target = self.p.behaviour.decide(wheels, ranges, position, heading);
+            self.target = self
+                .p
+                .behaviour
+                .decide(wheels, ranges, (position, heading), time);
         }
+
         let target = match self.outside_command(ctx)? {
             Some(c) => c,
             None => self.target,
         };
+        if let Some(g) = &mut self.gripper {
+            if let Some((grip, height)) = self.p.behaviour.take_action() {
+                g.command(grip, height);
+            }
+            self.outside_gripper_command(ctx)?;
+        }
+        if let Some(g) = &mut self.gripper {
+            g.step(ctx, &self.name, self.timestep)?;
+        }
         let p = &self.p;
         let linear = target.linear.clamp(-p.max_speed, p.max_speed);
         let angular = target.angular.clamp(-p.max_turn_rate, p.max_turn_rate);
@@ -217,29 +260,18 @@ impl DiffDrive {
         let (bus, sub) = match self.remote {
             Some(link) => link,
             None => {
-                use ssx_sdk::bus::{Bus, Field, Subscription};
-                let bus = Bus::find(ctx, &r.extension)?;
+                let bus = ssx_sdk::bus::Bus::find(ctx, &r.extension)?;
                 let key = r
                     .key
                     .clone()
                     .unwrap_or_else(|| format!("artifacts/{}/cmd", self.name));
-                let field = |name, max| Field {
-                    name,
-                    len: 1,
-                    max,
-                    required: true,
-                };
                 let fields = [
-                    field("linear", self.p.max_speed),
-                    field("angular", self.p.max_turn_rate),
+                    ("linear", self.p.max_speed),
+                    ("angular", self.p.max_turn_rate),
                 ];
-                let spec = Subscription {
-                    key: &key,
-                    fields: &fields,
-                    queue: 0,
-                    binary: false,
-                };
-                *self.remote.insert((bus, bus.subscribe(ctx, &spec)?))
+                *self
+                    .remote
+                    .insert((bus, subscribe(ctx, bus, &key, &fields)?))
             }
         };
         let (time, _) = ctx.time()?;
@@ -257,4 +289,58 @@ impl DiffDrive {
             .filter(|(_, at)| time - at <= r.timeout)
             .map(|(c, _)| c))
     }
+
+    /// Hands a new outside gripper command to the gripper (the robot takes commands and has a
+    /// gripper; subscribing on the first call).
+    fn outside_gripper_command(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        let (Some(_), Some(g)) = (&self.p.commands, &mut self.gripper) else {
+            return Ok(());
+        };
+        let Some((bus, _)) = self.remote else {
+            return Ok(());
+        };
+        let sub = match self.remote_gripper {
+            Some(sub) => sub,
+            None => {
+                let key = format!("artifacts/{}/gripper", self.name);
+                let fields = [("grip", 1.0), ("height", g.max_height())];
+                *self
+                    .remote_gripper
+                    .insert(subscribe(ctx, bus, &key, &fields)?)
+            }
+        };
+        if let Some(m) = bus.read(ctx, sub)?.filter(|m| m.seq != self.gripper_seq) {
+            self.gripper_seq = m.seq;
+            let v = m.values();
+            g.command(Some(v[0] >= 0.5), Some(v[1]));
+        }
+        Ok(())
+    }
+}
+
+/// Subscribes to `key` on `bus`: a JSON object of the required one-number `fields` (name,
+/// largest magnitude).
+fn subscribe(
+    ctx: &Ctx<'_>,
+    bus: ssx_sdk::bus::Bus,
+    key: &str,
+    fields: &[(&'static str, f64)],
+) -> Result<u32, String> {
+    use ssx_sdk::bus::{Field, Subscription};
+    let fields: Vec<Field> = fields
+        .iter()
+        .map(|&(name, max)| Field {
+            name,
+            len: 1,
+            max,
+            required: true,
+        })
+        .collect();
+    let spec = Subscription {
+        key,
+        fields: &fields,
+        queue: 0,
+        binary: false,
+    };
+    bus.subscribe(ctx, &spec)
 }

@@ -12,12 +12,14 @@
 //! | `neighbours` | `[n, then per neighbour: artifact, dx, dy, dz, dvx, dvy, dvz]`, relative to the own body |
 //! | `slam` | `[x, y, yaw]`: the estimated pose of its last scan (the map itself is served by the `explore` extension) |
 //! | `contact` | `[n, |total force|, then per touched body: artifact, body, px, py, pz, fx, fy, fz]` |
+//! | `gripper` | what a gripper holds and what lies between its paddles: [`ssx_sdk::gripper`] |
 //!
 //! Sensors with a `rate_divider` publish every that many steps; in between the last reading (and
 //! the step it was taken at) stays. `stagger: true` offsets the sampling step by the instance
 //! seed, so that a swarm's sensors do not all sample on the same step.
 
 mod contact;
+mod gripper;
 mod imu;
 mod noise;
 mod pose;
@@ -64,7 +66,6 @@ pub(crate) fn rate(divider: u32, stagger: bool, init: &Init) -> Result<ssx_sdk::
     Ok(ssx_sdk::Rate::new(divider, phase))
 }
 
-/// Parses a descriptor strictly, with the SDK's error wording.
 /// A sensor's description of its reading (`Ctx::describe`), written at create and handed to
 /// the host on the first step (the host keeps it).
 pub(crate) struct Description(Option<String>);
@@ -82,6 +83,7 @@ impl Description {
     }
 }
 
+/// Parses a descriptor strictly, with the SDK's error wording.
 pub(crate) fn parse<T: serde::de::DeserializeOwned>(descriptor: &str) -> Result<T, String> {
     serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)
 }
@@ -112,5 +114,6 @@ ssx_sdk::export_plugins!(
     sensor "range" "a fan or ring of range rays in the mount's plane (2.5D: rays pass under what is above them)" => range::Range,
     sensor "neighbours" "relative position and velocity of the artifacts within a radius, optionally in line of sight" => swarm::Neighbours,
     sensor "contact" "the bodies touching a body: where and how hard" => contact::Contact,
+    sensor "gripper" "what a gripper's paddles hold and whether the body between them fits" => gripper::Gripper,
     sensor "slam" "a range scanner whose scans at a noisy pose build the robot's occupancy grid in the explore extension" => slam::Slam,
 );
