@@ -241,6 +241,19 @@ impl<T> Default for Shard<T> {
     }
 }
 
+/// The extensions' overlays, for the render backend.
+struct ExtensionOverlays<'a>(&'a [(String, Box<dyn SimulationExtension>)]);
+
+impl crate::render::OverlaySource for ExtensionOverlays<'_> {
+    fn visit(&self, each: &mut dyn FnMut(&str, &crate::render::Overlay)) {
+        for (name, ext) in self.0 {
+            for o in ext.overlays() {
+                each(name, o);
+            }
+        }
+    }
+}
+
 /// Where each artifact's readings live: (shard, item) in the sensor shards.
 struct Readings<'a> {
     index: &'a [Option<(u32, u32)>],
@@ -857,13 +870,11 @@ impl Environment {
             index: &self.reading_index,
             shards: &self.sensor_shards,
         };
-        self.render.sync(&RenderFrame::new(
-            step,
-            time,
-            t_drivers,
-            &self.states,
-            &readings,
-        ));
+        let overlays = ExtensionOverlays(&self.extensions.list);
+        self.render.sync(
+            &RenderFrame::new(step, time, t_drivers, &self.states, &readings)
+                .with_overlays(&overlays),
+        );
         let desk = self.swapper.as_ref().map(|swapper| Desk {
             swapper,
             events: &self.swaps,

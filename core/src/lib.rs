@@ -48,6 +48,8 @@ pub use plugin::{
     PluginRegistry, Reading, ReadingSource, RunRequest, Sensor, SensorContext, SimulationExtension,
 };
 pub use pool::WorkerPool;
-pub use render::{NullRenderEngine, RenderEngine, RenderFrame, RenderNode, RenderScene};
+pub use render::{
+    NullRenderEngine, Overlay, OverlaySource, RenderEngine, RenderFrame, RenderNode, RenderScene,
+};
 pub use stats::{LiveStats, Stats, StatsSummary, StatsView, write_atomic};
 pub use world::{ArtifactId, ArtifactInfo, MapGrid, World};

@@ -498,6 +498,10 @@ pub trait SimulationExtension: Send + Sync {
     fn metrics(&self) -> &[(String, f64)] {
         &[]
     }
+    /// The pictures the extension lays over the floor for views and recordings.
+    fn overlays(&self) -> &[crate::render::Overlay] {
+        &[]
+    }
     /// Stops the extension; called once, after the engines have stopped.
     fn shutdown(&mut self);
     /// The extension as `Any`, so users can reach its concrete services.

@@ -38,6 +38,117 @@ pub struct RenderScene<'a> {
     pub specs: &'a [ArtifactSpec],
 }
 
+/// A picture an extension lays over the floor (the explored map, a heatmap): RGBA cells on a
+/// horizontal grid, row 0 at `origin`, rows going +y, columns +x.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Overlay {
+    /// Its name, unique in its extension (letters, digits, `_`, `.`, `-`).
+    pub name: String,
+    /// Cells per row.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// Cell size (m).
+    pub resolution: f64,
+    /// Where cell (0, 0)'s corner lies (m, world frame).
+    pub origin: [f64; 3],
+    /// `width × height` RGBA cells, 4 bytes each.
+    pub rgba: Vec<u8>,
+    /// Simulated time it was drawn at (s).
+    pub time: f64,
+    /// Counts its changes, so that a backend copies it only when it changed.
+    pub version: u64,
+}
+
+/// Most cells an overlay may have (a 4096 × 4096 map).
+pub const MAX_OVERLAY_CELLS: u64 = 4096 * 4096;
+/// Most overlays an extension may keep.
+pub const MAX_OVERLAYS: usize = 16;
+
+/// Why an overlay was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OverlayError {
+    /// A bad name.
+    #[error("an overlay's name is 1 to 64 letters, digits, '_', '.' or '-'")]
+    Name,
+    /// A bad size, resolution or origin.
+    #[error(
+        "an overlay is 1 to 16,777,216 cells with a positive finite resolution and a finite origin"
+    )]
+    Size,
+    /// The cells do not match the size.
+    #[error("an overlay of {width} × {height} cells needs {need} bytes of RGBA, got {got}")]
+    Cells {
+        /// Cells per row.
+        width: u32,
+        /// Rows.
+        height: u32,
+        /// Bytes needed.
+        need: u64,
+        /// Bytes given.
+        got: usize,
+    },
+    /// Too many.
+    #[error("an extension keeps at most 16 overlays")]
+    TooMany,
+}
+
+/// Sets overlay `name` in `list` (keeping its buffer), or adds it.
+pub fn set_overlay(
+    list: &mut Vec<Overlay>,
+    name: &str,
+    (width, height, resolution, origin): (u32, u32, f64, [f64; 3]),
+    rgba: &[u8],
+    time: f64,
+) -> Result<(), OverlayError> {
+    let name_ok = (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+    if !name_ok {
+        return Err(OverlayError::Name);
+    }
+    let cells = u64::from(width) * u64::from(height);
+    if cells == 0
+        || cells > MAX_OVERLAY_CELLS
+        || !(resolution.is_finite() && resolution > 0.0)
+        || !origin.iter().all(|v| v.is_finite())
+    {
+        return Err(OverlayError::Size);
+    }
+    if rgba.len() as u64 != cells * 4 {
+        return Err(OverlayError::Cells {
+            width,
+            height,
+            need: cells * 4,
+            got: rgba.len(),
+        });
+    }
+    let i = match list.iter().position(|o| o.name == name) {
+        Some(i) => i,
+        None if list.len() >= MAX_OVERLAYS => return Err(OverlayError::TooMany),
+        None => {
+            list.push(Overlay {
+                name: name.to_string(),
+                ..Overlay::default()
+            });
+            list.len() - 1
+        }
+    };
+    let o = &mut list[i];
+    (o.width, o.height, o.resolution, o.origin, o.time) = (width, height, resolution, origin, time);
+    o.rgba.clear();
+    o.rgba.extend_from_slice(rgba);
+    o.version += 1;
+    Ok(())
+}
+
+/// Every extension's overlays, as a backend reads them.
+pub trait OverlaySource {
+    /// Calls `each(extension, overlay)` for every overlay, in extension order.
+    fn visit(&self, each: &mut dyn FnMut(&str, &Overlay));
+}
+
 /// The world after one step, read-only.
 pub struct RenderFrame<'a> {
     /// Steps done.
@@ -49,6 +160,7 @@ pub struct RenderFrame<'a> {
     /// Every body's state, indexed by [`BodyId::index`].
     pub bodies: &'a [BodyState],
     readings: &'a dyn ReadingSource,
+    overlays: Option<&'a dyn OverlaySource>,
 }
 
 impl<'a> RenderFrame<'a> {
@@ -66,6 +178,19 @@ impl<'a> RenderFrame<'a> {
             now,
             bodies,
             readings,
+            overlays: None,
+        }
+    }
+    /// The same frame, with the extensions' overlays.
+    pub fn with_overlays(mut self, overlays: &'a dyn OverlaySource) -> Self {
+        self.overlays = Some(overlays);
+        self
+    }
+    /// Calls `each(extension, overlay)` for every extension's overlay (as of the previous
+    /// step's extensions).
+    pub fn overlays(&self, each: &mut dyn FnMut(&str, &Overlay)) {
+        if let Some(o) = self.overlays {
+            o.visit(each);
         }
     }
     /// The latest reading of `artifact`'s `sensor`-th sensor ([`Reading::step`] says when it
@@ -123,5 +248,54 @@ impl RenderEngine for NullRenderEngine {
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod overlay_tests {
+    use super::*;
+
+    #[test]
+    fn overlays_are_replaced_by_name_and_bad_ones_are_refused_with_what_is_wrong() {
+        let mut list = Vec::new();
+        let size = (2, 1, 0.5, [0.0; 3]);
+        set_overlay(&mut list, "explored", size, &[1; 8], 1.0).unwrap();
+        set_overlay(&mut list, "explored", size, &[2; 8], 2.0).unwrap();
+        assert_eq!(list.len(), 1);
+        assert_eq!(
+            (list[0].version, list[0].time, list[0].rgba[0]),
+            (2, 2.0, 2)
+        );
+        let refused = |list: &mut Vec<Overlay>, name: &str, size, len: usize| {
+            set_overlay(list, name, size, &vec![0; len], 0.0)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            refused(&mut list, "a b", size, 8),
+            "an overlay's name is 1 to 64 letters, digits, '_', '.' or '-'"
+        );
+        assert_eq!(
+            refused(&mut list, "x", (2, 1, 0.5, [0.0; 3]), 7),
+            "an overlay of 2 × 1 cells needs 8 bytes of RGBA, got 7"
+        );
+        assert!(
+            refused(&mut list, "x", (0, 1, 0.5, [0.0; 3]), 0).starts_with("an overlay is 1 to")
+        );
+        assert!(
+            refused(&mut list, "x", (1, 1, f64::NAN, [0.0; 3]), 4)
+                .starts_with("an overlay is 1 to")
+        );
+        assert!(
+            refused(&mut list, "x", (100_000, 100_000, 1.0, [0.0; 3]), 4)
+                .starts_with("an overlay is 1 to")
+        );
+        for i in 1..MAX_OVERLAYS {
+            set_overlay(&mut list, &format!("o{i}"), size, &[0; 8], 0.0).unwrap();
+        }
+        assert_eq!(
+            refused(&mut list, "one-more", size, 8),
+            "an extension keeps at most 16 overlays"
+        );
     }
 }

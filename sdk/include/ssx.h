@@ -305,6 +305,14 @@ typedef struct {
   // `orientation` (`double[4]`, w x y z) in the carrier's frame. `SSX_ERR_NOT_FOUND` when
   // nothing holds it. Any phase. Added to version 3 with `body_bounds`.
   SsxStatus (*attachment)(SsxCtx ctx, uint32_t artifact, uint32_t body, uint32_t *carrier_artifact, uint32_t *carrier_body, double *position, double *orientation);
+  // Lays a picture over the floor for views and recordings (an explored map, a heatmap):
+  // `info` gives its size, cell size and where cell (0, 0)'s corner lies (row 0 there, rows
+  // going +y), `rgba` its `width × height` cells of 4 bytes (`len` bytes, copied). Setting
+  // `name` again replaces it; views show it as the `foxglove.Grid` channel
+  // `/overlays/<extension>/<name>`. `name`: 1 to 64 letters, digits, `_`, `.`, `-`; at most
+  // 16 names and 16,777,216 cells; else `SSX_ERR_INVALID_ARGUMENT`. Extensions, in
+  // `after_step` only (`SSX_ERR_WRONG_PHASE` elsewhere). Added to version 3 with `body_bounds`.
+  SsxStatus (*overlay)(SsxCtx ctx, const char *name, const SsxMapInfo *info, const uint8_t *rgba, uintptr_t len);
 } SsxHostApi;
 
 // Creates an instance from its JSON descriptor. On success stores it in `instance` and returns

@@ -507,6 +507,20 @@ pub struct SsxHostApi {
         position: *mut f64,
         orientation: *mut f64,
     ) -> SsxStatus,
+    /// Lays a picture over the floor for views and recordings (an explored map, a heatmap):
+    /// `info` gives its size, cell size and where cell (0, 0)'s corner lies (row 0 there, rows
+    /// going +y), `rgba` its `width × height` cells of 4 bytes (`len` bytes, copied). Setting
+    /// `name` again replaces it; views show it as the `foxglove.Grid` channel
+    /// `/overlays/<extension>/<name>`. `name`: 1 to 64 letters, digits, `_`, `.`, `-`; at most
+    /// 16 names and 16,777,216 cells; else `SSX_ERR_INVALID_ARGUMENT`. Extensions, in
+    /// `after_step` only (`SSX_ERR_WRONG_PHASE` elsewhere). Added to version 3 with `body_bounds`.
+    pub overlay: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        name: *const c_char,
+        info: *const SsxMapInfo,
+        rgba: *const u8,
+        len: usize,
+    ) -> SsxStatus,
 }
 
 /// Longest reading description (bytes).

@@ -730,6 +730,18 @@ impl Ctx<'_> {
             s => check(s).map(|()| Some(held)),
         }
     }
+    /// Lays a picture over the floor for views and recordings (extensions, `after_step`):
+    /// `rgba` holds `info.width × info.height` cells of 4 bytes, row 0 at `info.origin`.
+    /// Does nothing on hosts that predate overlays.
+    pub fn overlay(&self, name: &str, info: &MapInfo, rgba: &[u8]) -> Result<(), Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, overlay)) {
+            return Ok(());
+        }
+        let name = CString::new(name).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT))?;
+        check(unsafe {
+            (self.host.overlay)(self.ctx, name.as_ptr(), info, rgba.as_ptr(), rgba.len())
+        })
+    }
     /// The scene's map: its size and placement, and its cells into `cells` (row 0 at the
     /// origin; 1 = wall). `None` when the scene has no map, or on hosts that predate maps.
     pub fn map(&self, cells: &mut Vec<u8>) -> Result<Option<MapInfo>, Error> {

@@ -28,6 +28,8 @@ pub(super) enum FrameKind<'a> {
         stats: StatsView<'a>,
         /// Where `metric` writes (after_step only).
         metrics: Option<&'a mut crate::plugin::Metrics>,
+        /// Where `overlay` writes (after_step only).
+        overlays: Option<&'a mut Vec<crate::render::Overlay>>,
         /// Library swaps: `swap` asks (control only), `swap_outcome` reads.
         swaps: Option<&'a dyn SwapDesk>,
         /// Whether this is the `control` entry (the one phase that may ask for a swap).
@@ -900,6 +902,35 @@ unsafe extern "C" fn host_attachment(
     })
 }
 
+unsafe extern "C" fn host_overlay(
+    ctx: SsxCtx,
+    n: *const c_char,
+    info: *const SsxMapInfo,
+    rgba: *const u8,
+    len: usize,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let time = f.world.time;
+        let FrameKind::Extension {
+            overlays: Some(list),
+            ..
+        } = &mut f.kind
+        else {
+            return Err(SSX_ERR_WRONG_PHASE);
+        };
+        // SAFETY: a readable `SsxMapInfo` or null, per the ABI.
+        let info = unsafe { info.as_ref() }.ok_or(SSX_ERR_INVALID_ARGUMENT)?;
+        if rgba.is_null() {
+            return Err(SSX_ERR_INVALID_ARGUMENT);
+        }
+        // SAFETY: `len` readable bytes at a non-null `rgba`, per the ABI.
+        let cells = unsafe { std::slice::from_raw_parts(rgba, len) };
+        let size = (info.width, info.height, info.resolution, info.origin);
+        crate::render::set_overlay(list, name(n)?, size, cells, time)
+            .map_err(|_| SSX_ERR_INVALID_ARGUMENT)
+    })
+}
+
 unsafe extern "C" fn host_wake() {
     crate::wake::ring();
 }
@@ -951,4 +982,5 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     attach: host_attach,
     detach: host_detach,
     attachment: host_attachment,
+    overlay: host_overlay,
 };

@@ -220,6 +220,7 @@ pub(super) struct AbiExtension {
     pub(super) descriptor: serde_json::Value,
     pub(super) instance: Option<Instance>,
     pub(super) metrics: crate::plugin::Metrics,
+    pub(super) overlays: Vec<crate::render::Overlay>,
 }
 
 // SAFETY: `init`, `after_step` and `shutdown` run on the stepping thread with `&mut self`;
@@ -255,6 +256,7 @@ impl SimulationExtension for AbiExtension {
                 readings: ctx.readings,
                 stats: ctx.stats,
                 metrics: Some(&mut self.metrics),
+                overlays: Some(&mut self.overlays),
                 swaps: ctx.swaps,
                 control: false,
             },
@@ -276,6 +278,7 @@ impl SimulationExtension for AbiExtension {
                 readings: ctx.readings,
                 stats: ctx.stats,
                 metrics: None,
+                overlays: None,
                 swaps: ctx.swaps,
                 control: true,
             },
@@ -355,6 +358,10 @@ impl SimulationExtension for AbiExtension {
 
     fn metrics(&self) -> &[(String, f64)] {
         &self.metrics
+    }
+
+    fn overlays(&self) -> &[crate::render::Overlay] {
+        &self.overlays
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

@@ -511,6 +511,7 @@ impl PluginLoader {
             plugin: name.to_string(),
             instance_name: instance_name.to_string(),
             metrics: Vec::new(),
+            overlays: Vec::new(),
             descriptor: descriptor.clone(),
             instance: None,
         }))

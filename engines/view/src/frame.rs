@@ -24,6 +24,23 @@ pub(crate) struct Frame {
     /// Fresh readings: (sensor slot, start, length) into `values`.
     pub readings: Vec<(u32, u32, u32)>,
     pub values: Vec<f64>,
+    /// Overlays that changed since the pipe last carried them: their buffers are reused.
+    pub overlays: Vec<FrameOverlay>,
+    /// How many of `overlays` this frame carries.
+    pub overlay_count: usize,
+}
+
+/// An extension's overlay, as copied for a consumer.
+#[derive(Default)]
+pub(crate) struct FrameOverlay {
+    /// `<extension>/<name>`.
+    pub path: String,
+    pub width: u32,
+    pub height: u32,
+    pub resolution: f64,
+    pub origin: [f64; 3],
+    pub time: f64,
+    pub rgba: Vec<u8>,
 }
 
 impl Frame {
@@ -50,6 +67,46 @@ impl Frame {
                     .push((slot as u32, start, r.values().len() as u32));
             }
         }
+    }
+
+    /// Copies the overlays whose version is newer than `sent` has, and notes their versions.
+    fn fill_overlays(&mut self, frame: &RenderFrame<'_>, sent: &mut Vec<(String, u64)>) {
+        self.overlay_count = 0;
+        frame.overlays(&mut |extension, o| {
+            let seen = sent.iter_mut().find(|(p, _)| {
+                p.len() == extension.len() + 1 + o.name.len()
+                    && p.starts_with(extension)
+                    && p.ends_with(o.name.as_str())
+            });
+            match seen {
+                Some((_, v)) if *v == o.version => return,
+                Some((_, v)) => *v = o.version,
+                None => sent.push((format!("{extension}/{}", o.name), o.version)),
+            }
+            if self.overlays.len() == self.overlay_count {
+                self.overlays.push(FrameOverlay::default());
+            }
+            let slot = &mut self.overlays[self.overlay_count];
+            self.overlay_count += 1;
+            slot.path.clear();
+            slot.path.push_str(extension);
+            slot.path.push('/');
+            slot.path.push_str(&o.name);
+            (
+                slot.width,
+                slot.height,
+                slot.resolution,
+                slot.origin,
+                slot.time,
+            ) = (o.width, o.height, o.resolution, o.origin, o.time);
+            slot.rgba.clear();
+            slot.rgba.extend_from_slice(&o.rgba);
+        });
+    }
+
+    /// The overlays this frame carries.
+    pub fn overlays(&self) -> &[FrameOverlay] {
+        &self.overlays[..self.overlay_count]
     }
 
     /// The values of one fresh reading.
@@ -95,6 +152,8 @@ pub(crate) struct Pipe {
     wake_at: usize,
     /// The last step whose readings went into a frame (readings up to it are not copied again).
     since: u64,
+    /// Each overlay's version last carried (`<extension>/<name>`, version).
+    overlays_sent: Vec<(String, u64)>,
     consumer: Option<Thread>,
 }
 
@@ -113,6 +172,7 @@ impl Pipe {
             wake_at: wake_at.clamp(1, buffers),
             queues: Arc::new(queues),
             since: 0,
+            overlays_sent: Vec::new(),
             consumer: None,
         }
     }
@@ -161,6 +221,7 @@ impl Pipe {
         match buf {
             Some(mut buf) => {
                 buf.fill(frame, slots, self.since);
+                buf.fill_overlays(frame, &mut self.overlays_sent);
                 self.since = frame.step;
                 // Cannot fail: there are only as many buffers as places in the queue.
                 let _ = q.full.push(buf);
@@ -189,6 +250,51 @@ mod tests {
         fn reading(&self, _: ArtifactId, _: usize) -> Option<&Reading> {
             None
         }
+    }
+
+    struct OneOverlay(ssx_core::Overlay);
+    impl ssx_core::OverlaySource for OneOverlay {
+        fn visit(&self, each: &mut dyn FnMut(&str, &ssx_core::Overlay)) {
+            each("explore", &self.0);
+        }
+    }
+
+    #[test]
+    fn an_overlay_is_carried_once_per_change_and_not_lost_with_a_dropped_frame() {
+        let mut pipe = Pipe::new(1, 1, Arc::new(PipeCounters::default()));
+        let q = pipe.queues();
+        let bodies = vec![BodyState::default(); 1];
+        let mut src = OneOverlay(ssx_core::Overlay {
+            name: "explored".into(),
+            width: 1,
+            height: 1,
+            resolution: 0.5,
+            rgba: vec![9; 4],
+            version: 1,
+            ..Default::default()
+        });
+        let offer = |pipe: &mut Pipe, src: &OneOverlay, step| {
+            let f = RenderFrame::new(step, 0.0, Duration::ZERO, &bodies, &NoReadings)
+                .with_overlays(src);
+            pipe.offer(&f, &[]);
+        };
+        let carried = |q: &Queues| {
+            let f = q.next().expect("a frame");
+            let paths: Vec<String> = f.overlays().iter().map(|o| o.path.clone()).collect();
+            q.recycle(f);
+            paths
+        };
+        offer(&mut pipe, &src, 1);
+        assert_eq!(carried(&q), ["explore/explored"]);
+        offer(&mut pipe, &src, 2);
+        assert!(carried(&q).is_empty(), "unchanged: not copied again");
+        // Changed while the only buffer is taken: the frame is dropped, the change is kept.
+        src.0.version = 2;
+        offer(&mut pipe, &src, 3);
+        offer(&mut pipe, &src, 4);
+        assert_eq!(carried(&q), ["explore/explored"]);
+        offer(&mut pipe, &src, 5);
+        assert!(carried(&q).is_empty());
     }
 
     #[test]

@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use foxglove::schemas::{
-    Color, FrameTransform, FrameTransforms, LinePrimitive, Log, Point3, Quaternion, SceneEntity,
-    SceneUpdate, Timestamp, line_primitive, log::Level,
+    Color, FrameTransform, FrameTransforms, Grid, LinePrimitive, Log, PackedElementField, Point3,
+    Pose, Quaternion, SceneEntity, SceneUpdate, Timestamp, Vector2, line_primitive, log::Level,
+    packed_element_field::NumericType,
 };
 use foxglove::{Channel, ChannelBuilder, Context, PartialMetadata, RawChannel, Schema, SinkId};
 
@@ -29,6 +30,8 @@ pub mod topics {
     pub const STATS: &str = "/stats";
     /// Prefix of each sensor's readings, `/readings/<artifact>/<sensor>` (JSON).
     pub const READINGS: &str = "/readings/";
+    /// Prefix of the extensions' overlays, `/overlays/<extension>/<name>` (`foxglove.Grid`).
+    pub const OVERLAYS: &str = "/overlays/";
 }
 
 /// Something other than a frame for the channels: a log line or the statistics.
@@ -102,6 +105,9 @@ pub(crate) struct Channels {
     clock: Arc<RawChannel>,
     stats: Arc<RawChannel>,
     readings: Vec<Arc<RawChannel>>,
+    /// The extensions' overlays, made as they first appear (`<extension>/<name>`, channel).
+    overlays: Vec<(String, Channel<Grid>)>,
+    ctx: Arc<Context>,
     /// The transforms message, frame names filled once; only numbers change per frame.
     tf_msg: FrameTransforms,
     /// Rays are drawn at most this often (simulated ns): a picture, not data; the readings
@@ -155,6 +161,8 @@ impl Channels {
             clock: json_channel(ctx, topics::CLOCK, "ssx.Clock", CLOCK_SCHEMA)?,
             stats: json_channel(ctx, topics::STATS, "ssx.Stats", STATS_SCHEMA)?,
             readings,
+            overlays: Vec::new(),
+            ctx: Arc::clone(ctx),
             scene_info,
             tf_msg,
             rays_every_ns: (1e9 / rays_hz) as u64,
@@ -222,6 +230,21 @@ impl Channels {
             if ch.has_sinks() {
                 reading_json(&mut self.text, f, &sensor.kind, values);
                 ch.log_with_meta(self.text.as_bytes(), at(ns));
+                self.messages += 1;
+            }
+        }
+        for o in f.overlays() {
+            let ch = match self.overlays.iter().position(|(p, _)| *p == o.path) {
+                Some(i) => &self.overlays[i].1,
+                None => {
+                    let topic = format!("{}{}", topics::OVERLAYS, o.path);
+                    let ch = self.ctx.channel_builder(topic).build();
+                    self.overlays.push((o.path.clone(), ch));
+                    &self.overlays.last().unwrap().1
+                }
+            };
+            if ch.has_sinks() {
+                ch.log_with_meta(&grid(o), at(nanos(o.time)));
                 self.messages += 1;
             }
         }
@@ -396,6 +419,43 @@ fn reading_json(out: &mut String, f: &Frame, kind: &SensorKind, v: &[f64]) {
         _ => {}
     }
     out.push('}');
+}
+
+/// An overlay as a `foxglove.Grid` in `world`: RGBA cells, the four colour fields by name, so
+/// that Foxglove's 3D panel colours it ("RGBA (separate fields)").
+fn grid(o: &crate::frame::FrameOverlay) -> Grid {
+    let field = |name: &str, offset| PackedElementField {
+        name: name.into(),
+        offset,
+        r#type: NumericType::Uint8 as i32,
+    };
+    Grid {
+        timestamp: stamp(nanos(o.time)),
+        frame_id: WORLD_FRAME.into(),
+        pose: Some(Pose {
+            position: vec3(o.origin[0], o.origin[1], o.origin[2]),
+            orientation: Some(Quaternion {
+                x: 0.0,
+                y: 0.0,
+                z: 0.0,
+                w: 1.0,
+            }),
+        }),
+        column_count: o.width,
+        cell_size: Some(Vector2 {
+            x: o.resolution,
+            y: o.resolution,
+        }),
+        row_stride: o.width * 4,
+        cell_stride: 4,
+        fields: vec![
+            field("red", 0),
+            field("green", 1),
+            field("blue", 2),
+            field("alpha", 3),
+        ],
+        data: o.rgba.clone().into(),
+    }
 }
 
 #[cfg(test)]
