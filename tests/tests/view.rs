@@ -526,3 +526,157 @@ fn bad_view_and_record_flags_are_refused_with_one_message() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!out_file.exists());
 }
+
+/// The exploration scene with the explore extension's overlays: `/overlays/explore/explored`
+/// as a `foxglove.Grid` of RGBA cells (explored white, free but unexplored faint grey), `covered`
+/// and, asked for, `heatmap`. Returns (explored cells, free cells) of a grid.
+fn explored_cells(grid: &foxglove::schemas::Grid) -> (usize, usize) {
+    assert_eq!(
+        (grid.cell_stride, grid.row_stride),
+        (4, grid.column_count * 4)
+    );
+    let names: Vec<_> = grid
+        .fields
+        .iter()
+        .map(|f| (f.name.as_str(), f.offset))
+        .collect();
+    assert_eq!(names, [("red", 0), ("green", 1), ("blue", 2), ("alpha", 3)]);
+    let cells = grid.data.chunks_exact(4);
+    let explored = cells.clone().filter(|c| *c == [255, 255, 255, 110]).count();
+    let free = cells.filter(|c| c[3] > 0).count();
+    (explored, free)
+}
+
+#[test]
+fn a_recording_of_an_exploration_carries_its_maps_and_they_agree_with_its_figures() {
+    let dir = Workspace::new();
+    let file = dir.path().join("explore.mcap");
+    let shipped = repo_root().join("artifacts/scenes/exploration.json");
+    let mut scene: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&shipped).unwrap()).unwrap();
+    scene["extensions"][0]["descriptor"]["view"] =
+        serde_json::json!({ "every": 1.0, "heatmap": true });
+    let scene = dir.write("exploration.json", &scene.to_string());
+    // Relative paths in the shipped scene resolve next to it: write it there under a new name.
+    let scene_path =
+        shipped.with_file_name(format!("exploration-view-test-{}.json", std::process::id()));
+    std::fs::copy(&scene, &scene_path).unwrap();
+    let out = ssx_view::Output::new(
+        ssx_view::Hub::new(),
+        None,
+        Some(&ssx_view::RecordOptions {
+            path: file.clone(),
+            every: 1,
+            lossless: true,
+        }),
+    )
+    .unwrap();
+    let clock = Arc::new(ssx_core::MonotonicClock::new(Duration::ZERO));
+    let built = build_rendered(
+        &scene_path,
+        &registry(),
+        2,
+        Mode::Fast,
+        false,
+        clock,
+        Box::new(out),
+    );
+    std::fs::remove_file(&scene_path).unwrap();
+    let mut env = built.unwrap();
+    // 5 s at τ = 10 ms: the overlays are drawn at the first step and every second, the last at
+    // step 500; a view gets what the extensions drew at the next step's frame.
+    ssx_tests::step_n(&mut env, 500);
+    let explored = env.summary().metrics["explore.explored"];
+    ssx_tests::step_n(&mut env, 1);
+    drop(env); // finishes the file
+
+    let (topics, clean) = read_mcap(&file);
+    assert!(clean);
+    let grids = |topic: &str| -> Vec<(u64, foxglove::schemas::Grid)> {
+        topics[topic]
+            .iter()
+            .map(|(t, b)| (*t, foxglove::schemas::Grid::decode(&b[..]).unwrap()))
+            .collect()
+    };
+    let maps = grids("/overlays/explore/explored");
+    // Drawn at 0.01 s, then at 1, 2, 3, 4 and 5 s.
+    let times: Vec<u64> = maps.iter().map(|(t, _)| *t).collect();
+    assert_eq!(
+        times,
+        [
+            10_000_000,
+            1_000_000_000,
+            2_000_000_000,
+            3_000_000_000,
+            4_000_000_000,
+            5_000_000_000
+        ]
+    );
+    let (t, last) = maps.last().unwrap();
+    assert_eq!(*t, 5_000_000_000);
+    // The area is 30 × 20 m in cells of 0.25 m, placed at its corner.
+    assert_eq!((last.column_count, last.data.len()), (120, 120 * 80 * 4));
+    let corner = last.pose.as_ref().unwrap().position.as_ref().unwrap();
+    assert_eq!(
+        (corner.x, corner.y, last.cell_size.as_ref().unwrap().x),
+        (0.0, 0.0, 0.25)
+    );
+    let (seen, free) = explored_cells(last);
+    assert!(seen > 0 && free > seen, "{seen} of {free}");
+    assert_eq!(
+        seen as f64 / free as f64,
+        explored,
+        "the map's share is the extension's figure"
+    );
+    // The maps only grow.
+    let shares: Vec<usize> = maps.iter().map(|(_, g)| explored_cells(g).0).collect();
+    assert!(shares.windows(2).all(|w| w[0] <= w[1]), "{shares:?}");
+    for topic in ["/overlays/explore/covered", "/overlays/explore/heatmap"] {
+        let g = grids(topic);
+        assert_eq!(g.len(), 6, "{topic}");
+        assert!(
+            g.last().unwrap().1.data.chunks_exact(4).any(|c| c[3] > 0),
+            "{topic} draws something"
+        );
+    }
+}
+
+#[test]
+fn a_websocket_client_receives_the_explored_map_of_a_live_exploration() {
+    let (_d, line, _err) = start(
+        &[
+            "run",
+            repo_root()
+                .join("artifacts/scenes/exploration.json")
+                .to_str()
+                .unwrap(),
+            "--view",
+            "--view-port",
+            "0",
+            "--duration",
+            "60",
+            "--quiet",
+        ],
+        "live view: open",
+    );
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("ws://"))
+        .expect("the log names the WebSocket URL")
+        .to_string();
+    let mut ws = connect(&url);
+    let topic = "/overlays/explore/explored";
+    let channels = advertised(&mut ws, &[topic]);
+    assert_eq!(channels[topic].1, "foxglove.Grid");
+    subscribe(&mut ws, &[(1, channels[topic].0)]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let grid = loop {
+        assert!(Instant::now() < deadline, "no explored map in 20 s");
+        if let Some((1, _, payload)) = message_data(&ws.read().expect("read")) {
+            break foxglove::schemas::Grid::decode(&payload[..]).unwrap();
+        }
+    };
+    assert_eq!((grid.column_count, grid.data.len()), (120, 120 * 80 * 4));
+    let (seen, free) = explored_cells(&grid);
+    assert!(free > 1000 && seen <= free, "{seen} of {free}");
+}

@@ -1,5 +1,6 @@
 // The ssx viewer: a Foxglove WebSocket client (subprotocol foxglove.sdk.v1) that draws the
-// /scene, /tf and /rays channels with three.js and shows /clock and /stats in a status bar.
+// /scene, /tf and /rays channels and the extensions' /overlays/... grids with three.js, and
+// shows /clock and /stats (with an exploration's progress) in a status bar.
 // The scene channels carry Foxglove's protobuf schemas; a small decoder below reads the few
 // message types used here.
 import * as THREE from 'three';
@@ -175,6 +176,45 @@ function fit() {
   controls.update();
 }
 
+// An extension's overlay (foxglove.Grid of RGBA cells) laid flat just above the floor; later
+// overlays of a scene above earlier ones.
+const overlays = new Map(); // topic -> { mesh, texture, width, height, data }
+function onGrid(bytes, topic) {
+  const m = pb(bytes), width = num(m, 4), cell = sub(m, 5), data = m[9] ? m[9][0] : new Uint8Array();
+  const res = cell ? num(cell, 1) : 1, height = width ? Math.floor(data.length / 4 / width) : 0;
+  if (!width || !height || num(m, 7) !== 4) return;
+  let o = overlays.get(topic);
+  if (!o || o.width !== width || o.height !== height) {
+    if (o) { scene.remove(o.mesh); o.mesh.geometry.dispose(); o.mesh.material.dispose(); o.texture.dispose(); }
+    const pixels = new Uint8Array(width * height * 4);
+    const texture = new THREE.DataTexture(pixels, width, height, THREE.RGBAFormat);
+    texture.magFilter = THREE.NearestFilter;
+    const mesh = new THREE.Mesh(new THREE.PlaneGeometry(width * res, height * res),
+      new THREE.MeshBasicMaterial({ map: texture, transparent: true, depthWrite: false }));
+    mesh.renderOrder = 1 + overlays.size;
+    o = { mesh, texture, width, height, data: pixels, layer: overlays.size };
+    overlays.set(topic, o);
+    scene.add(mesh);
+  }
+  o.data.set(data);
+  o.texture.needsUpdate = true;
+  const origin = vec3(sub(sub(m, 3) || {}, 1));
+  o.mesh.position.set(origin.x + width * res / 2, origin.y + height * res / 2, origin.z + 0.01 + 0.005 * o.layer);
+}
+// For tests: an overlay's size, how many of its cells are drawn (alpha above 0) and how many
+// of those are white (the explored map's explored cells).
+function overlayCells(topic) {
+  const o = overlays.get(topic);
+  if (!o) return null;
+  let drawn = 0, white = 0;
+  for (let i = 0; i < o.data.length; i += 4) {
+    if (o.data[i + 3] === 0) continue;
+    drawn++;
+    if (o.data[i] === 255 && o.data[i + 1] === 255 && o.data[i + 2] === 255) white++;
+  }
+  return { width: o.width, height: o.height, drawn, white };
+}
+
 // ---- the Foxglove WebSocket protocol ----
 const state = { simTime: null, step: null, misses: null, tfFrames: 0, rtf: null, connected: false, scene: null };
 window.ssxView = state; // for tests and the console
@@ -189,6 +229,8 @@ state.locate = prefix => {
   return null;
 };
 state.bodies = () => entities.size;
+state.overlay = overlayCells;
+state.overlayTopics = () => [...overlays.keys()];
 const el = id => document.getElementById(id);
 const port = document.querySelector('meta[name="ssx-ws-port"]').content;
 let rtfWindow = null; // [wall ms, sim s]
@@ -201,13 +243,28 @@ function onClock(o) {
     rtfWindow = [now, o.time];
   }
 }
-function onStats(o) { state.misses = o.deadline_misses; state.scene = state.scene; }
+function onStats(o) {
+  state.misses = o.deadline_misses;
+  // An exploration's progress, from the daemon's figures (the explore extension's metrics).
+  const m = o.metrics || {}, key = Object.keys(m).find(k => k.endsWith('.explored'));
+  if (key) {
+    const ext = key.slice(0, -'.explored'.length);
+    state.explored = m[key];
+    state.exploredAt = [50, 90, 99].map(p => m[`${ext}.explored_${p}_s`] ?? null);
+  }
+}
 function showStatus() {
   el('simtime').textContent = state.simTime == null ? '–' : state.simTime.toFixed(2) + ' s';
   el('step').textContent = state.step == null ? '–' : state.step;
   el('rtf').textContent = state.rtf == null ? '–' : '×' + state.rtf.toFixed(2);
   el('misses').textContent = state.misses == null ? '–' : state.misses;
   el('misses').className = state.misses ? 'bad' : '';
+  if (state.explored != null) {
+    el('explore').hidden = false;
+    const at = state.exploredAt.map((t, i) => `${[50, 90, 99][i]}% ${t == null ? '–' : t.toFixed(1) + ' s'}`);
+    el('explored').textContent = `${(100 * state.explored).toFixed(1)}% (${at.join(', ')})`;
+    state.shownExplored = state.explored;
+  }
   el('conn').textContent = state.connected ? 'live' : 'disconnected';
   el('conn').className = state.connected ? 'ok' : 'off';
 }
@@ -223,6 +280,7 @@ function connect() {
     '/clock': b => onClock(JSON.parse(utf8.decode(b))),
     '/stats': b => onStats(JSON.parse(utf8.decode(b))),
   };
+  const handlerOf = topic => wanted[topic] || (topic.startsWith('/overlays/') ? b => onGrid(b, topic) : null);
   ws.onopen = () => { state.connected = true; };
   ws.onclose = () => { state.connected = false; setTimeout(connect, 1000); };
   ws.onmessage = ev => {
@@ -232,7 +290,7 @@ function connect() {
       if (msg.op === 'advertise') {
         const subs = [];
         for (const ch of msg.channels) {
-          const h = wanted[ch.topic];
+          const h = handlerOf(ch.topic);
           if (h) { const id = nextSub++; handlers.set(id, h); subs.push({ id, channelId: ch.id }); }
         }
         if (subs.length) ws.send(JSON.stringify({ op: 'subscribe', subscriptions: subs }));

@@ -26,6 +26,7 @@
 
 pub mod raster;
 pub mod slam;
+pub mod view;
 
 use std::collections::BTreeMap;
 use std::io::Cursor;
@@ -79,6 +80,10 @@ struct Config {
     /// Log the metrics every this many simulated seconds (0: never; default 10).
     #[serde(default = "d_log")]
     log_every: f64,
+    /// What views and recordings are shown (the explored and covered maps every second by
+    /// default).
+    #[serde(default)]
+    view: view::ViewConfig,
 }
 
 #[derive(Deserialize, Clone, Copy, Debug, PartialEq)]
@@ -293,7 +298,9 @@ pub struct Explore {
     poses: Vec<[f64; 3]>,
     explored: Vec<AtomicBool>,
     fresh: AtomicBool,
-    covered: Vec<bool>,
+    /// When each cell was last covered (s; NaN: never).
+    covered_at: Vec<f32>,
+    view: view::View,
     outbox: Mutex<Vec<(u32, Vec<u8>)>>,
     inbox: RwLock<BTreeMap<u32, (Vec<u8>, u32)>>,
     dropped: Mutex<Vec<(u32, u32, Vec<u8>)>>,
@@ -367,6 +374,7 @@ impl Explore {
                 ny * k
             ));
         }
+        cfg.view.validate()?;
         if let Some(s) = &cfg.slam
             && !(s.merge_every.is_finite() && s.merge_every >= 0.0)
         {
@@ -383,7 +391,8 @@ impl Explore {
         let tag_bucket = cfg.tags.as_ref().map_or(1.0, |t| t.max_radius);
         Ok(Explore {
             explored: (0..raster.len()).map(|_| AtomicBool::new(false)).collect(),
-            covered: vec![false; raster.len()],
+            covered_at: vec![f32::NAN; raster.len()],
+            view: view::View::new(cfg.view),
             next_log: cfg.log_every,
             cfg,
             raster,
@@ -548,16 +557,16 @@ impl Explore {
     fn measure(&mut self) {
         let Some(setup) = &self.setup else { return };
         for &[x, y, _] in &self.poses {
-            let covered = &mut self.covered;
+            let (covered, now) = (&mut self.covered_at, self.time as f32);
             self.raster
-                .disc(x, y, self.cfg.footprint, |i| covered[i] = true);
+                .disc(x, y, self.cfg.footprint, |i| covered[i] = now);
         }
         let free = setup.free.max(1) as f64;
         let covered = self
-            .covered
+            .covered_at
             .iter()
             .zip(&setup.walls)
-            .filter(|(c, w)| **c && !**w)
+            .filter(|(c, w)| !c.is_nan() && !**w)
             .count();
         self.progress[1].update(covered as f64 / free, self.time);
         if self.fresh.swap(false, Ordering::Relaxed) {
@@ -657,7 +666,7 @@ impl Explore {
         for i in 0..r.len() {
             let wall = walls.is_some_and(|w| w[i]);
             let seen = if covered {
-                self.covered[i]
+                !self.covered_at[i].is_nan()
             } else {
                 self.explored[i].load(Ordering::Relaxed)
             };
@@ -777,6 +786,15 @@ impl Extension for Explore {
             }
         }
         self.publish(ctx)?;
+        if let Some(setup) = &self.setup {
+            let explored = |i: usize| self.explored[i].load(Ordering::Relaxed);
+            let maps = view::Maps {
+                walls: &setup.walls,
+                explored: &explored,
+                covered_at: &self.covered_at,
+            };
+            self.view.draw(ctx, &self.raster, &maps, time)?;
+        }
         if self.cfg.log_every > 0.0 && time + 1e-9 >= self.next_log {
             self.next_log += self.cfg.log_every;
             let line = format!("t = {time:.1} s: {}", self.summary());

@@ -1,0 +1,177 @@
+//! What the extension shows in the live view and the recording: the explored and covered maps
+//! and, on request, MAES's coverage heatmap (red where a robot was a moment ago, blue where one
+//! was long ago), laid over the floor as RGBA overlays (`/overlays/explore/<name>` in views).
+
+use serde::Deserialize;
+use ssx_sdk::{Ctx, MapInfo};
+
+use crate::raster::Raster;
+
+/// The `view` block.
+#[derive(Deserialize, Clone, Copy, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct ViewConfig {
+    /// Draw the overlays every this many simulated seconds (0: never; default 1).
+    #[serde(default = "d_every")]
+    pub every: f64,
+    /// Also draw the coverage heatmap.
+    #[serde(default)]
+    pub heatmap: bool,
+    /// Age (s) at which the heatmap reaches blue (default 60).
+    #[serde(default = "d_horizon")]
+    pub horizon: f64,
+}
+
+fn d_every() -> f64 {
+    1.0
+}
+fn d_horizon() -> f64 {
+    60.0
+}
+
+impl Default for ViewConfig {
+    fn default() -> Self {
+        ViewConfig {
+            every: d_every(),
+            heatmap: false,
+            horizon: d_horizon(),
+        }
+    }
+}
+
+impl ViewConfig {
+    /// Checks the numbers.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.every.is_finite() && self.every >= 0.0) {
+            return Err(format!(
+                "invalid descriptor: 'view.every' must be 0 or more seconds, got {}",
+                self.every
+            ));
+        }
+        if !(self.horizon.is_finite() && self.horizon > 0.0) {
+            return Err(format!(
+                "invalid descriptor: 'view.horizon' must be a positive number of seconds, got {}",
+                self.horizon
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Explored cells: white, half transparent.
+pub const EXPLORED: [u8; 4] = [255, 255, 255, 110];
+/// Free cells not explored yet: faint grey (so that explored share = white / (white + grey)).
+pub const UNEXPLORED: [u8; 4] = [128, 128, 128, 40];
+/// Covered cells: green, half transparent.
+pub const COVERED: [u8; 4] = [60, 180, 75, 140];
+/// Walls, and cells not covered: not drawn.
+pub const CLEAR: [u8; 4] = [0, 0, 0, 0];
+
+/// The overlays' schedule and their scratch buffer.
+pub struct View {
+    cfg: ViewConfig,
+    next: f64,
+    rgba: Vec<u8>,
+}
+
+/// One step's maps, as the extension holds them.
+pub struct Maps<'a> {
+    /// Walls (not drawn).
+    pub walls: &'a [bool],
+    /// Whether each cell was explored.
+    pub explored: &'a dyn Fn(usize) -> bool,
+    /// When each cell was last covered (s; NaN: never).
+    pub covered_at: &'a [f32],
+}
+
+impl View {
+    /// A schedule that draws first at the first step.
+    pub fn new(cfg: ViewConfig) -> Self {
+        View {
+            cfg,
+            next: 0.0,
+            rgba: Vec::new(),
+        }
+    }
+
+    /// Draws the overlays when they are due at simulated time `time`.
+    pub fn draw(
+        &mut self,
+        ctx: &Ctx<'_>,
+        raster: &Raster,
+        maps: &Maps<'_>,
+        time: f64,
+    ) -> Result<(), String> {
+        if self.cfg.every <= 0.0 || time + 1e-9 < self.next {
+            return Ok(());
+        }
+        while self.next <= time + 1e-9 {
+            self.next += self.cfg.every;
+        }
+        let info = MapInfo {
+            width: raster.nx,
+            height: raster.ny,
+            resolution: raster.cell,
+            origin: [raster.x0, raster.y0, 0.0],
+        };
+        let free = |i: usize| !maps.walls.get(i).copied().unwrap_or(false);
+        self.paint(raster, |i| match (free(i), (maps.explored)(i)) {
+            (false, _) => CLEAR,
+            (true, true) => EXPLORED,
+            (true, false) => UNEXPLORED,
+        });
+        ctx.overlay("explored", &info, &self.rgba)?;
+        self.paint(raster, |i| match free(i) && !maps.covered_at[i].is_nan() {
+            true => COVERED,
+            false => CLEAR,
+        });
+        ctx.overlay("covered", &info, &self.rgba)?;
+        if self.cfg.heatmap {
+            let horizon = self.cfg.horizon;
+            self.paint(raster, |i| {
+                let at = maps.covered_at[i];
+                if at.is_nan() || !free(i) {
+                    CLEAR
+                } else {
+                    heat(((time - f64::from(at)) / horizon).clamp(0.0, 1.0))
+                }
+            });
+            ctx.overlay("heatmap", &info, &self.rgba)?;
+        }
+        Ok(())
+    }
+
+    fn paint(&mut self, raster: &Raster, colour: impl Fn(usize) -> [u8; 4]) {
+        self.rgba.clear();
+        self.rgba
+            .extend((0..raster.len()).flat_map(|i| colour(i).into_iter()));
+    }
+}
+
+/// MAES's heatmap colour for an age from 0 (now: red) to 1 (the horizon or older: blue), through
+/// yellow, green and cyan.
+pub fn heat(age: f64) -> [u8; 4] {
+    let hue = age.clamp(0.0, 1.0) * 240.0;
+    let x = 1.0 - ((hue / 60.0) % 2.0 - 1.0).abs();
+    let (r, g, b) = match (hue / 60.0) as u32 {
+        0 => (1.0, x, 0.0),
+        1 => (x, 1.0, 0.0),
+        2 => (0.0, 1.0, x),
+        _ => (0.0, x, 1.0),
+    };
+    let byte = |v: f64| (v * 255.0).round() as u8;
+    [byte(r), byte(g), byte(b), 160]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_heatmap_runs_from_red_now_to_blue_at_the_horizon() {
+        assert_eq!(heat(0.0), [255, 0, 0, 160]);
+        assert_eq!(heat(0.5), [0, 255, 0, 160]);
+        assert_eq!(heat(1.0), [0, 0, 255, 160]);
+        assert_eq!(heat(7.0), [0, 0, 255, 160]);
+    }
+}
