@@ -49,7 +49,8 @@ pub use plugin::{
 };
 pub use pool::WorkerPool;
 pub use render::{
-    NullRenderEngine, Overlay, OverlaySource, RenderEngine, RenderFrame, RenderNode, RenderScene,
+    NullRenderEngine, Overlay, OverlayKind, OverlaySource, RenderEngine, RenderFrame, RenderNode,
+    RenderScene,
 };
 pub use stats::{LiveStats, Stats, StatsSummary, StatsView, write_atomic};
 pub use world::{ArtifactId, ArtifactInfo, MapGrid, World};

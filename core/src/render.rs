@@ -38,12 +38,36 @@ pub struct RenderScene<'a> {
     pub specs: &'a [ArtifactSpec],
 }
 
-/// A picture an extension lays over the floor (the explored map, a heatmap): RGBA cells on a
-/// horizontal grid, row 0 at `origin`, rows going +y, columns +x.
+/// What an overlay draws.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OverlayKind {
+    /// RGBA cells on a horizontal grid (`width`, `height`, `resolution`, `origin`, `rgba`).
+    #[default]
+    Grid,
+    /// Boxes in `color`: `values` holds 6 numbers a box, its centre and size (m, world frame).
+    Boxes,
+    /// Line segments in `color`: `values` holds 6 numbers a segment, its two ends.
+    Lines,
+}
+
+/// Numbers a box or a segment takes in [`Overlay::values`].
+pub const SHAPE_VALUES: usize = 6;
+/// Most boxes or segments an overlay may have.
+pub const MAX_OVERLAY_SHAPES: usize = 100_000;
+
+/// A picture an extension lays over the world for views (the explored map, a heatmap, tags,
+/// comms links): RGBA cells on a horizontal grid, row 0 at `origin`, rows going +y, columns +x;
+/// or boxes or line segments.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Overlay {
     /// Its name, unique in its extension (letters, digits, `_`, `.`, `-`).
     pub name: String,
+    /// What it draws.
+    pub kind: OverlayKind,
+    /// Boxes or segments, [`SHAPE_VALUES`] numbers each.
+    pub values: Vec<f64>,
+    /// Their colour, RGBA 0 to 1.
+    pub color: [f32; 4],
     /// Cells per row.
     pub width: u32,
     /// Rows.
@@ -91,6 +115,11 @@ pub enum OverlayError {
     /// Too many.
     #[error("an extension keeps at most 16 overlays")]
     TooMany,
+    /// Shapes that are not whole, too many, or not finite.
+    #[error(
+        "an overlay's shapes are up to 100,000 boxes or segments of 6 finite numbers each (got {0} numbers), in a colour of 4 numbers from 0 to 1"
+    )]
+    Shapes(usize),
 }
 
 /// Sets overlay `name` in `list` (keeping its buffer), or adds it.
@@ -101,13 +130,6 @@ pub fn set_overlay(
     rgba: &[u8],
     time: f64,
 ) -> Result<(), OverlayError> {
-    let name_ok = (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
-    if !name_ok {
-        return Err(OverlayError::Name);
-    }
     let cells = u64::from(width) * u64::from(height);
     if cells == 0
         || cells > MAX_OVERLAY_CELLS
@@ -124,6 +146,52 @@ pub fn set_overlay(
             got: rgba.len(),
         });
     }
+    let o = slot(list, name)?;
+    (o.width, o.height, o.resolution, o.origin, o.time) = (width, height, resolution, origin, time);
+    o.kind = OverlayKind::Grid;
+    o.values.clear();
+    o.rgba.clear();
+    o.rgba.extend_from_slice(rgba);
+    o.version += 1;
+    Ok(())
+}
+
+/// Sets overlay `name` in `list` to boxes or segments (`kind` not [`OverlayKind::Grid`]).
+pub fn set_shapes(
+    list: &mut Vec<Overlay>,
+    name: &str,
+    kind: OverlayKind,
+    values: &[f64],
+    color: [f32; 4],
+    time: f64,
+) -> Result<(), OverlayError> {
+    let whole = values.len().is_multiple_of(SHAPE_VALUES)
+        && values.len() / SHAPE_VALUES <= MAX_OVERLAY_SHAPES
+        && kind != OverlayKind::Grid;
+    if !whole
+        || !values.iter().all(|v| v.is_finite())
+        || !color.iter().all(|c| (0.0..=1.0).contains(c))
+    {
+        return Err(OverlayError::Shapes(values.len()));
+    }
+    let o = slot(list, name)?;
+    (o.kind, o.color, o.time) = (kind, color, time);
+    o.rgba.clear();
+    o.values.clear();
+    o.values.extend_from_slice(values);
+    o.version += 1;
+    Ok(())
+}
+
+/// Overlay `name` of `list`, added (empty) when new; the name checked.
+fn slot<'l>(list: &'l mut Vec<Overlay>, name: &str) -> Result<&'l mut Overlay, OverlayError> {
+    let name_ok = (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+    if !name_ok {
+        return Err(OverlayError::Name);
+    }
     let i = match list.iter().position(|o| o.name == name) {
         Some(i) => i,
         None if list.len() >= MAX_OVERLAYS => return Err(OverlayError::TooMany),
@@ -135,12 +203,7 @@ pub fn set_overlay(
             list.len() - 1
         }
     };
-    let o = &mut list[i];
-    (o.width, o.height, o.resolution, o.origin, o.time) = (width, height, resolution, origin, time);
-    o.rgba.clear();
-    o.rgba.extend_from_slice(rgba);
-    o.version += 1;
-    Ok(())
+    Ok(&mut list[i])
 }
 
 /// Every extension's overlays, as a backend reads them.
@@ -297,5 +360,28 @@ mod overlay_tests {
             refused(&mut list, "one-more", size, 8),
             "an extension keeps at most 16 overlays"
         );
+        // Shapes replace a grid of the same name; partial shapes and bad colours are refused.
+        let one_box = [0.0, 0.0, 0.1, 0.2, 0.2, 0.2];
+        set_shapes(&mut list, "o1", OverlayKind::Boxes, &one_box, [1.0; 4], 3.0).unwrap();
+        let o1 = list.iter().find(|o| o.name == "o1").unwrap();
+        assert_eq!(
+            (o1.kind, o1.values.len(), o1.rgba.len()),
+            (OverlayKind::Boxes, 6, 0)
+        );
+        let bad = |values: &[f64], color| {
+            set_shapes(
+                &mut list.clone(),
+                "o1",
+                OverlayKind::Lines,
+                values,
+                color,
+                0.0,
+            )
+            .unwrap_err()
+            .to_string()
+        };
+        assert!(bad(&one_box[..5], [1.0; 4]).contains("(got 5 numbers)"));
+        assert!(bad(&[f64::NAN; 6], [1.0; 4]).contains("6 finite numbers"));
+        assert!(bad(&one_box, [2.0, 0.0, 0.0, 1.0]).contains("from 0 to 1"));
     }
 }

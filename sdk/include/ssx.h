@@ -38,6 +38,9 @@ typedef uint32_t SsxPluginKind;
 // Log levels for [`SsxHostApi::log`].
 typedef uint32_t SsxLogLevel;
 
+// What [`SsxHostApi::overlay_shapes`] draws.
+typedef uint32_t SsxOverlayKind;
+
 // What an extension's `control` asks of the run. See [`SsxControl`].
 typedef uint32_t SsxControlCommand;
 
@@ -313,6 +316,12 @@ typedef struct {
   // 16 names and 16,777,216 cells; else `SSX_ERR_INVALID_ARGUMENT`. Extensions, in
   // `after_step` only (`SSX_ERR_WRONG_PHASE` elsewhere). Added to version 3 with `body_bounds`.
   SsxStatus (*overlay)(SsxCtx ctx, const char *name, const SsxMapInfo *info, const uint8_t *rgba, uintptr_t len);
+  // Like `overlay`, shapes instead of cells: `kind` [`SSX_OVERLAY_BOXES`] or
+  // [`SSX_OVERLAY_LINES`], `values` 6 numbers a shape (`len` numbers, copied, up to 100,000
+  // shapes), all in `color` (`float[4]`, RGBA 0 to 1). Views carry it as a
+  // `foxglove.SceneUpdate` on `/overlays/<extension>/<name>`. Extensions, in `after_step`.
+  // Added to version 3 with `overlay`.
+  SsxStatus (*overlay_shapes)(SsxCtx ctx, const char *name, SsxOverlayKind kind, const double *values, uintptr_t len, const float *color);
 } SsxHostApi;
 
 // Creates an instance from its JSON descriptor. On success stores it in `instance` and returns
@@ -437,6 +446,12 @@ typedef const SsxPluginTable *(*SsxEntryFn)(void);
 
 // Debugging.
 #define SSX_LOG_DEBUG 4
+
+// Boxes: 6 numbers each, centre and size (m, world frame).
+#define SSX_OVERLAY_BOXES 1
+
+// Line segments: 6 numbers each, the two ends (m, world frame).
+#define SSX_OVERLAY_LINES 2
 
 // Nothing: keep the run state.
 #define SSX_CONTROL_NONE 0

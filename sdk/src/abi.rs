@@ -96,6 +96,13 @@ pub const SSX_LOG_INFO: SsxLogLevel = 3;
 /// Debugging.
 pub const SSX_LOG_DEBUG: SsxLogLevel = 4;
 
+/// What [`SsxHostApi::overlay_shapes`] draws.
+pub type SsxOverlayKind = u32;
+/// Boxes: 6 numbers each, centre and size (m, world frame).
+pub const SSX_OVERLAY_BOXES: SsxOverlayKind = 1;
+/// Line segments: 6 numbers each, the two ends (m, world frame).
+pub const SSX_OVERLAY_LINES: SsxOverlayKind = 2;
+
 /// The handle of the current call, passed to every host function.
 pub type SsxCtx = u64;
 
@@ -520,6 +527,19 @@ pub struct SsxHostApi {
         info: *const SsxMapInfo,
         rgba: *const u8,
         len: usize,
+    ) -> SsxStatus,
+    /// Like `overlay`, shapes instead of cells: `kind` [`SSX_OVERLAY_BOXES`] or
+    /// [`SSX_OVERLAY_LINES`], `values` 6 numbers a shape (`len` numbers, copied, up to 100,000
+    /// shapes), all in `color` (`float[4]`, RGBA 0 to 1). Views carry it as a
+    /// `foxglove.SceneUpdate` on `/overlays/<extension>/<name>`. Extensions, in `after_step`.
+    /// Added to version 3 with `overlay`.
+    pub overlay_shapes: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        name: *const c_char,
+        kind: SsxOverlayKind,
+        values: *const f64,
+        len: usize,
+        color: *const f32,
     ) -> SsxStatus,
 }
 

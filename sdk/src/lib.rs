@@ -742,6 +742,31 @@ impl Ctx<'_> {
             (self.host.overlay)(self.ctx, name.as_ptr(), info, rgba.as_ptr(), rgba.len())
         })
     }
+    /// Lays boxes or line segments over the world for views (extensions, `after_step`):
+    /// `kind` `SSX_OVERLAY_BOXES` (centre, size) or `SSX_OVERLAY_LINES` (two ends), 6 numbers a
+    /// shape in `values`, all in `color` (RGBA 0 to 1). Does nothing on hosts that predate it.
+    pub fn overlay_shapes(
+        &self,
+        name: &str,
+        kind: SsxOverlayKind,
+        values: &[f64],
+        color: [f32; 4],
+    ) -> Result<(), Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, overlay_shapes)) {
+            return Ok(());
+        }
+        let name = CString::new(name).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT))?;
+        check(unsafe {
+            (self.host.overlay_shapes)(
+                self.ctx,
+                name.as_ptr(),
+                kind,
+                values.as_ptr(),
+                values.len(),
+                color.as_ptr(),
+            )
+        })
+    }
     /// The scene's map: its size and placement, and its cells into `cells` (row 0 at the
     /// origin; 1 = wall). `None` when the scene has no map, or on hosts that predate maps.
     pub fn map(&self, cells: &mut Vec<u8>) -> Result<Option<MapInfo>, Error> {

@@ -931,6 +931,45 @@ unsafe extern "C" fn host_overlay(
     })
 }
 
+unsafe extern "C" fn host_overlay_shapes(
+    ctx: SsxCtx,
+    n: *const c_char,
+    kind: SsxOverlayKind,
+    values: *const f64,
+    len: usize,
+    color: *const f32,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let time = f.world.time;
+        let FrameKind::Extension {
+            overlays: Some(list),
+            ..
+        } = &mut f.kind
+        else {
+            return Err(SSX_ERR_WRONG_PHASE);
+        };
+        let kind = match kind {
+            SSX_OVERLAY_BOXES => crate::render::OverlayKind::Boxes,
+            SSX_OVERLAY_LINES => crate::render::OverlayKind::Lines,
+            _ => return Err(SSX_ERR_INVALID_ARGUMENT),
+        };
+        if color.is_null() || (values.is_null() && len > 0) {
+            return Err(SSX_ERR_INVALID_ARGUMENT);
+        }
+        // SAFETY: `len` readable doubles at `values` and a `float[4]` at `color`, per the ABI.
+        let (values, color) = unsafe {
+            let v = if len == 0 {
+                &[][..]
+            } else {
+                std::slice::from_raw_parts(values, len)
+            };
+            (v, *color.cast::<[f32; 4]>())
+        };
+        crate::render::set_shapes(list, name(n)?, kind, values, color, time)
+            .map_err(|_| SSX_ERR_INVALID_ARGUMENT)
+    })
+}
+
 unsafe extern "C" fn host_wake() {
     crate::wake::ring();
 }
@@ -983,4 +1022,5 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     detach: host_detach,
     attachment: host_attachment,
     overlay: host_overlay,
+    overlay_shapes: host_overlay_shapes,
 };

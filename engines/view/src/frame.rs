@@ -41,6 +41,9 @@ pub(crate) struct FrameOverlay {
     pub origin: [f64; 3],
     pub time: f64,
     pub rgba: Vec<u8>,
+    pub kind: ssx_core::OverlayKind,
+    pub values: Vec<f64>,
+    pub color: [f32; 4],
 }
 
 impl Frame {
@@ -101,6 +104,9 @@ impl Frame {
             ) = (o.width, o.height, o.resolution, o.origin, o.time);
             slot.rgba.clear();
             slot.rgba.extend_from_slice(&o.rgba);
+            (slot.kind, slot.color) = (o.kind, o.color);
+            slot.values.clear();
+            slot.values.extend_from_slice(&o.values);
         });
     }
 

@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use foxglove::schemas::{
-    Color, FrameTransform, FrameTransforms, Grid, LinePrimitive, Log, PackedElementField, Point3,
-    Pose, Quaternion, SceneEntity, SceneUpdate, Timestamp, Vector2, line_primitive, log::Level,
-    packed_element_field::NumericType,
+    Color, CubePrimitive, FrameTransform, FrameTransforms, Grid, LinePrimitive, Log,
+    PackedElementField, Point3, Pose, Quaternion, SceneEntity, SceneUpdate, Timestamp, Vector2,
+    line_primitive, log::Level, packed_element_field::NumericType,
 };
 use foxglove::{Channel, ChannelBuilder, Context, PartialMetadata, RawChannel, Schema, SinkId};
 
@@ -106,7 +106,7 @@ pub(crate) struct Channels {
     stats: Arc<RawChannel>,
     readings: Vec<Arc<RawChannel>>,
     /// The extensions' overlays, made as they first appear (`<extension>/<name>`, channel).
-    overlays: Vec<(String, Channel<Grid>)>,
+    overlays: Vec<(String, OverlayChannel)>,
     ctx: Arc<Context>,
     /// The transforms message, frame names filled once; only numbers change per frame.
     tf_msg: FrameTransforms,
@@ -234,19 +234,39 @@ impl Channels {
             }
         }
         for o in f.overlays() {
-            let ch = match self.overlays.iter().position(|(p, _)| *p == o.path) {
+            let grid_kind = o.kind == ssx_core::OverlayKind::Grid;
+            // A channel's schema is fixed: an overlay that changes kind gets a new channel.
+            let found = self.overlays.iter().position(|(p, c)| {
+                *p == o.path && matches!(c, OverlayChannel::Grid(_)) == grid_kind
+            });
+            let ch = match found {
                 Some(i) => &self.overlays[i].1,
                 None => {
-                    let topic = format!("{}{}", topics::OVERLAYS, o.path);
-                    let ch = self.ctx.channel_builder(topic).build();
+                    self.overlays.retain(|(p, _)| *p != o.path);
+                    let b = self
+                        .ctx
+                        .channel_builder(format!("{}{}", topics::OVERLAYS, o.path));
+                    let ch = if grid_kind {
+                        OverlayChannel::Grid(b.build())
+                    } else {
+                        OverlayChannel::Shapes(b.build())
+                    };
                     self.overlays.push((o.path.clone(), ch));
                     &self.overlays.last().unwrap().1
                 }
             };
-            if ch.has_sinks() {
-                ch.log_with_meta(&grid(o), at(nanos(o.time)));
-                self.messages += 1;
-            }
+            let sent = match ch {
+                OverlayChannel::Grid(c) if c.has_sinks() => {
+                    c.log_with_meta(&grid(o), at(nanos(o.time)));
+                    true
+                }
+                OverlayChannel::Shapes(c) if c.has_sinks() => {
+                    c.log_with_meta(&shapes(o), at(nanos(o.time)));
+                    true
+                }
+                _ => false,
+            };
+            self.messages += u64::from(sent);
         }
         if !rays.is_empty() {
             self.last_rays_ns = Some(ns);
@@ -419,6 +439,75 @@ fn reading_json(out: &mut String, f: &Frame, kind: &SensorKind, v: &[f64]) {
         _ => {}
     }
     out.push('}');
+}
+
+/// An overlay's channel: cells or shapes.
+enum OverlayChannel {
+    Grid(Channel<Grid>),
+    Shapes(Channel<SceneUpdate>),
+}
+
+/// Boxes or segments as one `foxglove.SceneUpdate` entity `overlays/<extension>/<name>` in
+/// `world`, replacing the last.
+fn shapes(o: &crate::frame::FrameOverlay) -> SceneUpdate {
+    let [r, g, b, a] = o.color.map(f64::from);
+    let color = Some(Color { r, g, b, a });
+    let mut entity = SceneEntity {
+        timestamp: stamp(nanos(o.time)),
+        frame_id: WORLD_FRAME.into(),
+        id: format!("overlays/{}", o.path),
+        frame_locked: false,
+        ..Default::default()
+    };
+    let shapes = o.values.chunks_exact(ssx_core::render::SHAPE_VALUES);
+    match o.kind {
+        ssx_core::OverlayKind::Boxes => {
+            entity.cubes = shapes
+                .map(|v| CubePrimitive {
+                    pose: Some(Pose {
+                        position: vec3(v[0], v[1], v[2]),
+                        orientation: Some(Quaternion {
+                            x: 0.0,
+                            y: 0.0,
+                            z: 0.0,
+                            w: 1.0,
+                        }),
+                    }),
+                    size: vec3(v[3], v[4], v[5]),
+                    color,
+                })
+                .collect();
+        }
+        _ => {
+            entity.lines = vec![LinePrimitive {
+                r#type: line_primitive::Type::LineList as i32,
+                thickness: 2.0,
+                scale_invariant: true,
+                points: shapes
+                    .flat_map(|v| {
+                        [
+                            Point3 {
+                                x: v[0],
+                                y: v[1],
+                                z: v[2],
+                            },
+                            Point3 {
+                                x: v[3],
+                                y: v[4],
+                                z: v[5],
+                            },
+                        ]
+                    })
+                    .collect(),
+                color,
+                ..Default::default()
+            }];
+        }
+    }
+    SceneUpdate {
+        deletions: Vec::new(),
+        entities: vec![entity],
+    }
 }
 
 /// An overlay as a `foxglove.Grid` in `world`: RGBA cells, the four colour fields by name, so
