@@ -565,3 +565,93 @@ fn the_frontier_explorer_covers_the_shipped_building_and_beats_the_random_walk()
     assert!(frontier["messages"]["delivered"].as_u64().unwrap() > 0);
     assert!(frontier["map_merges"].as_u64().unwrap() > 0);
 }
+
+/// The tags and the comms links of the last second, as the extension's shape overlays in a
+/// recording: `/overlays/explore/tags` has one 0.15 m box per tag where it was dropped, and
+/// `/overlays/explore/links` one segment per pair of robots a message passed between (not the
+/// pair a wall blocks).
+#[test]
+fn a_recording_shows_the_tags_where_they_were_dropped_and_the_links_messages_took() {
+    use foxglove::schemas::SceneUpdate;
+    use prost::Message as _;
+    let ws = Workspace::new();
+    write_robot(&ws, "static", "");
+    wall_artifact(&ws);
+    let robots = [
+        robot("r_0", 0.0, 0.0, r#"{"send": true, "drop": 7}"#),
+        robot("r_1", 3.0, 0.0, r#"{"drop": 8}"#),
+        robot("r_2", 8.0, 0.0, "{}"), // behind the wall
+    ];
+    let scene = comms_scene(&ws, r#"{ "range": 10 }"#, &robots);
+    let mut s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&scene).unwrap()).unwrap();
+    s["extensions"][0]["descriptor"]["view"] = serde_json::json!({ "every": 0.1, "links": true });
+    let scene = ws.write("s.json", &s.to_string());
+    let file = ws.path().join("run.mcap");
+    let out = ssx_view::Output::new(
+        ssx_view::Hub::new(),
+        None,
+        Some(&ssx_view::RecordOptions {
+            path: file.clone(),
+            every: 1,
+            lossless: true,
+        }),
+    )
+    .unwrap();
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let clock = Arc::new(ssx_core::MonotonicClock::new(std::time::Duration::ZERO));
+    let mut env = ssx_tests::build_rendered(
+        &scene,
+        &probe_registry(&seen),
+        2,
+        ssx_core::Mode::Fast,
+        true,
+        clock,
+        Box::new(out),
+    )
+    .unwrap();
+    step_n(&mut env, 30);
+    drop(env);
+    let bytes = std::fs::read(&file).unwrap();
+    let last = |topic: &str| -> SceneUpdate {
+        let data = mcap::MessageStream::new(&bytes)
+            .unwrap()
+            .map(Result::unwrap)
+            .filter(|m| m.channel.topic == topic)
+            .last()
+            .unwrap_or_else(|| panic!("no {topic}"))
+            .data
+            .to_vec();
+        SceneUpdate::decode(&data[..]).unwrap()
+    };
+    let tags = last("/overlays/explore/tags");
+    let boxes: Vec<[f64; 6]> = tags.entities[0]
+        .cubes
+        .iter()
+        .map(|c| {
+            let (p, s) = (
+                c.pose.as_ref().unwrap().position.as_ref().unwrap(),
+                c.size.as_ref().unwrap(),
+            );
+            [p.x, p.y, p.z, s.x, s.y, s.z]
+        })
+        .collect();
+    assert_eq!(
+        boxes,
+        [
+            [0.0, 0.0, 0.075, 0.15, 0.15, 0.15],
+            [3.0, 0.0, 0.075, 0.15, 0.15, 0.15]
+        ]
+    );
+    let links = last("/overlays/explore/links");
+    let points: Vec<[f64; 3]> = links.entities[0].lines[0]
+        .points
+        .iter()
+        .map(|p| [p.x, p.y, p.z])
+        .collect();
+    assert_eq!(
+        points,
+        [[0.0, 0.0, 0.3], [3.0, 0.0, 0.3]],
+        "r_0 to r_1 only"
+    );
+}

@@ -555,7 +555,7 @@ fn a_recording_of_an_exploration_carries_its_maps_and_they_agree_with_its_figure
     let mut scene: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&shipped).unwrap()).unwrap();
     scene["extensions"][0]["descriptor"]["view"] =
-        serde_json::json!({ "every": 1.0, "heatmap": true });
+        serde_json::json!({ "every": 1.0, "heatmap": true, "slam": "explorer_0" });
     let scene = dir.write("exploration.json", &scene.to_string());
     // Relative paths in the shipped scene resolve next to it: write it there under a new name.
     let scene_path =
@@ -631,6 +631,14 @@ fn a_recording_of_an_exploration_carries_its_maps_and_they_agree_with_its_figure
     // The maps only grow.
     let shares: Vec<usize> = maps.iter().map(|(_, g)| explored_cells(g).0).collect();
     assert!(shares.windows(2).all(|w| w[0] <= w[1]), "{shares:?}");
+    // explorer_0's SLAM map: walls it has seen (dark red) and floor (blue).
+    let slam = grids("/overlays/explore/slam").pop().unwrap().1;
+    let count = |colour: [u8; 4]| slam.data.chunks_exact(4).filter(|c| *c == colour).count();
+    let (walls, floor) = (count([150, 30, 30, 220]), count([70, 130, 220, 110]));
+    assert!(
+        walls > 20 && floor > 10 * walls / 2,
+        "{walls} wall and {floor} floor cells"
+    );
     for topic in ["/overlays/explore/covered", "/overlays/explore/heatmap"] {
         let g = grids(topic);
         assert_eq!(g.len(), 6, "{topic}");

@@ -280,7 +280,9 @@ function connect() {
     '/clock': b => onClock(JSON.parse(utf8.decode(b))),
     '/stats': b => onStats(JSON.parse(utf8.decode(b))),
   };
-  const handlerOf = topic => wanted[topic] || (topic.startsWith('/overlays/') ? b => onGrid(b, topic) : null);
+  // Extensions' overlays: grids of cells, or shapes (tags, comms links) as scene entities.
+  const handlerOf = ch => wanted[ch.topic] || (!ch.topic.startsWith('/overlays/') ? null
+    : ch.schemaName === 'foxglove.SceneUpdate' ? b => onSceneUpdate(b, false) : b => onGrid(b, ch.topic));
   ws.onopen = () => { state.connected = true; };
   ws.onclose = () => { state.connected = false; setTimeout(connect, 1000); };
   ws.onmessage = ev => {
@@ -290,7 +292,7 @@ function connect() {
       if (msg.op === 'advertise') {
         const subs = [];
         for (const ch of msg.channels) {
-          const h = handlerOf(ch.topic);
+          const h = handlerOf(ch);
           if (h) { const id = nextSub++; handlers.set(id, h); subs.push({ id, channelId: ch.id }); }
         }
         if (subs.length) ws.send(JSON.stringify({ op: 'subscribe', subscriptions: subs }));

@@ -196,6 +196,8 @@ struct Setup {
     free: usize,
     /// The robots' artifacts, ascending.
     robots: Vec<u32>,
+    /// The robot whose SLAM map views show.
+    shown: Option<u32>,
 }
 
 /// A tag in the world.
@@ -301,6 +303,8 @@ pub struct Explore {
     /// When each cell was last covered (s; NaN: never).
     covered_at: Vec<f32>,
     view: view::View,
+    /// The last delivery between two robots (indexes into the robots, ascending), for views.
+    links: BTreeMap<(usize, usize), f64>,
     outbox: Mutex<Vec<(u32, Vec<u8>)>>,
     inbox: RwLock<BTreeMap<u32, (Vec<u8>, u32)>>,
     dropped: Mutex<Vec<(u32, u32, Vec<u8>)>>,
@@ -375,6 +379,9 @@ impl Explore {
             ));
         }
         cfg.view.validate()?;
+        if cfg.view.slam.is_some() && cfg.slam.is_none() {
+            return Err("invalid descriptor: 'view.slam' names a robot whose SLAM map to draw, but there is no 'slam' block".into());
+        }
         if let Some(s) = &cfg.slam
             && !(s.merge_every.is_finite() && s.merge_every >= 0.0)
         {
@@ -392,7 +399,8 @@ impl Explore {
         Ok(Explore {
             explored: (0..raster.len()).map(|_| AtomicBool::new(false)).collect(),
             covered_at: vec![f32::NAN; raster.len()],
-            view: view::View::new(cfg.view),
+            view: view::View::new(cfg.view.clone()),
+            links: BTreeMap::new(),
             next_log: cfg.log_every,
             cfg,
             raster,
@@ -438,10 +446,23 @@ impl Explore {
             }
         }
         let free = walls.iter().filter(|&&w| !w).count();
+        let shown = match &self.cfg.view.slam {
+            Some(name) => {
+                let a = ctx
+                    .artifact_by_name(name)
+                    .ok()
+                    .filter(|a| robots.contains(a));
+                Some(a.ok_or_else(|| {
+                    format!("'view.slam': no robot '{name}' (robots are the artifacts whose names start with '{}')", self.cfg.robots)
+                })?)
+            }
+            None => None,
+        };
         Ok(Setup {
             walls,
             free,
             robots,
+            shown,
         })
     }
 
@@ -487,6 +508,9 @@ impl Explore {
                         bytes.extend_from_slice(msg);
                         *n += 1;
                         self.counts.delivered += 1;
+                        if self.cfg.view.links {
+                            self.links.insert((k.min(j), k.max(j)), self.time);
+                        }
                     }
                 }
             }
@@ -786,12 +810,37 @@ impl Extension for Explore {
             }
         }
         self.publish(ctx)?;
-        if let Some(setup) = &self.setup {
+        if let Some(setup) = &self.setup
+            && self.view.due(time)
+        {
+            let tags: Option<Vec<[f64; 2]>> = (self.view.config().tags && self.cfg.tags.is_some())
+                .then(|| {
+                    self.tags
+                        .read()
+                        .unwrap()
+                        .list
+                        .iter()
+                        .map(|t| t.at)
+                        .collect()
+                });
+            // The links of the last second, between where the robots are now.
+            self.links.retain(|_, at| time - *at < 1.0);
+            let links: Option<Vec<[[f64; 2]; 2]>> =
+                (self.view.config().links && self.cfg.comms.is_some()).then(|| {
+                    let at = |k: usize| [self.poses[k][0], self.poses[k][1]];
+                    self.links.keys().map(|&(a, b)| [at(a), at(b)]).collect()
+                });
             let explored = |i: usize| self.explored[i].load(Ordering::Relaxed);
+            let robot_maps = self.maps.read().unwrap();
+            let shown = setup.shown.and_then(|a| robot_maps.get(&a));
+            let slam = shown.map(|m| m.lock().unwrap());
             let maps = view::Maps {
                 walls: &setup.walls,
                 explored: &explored,
                 covered_at: &self.covered_at,
+                slam: slam.as_ref().map(|m| &m.map.cells[..]),
+                tags: tags.as_deref(),
+                links: links.as_deref(),
             };
             self.view.draw(ctx, &self.raster, &maps, time)?;
         }

@@ -3,12 +3,13 @@
 //! was long ago), laid over the floor as RGBA overlays (`/overlays/explore/<name>` in views).
 
 use serde::Deserialize;
+use ssx_sdk::abi::{SSX_OVERLAY_BOXES, SSX_OVERLAY_LINES};
 use ssx_sdk::{Ctx, MapInfo};
 
 use crate::raster::Raster;
 
 /// The `view` block.
-#[derive(Deserialize, Clone, Copy, Debug)]
+#[derive(Deserialize, Clone, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct ViewConfig {
     /// Draw the overlays every this many simulated seconds (0: never; default 1).
@@ -20,8 +21,20 @@ pub struct ViewConfig {
     /// Age (s) at which the heatmap reaches blue (default 60).
     #[serde(default = "d_horizon")]
     pub horizon: f64,
+    /// Also draw this robot's SLAM map (an artifact name; needs `slam`).
+    #[serde(default)]
+    pub slam: Option<String>,
+    /// Draw the tags as small boxes where they were dropped (default true).
+    #[serde(default = "yes")]
+    pub tags: bool,
+    /// Draw a line between every two robots a message passed between in the last second.
+    #[serde(default)]
+    pub links: bool,
 }
 
+fn yes() -> bool {
+    true
+}
 fn d_every() -> f64 {
     1.0
 }
@@ -35,6 +48,9 @@ impl Default for ViewConfig {
             every: d_every(),
             heatmap: false,
             horizon: d_horizon(),
+            slam: None,
+            tags: true,
+            links: false,
         }
     }
 }
@@ -67,6 +83,11 @@ pub const COVERED: [u8; 4] = [60, 180, 75, 140];
 /// Walls, and cells not covered: not drawn.
 pub const CLEAR: [u8; 4] = [0, 0, 0, 0];
 
+/// A SLAM map's occupied cells: dark red.
+pub const OCCUPIED: [u8; 4] = [150, 30, 30, 220];
+/// A SLAM map's free cells: blue, half transparent.
+pub const FREE: [u8; 4] = [70, 130, 220, 110];
+
 /// The overlays' schedule and their scratch buffer.
 pub struct View {
     cfg: ViewConfig,
@@ -82,7 +103,22 @@ pub struct Maps<'a> {
     pub explored: &'a dyn Fn(usize) -> bool,
     /// When each cell was last covered (s; NaN: never).
     pub covered_at: &'a [f32],
+    /// The chosen robot's SLAM map (evidence per cell: > 0 occupied, < 0 free, 0 unknown).
+    pub slam: Option<&'a [i8]>,
+    /// Where the tags lie (when tags are drawn).
+    pub tags: Option<&'a [[f64; 2]]>,
+    /// Pairs of robot positions a message passed between in the last second (when drawn).
+    pub links: Option<&'a [[[f64; 2]; 2]]>,
 }
+
+/// A tag's box: 0.15 m, yellow.
+pub const TAG_SIZE: f64 = 0.15;
+/// Tags' colour.
+pub const TAG_COLOUR: [f32; 4] = [1.0, 0.85, 0.1, 1.0];
+/// Comms links' colour, and their height above the floor (m).
+pub const LINK_COLOUR: [f32; 4] = [0.3, 0.9, 1.0, 0.8];
+/// Links are drawn this high (m).
+pub const LINK_HEIGHT: f64 = 0.3;
 
 impl View {
     /// A schedule that draws first at the first step.
@@ -94,7 +130,17 @@ impl View {
         }
     }
 
-    /// Draws the overlays when they are due at simulated time `time`.
+    /// Whether the overlays are due at simulated time `time` (then [`View::draw`] them).
+    pub fn due(&self, time: f64) -> bool {
+        self.cfg.every > 0.0 && time + 1e-9 >= self.next
+    }
+
+    /// The drawing settings.
+    pub fn config(&self) -> &ViewConfig {
+        &self.cfg
+    }
+
+    /// Draws the overlays (when [`View::due`]) at simulated time `time`.
     pub fn draw(
         &mut self,
         ctx: &Ctx<'_>,
@@ -102,9 +148,6 @@ impl View {
         maps: &Maps<'_>,
         time: f64,
     ) -> Result<(), String> {
-        if self.cfg.every <= 0.0 || time + 1e-9 < self.next {
-            return Ok(());
-        }
         while self.next <= time + 1e-9 {
             self.next += self.cfg.every;
         }
@@ -137,6 +180,30 @@ impl View {
                 }
             });
             ctx.overlay("heatmap", &info, &self.rgba)?;
+        }
+        if let Some(cells) = maps.slam {
+            self.paint(raster, |i| match cells[i] {
+                e if e > 0 => OCCUPIED,
+                e if e < 0 => FREE,
+                _ => CLEAR,
+            });
+            ctx.overlay("slam", &info, &self.rgba)?;
+        }
+        if let Some(tags) = maps.tags {
+            let h = TAG_SIZE / 2.0;
+            let boxes: Vec<f64> = tags
+                .iter()
+                .flat_map(|&[x, y]| [x, y, h, TAG_SIZE, TAG_SIZE, TAG_SIZE])
+                .collect();
+            ctx.overlay_shapes("tags", SSX_OVERLAY_BOXES, &boxes, TAG_COLOUR)?;
+        }
+        if let Some(links) = maps.links {
+            let z = LINK_HEIGHT;
+            let segments: Vec<f64> = links
+                .iter()
+                .flat_map(|&[[x0, y0], [x1, y1]]| [x0, y0, z, x1, y1, z])
+                .collect();
+            ctx.overlay_shapes("links", SSX_OVERLAY_LINES, &segments, LINK_COLOUR)?;
         }
         Ok(())
     }
