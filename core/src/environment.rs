@@ -900,6 +900,7 @@ impl Environment {
                 wall_time: (clock.now() - self.started_at.unwrap_or_default()).as_secs_f64(),
             },
             swaps: desk.as_ref().map(|d| d as &dyn SwapDesk),
+            overlays_wanted: self.render.wants_overlays(),
         };
         for (i, (name, ext)) in self.extensions.list.iter_mut().enumerate() {
             if self.extension_failed[i] {
@@ -1157,6 +1158,7 @@ impl Environment {
                 wall_time: (now - self.started_at.unwrap_or(now)).as_secs_f64(),
             },
             swaps: desk.as_ref().map(|d| d as &dyn SwapDesk),
+            overlays_wanted: self.render.wants_overlays(),
         };
         let mut requests = [RunRequest::None; 4];
         let mut asked = 0;

@@ -424,6 +424,9 @@ pub struct ExtensionContext<'a> {
     /// Library swaps (`control` asks, any phase reads outcomes); `None` where the run has no
     /// swappable library.
     pub swaps: Option<&'a dyn SwapDesk>,
+    /// Whether anything shows or keeps overlays in this run (a live view or a recording);
+    /// without, an extension need not draw them.
+    pub overlays_wanted: bool,
 }
 
 /// Where extensions ask for library swaps and learn how they went (the Environment's swap

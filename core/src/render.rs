@@ -276,6 +276,11 @@ pub trait RenderEngine: Send {
     /// Shows the world as it is after a step. Runs on the stepping thread after the driver
     /// phase: it must not block.
     fn sync(&mut self, frame: &RenderFrame<'_>);
+    /// Whether it shows or keeps the extensions' overlays ([`RenderFrame::overlays`]); when
+    /// not, extensions are told not to draw them (it costs their step).
+    fn wants_overlays(&self) -> bool {
+        false
+    }
     /// The backend as `Any`, to reach its concrete type (e.g. in tests and tools).
     fn as_any(&self) -> &dyn std::any::Any;
 }

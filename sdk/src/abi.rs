@@ -519,8 +519,10 @@ pub struct SsxHostApi {
     /// going +y), `rgba` its `width × height` cells of 4 bytes (`len` bytes, copied). Setting
     /// `name` again replaces it; views show it as the `foxglove.Grid` channel
     /// `/overlays/<extension>/<name>`. `name`: 1 to 64 letters, digits, `_`, `.`, `-`; at most
-    /// 16 names and 16,777,216 cells; else `SSX_ERR_INVALID_ARGUMENT`. Extensions, in
-    /// `after_step` only (`SSX_ERR_WRONG_PHASE` elsewhere). Added to version 3 with `body_bounds`.
+    /// 16 names and 16,777,216 cells; else `SSX_ERR_INVALID_ARGUMENT`. `SSX_ERR_NOT_FOUND` when
+    /// nothing in the run shows or keeps overlays (no live view, no recording): an extension
+    /// may stop drawing then. Extensions, in `after_step` only (`SSX_ERR_WRONG_PHASE`
+    /// elsewhere). Added to version 3 with `body_bounds`.
     pub overlay: unsafe extern "C" fn(
         ctx: SsxCtx,
         name: *const c_char,

@@ -56,6 +56,14 @@ impl From<Error> for String {
     }
 }
 
+/// An overlay call's status: shown (true), nothing shows overlays (false), or the error.
+fn shown(status: SsxStatus) -> Result<bool, Error> {
+    match status {
+        SSX_ERR_NOT_FOUND => Ok(false),
+        s => check(s).map(|()| true),
+    }
+}
+
 fn check(status: SsxStatus) -> Result<(), Error> {
     if status == SSX_OK {
         Ok(())
@@ -732,31 +740,32 @@ impl Ctx<'_> {
     }
     /// Lays a picture over the floor for views and recordings (extensions, `after_step`):
     /// `rgba` holds `info.width × info.height` cells of 4 bytes, row 0 at `info.origin`.
-    /// Does nothing on hosts that predate overlays.
-    pub fn overlay(&self, name: &str, info: &MapInfo, rgba: &[u8]) -> Result<(), Error> {
+    /// `Ok(false)` when nothing in the run shows overlays (no view, no recording) or the host
+    /// predates them: drawing more is wasted.
+    pub fn overlay(&self, name: &str, info: &MapInfo, rgba: &[u8]) -> Result<bool, Error> {
         if !self.host_has(std::mem::offset_of!(SsxHostApi, overlay)) {
-            return Ok(());
+            return Ok(false);
         }
         let name = CString::new(name).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT))?;
-        check(unsafe {
+        shown(unsafe {
             (self.host.overlay)(self.ctx, name.as_ptr(), info, rgba.as_ptr(), rgba.len())
         })
     }
     /// Lays boxes or line segments over the world for views (extensions, `after_step`):
     /// `kind` `SSX_OVERLAY_BOXES` (centre, size) or `SSX_OVERLAY_LINES` (two ends), 6 numbers a
-    /// shape in `values`, all in `color` (RGBA 0 to 1). Does nothing on hosts that predate it.
+    /// shape in `values`, all in `color` (RGBA 0 to 1). `Ok(false)` as for [`Ctx::overlay`].
     pub fn overlay_shapes(
         &self,
         name: &str,
         kind: SsxOverlayKind,
         values: &[f64],
         color: [f32; 4],
-    ) -> Result<(), Error> {
+    ) -> Result<bool, Error> {
         if !self.host_has(std::mem::offset_of!(SsxHostApi, overlay_shapes)) {
-            return Ok(());
+            return Ok(false);
         }
         let name = CString::new(name).map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT))?;
-        check(unsafe {
+        shown(unsafe {
             (self.host.overlay_shapes)(
                 self.ctx,
                 name.as_ptr(),

@@ -532,6 +532,7 @@ fn ssxd_plugins_lists_every_bundled_library() {
                 "  sensor  range       a fan or ring of range rays in the mount's plane (2.5D: rays pass under what is above them)",
                 "  sensor  neighbours  relative position and velocity of the artifacts within a radius, optionally in line of sight",
                 "  sensor  contact     the bodies touching a body: where and how hard",
+                "  sensor  gripper     what a gripper's paddles hold and whether the body between them fits",
                 "  sensor  slam        a range scanner whose scans at a noisy pose build the robot's occupancy grid in the explore extension",
             ],
         ),
@@ -553,7 +554,7 @@ fn ssxd_plugins_lists_every_bundled_library() {
         (
             lib("ssx_driver_ground"),
             vec![
-                "  driver  diffdrive  a differential-drive ground robot: velocity or wheel commands, Stage's dispersal, waypoints with obstacle avoidance",
+                "  driver  diffdrive  a differential-drive ground robot: velocity or wheel commands, Stage's dispersal, waypoints with obstacle avoidance, timed scripts, Stage's gripper",
             ],
         ),
         (

@@ -28,8 +28,9 @@ pub(super) enum FrameKind<'a> {
         stats: StatsView<'a>,
         /// Where `metric` writes (after_step only).
         metrics: Option<&'a mut crate::plugin::Metrics>,
-        /// Where `overlay` writes (after_step only).
+        /// Where `overlay` writes (after_step only), and whether anything shows it.
         overlays: Option<&'a mut Vec<crate::render::Overlay>>,
+        overlays_wanted: bool,
         /// Library swaps: `swap` asks (control only), `swap_outcome` reads.
         swaps: Option<&'a dyn SwapDesk>,
         /// Whether this is the `control` entry (the one phase that may ask for a swap).
@@ -902,6 +903,24 @@ unsafe extern "C" fn host_attachment(
     })
 }
 
+/// The calling extension's overlays: `SSX_ERR_WRONG_PHASE` outside `after_step`,
+/// `SSX_ERR_NOT_FOUND` when nothing in the run shows them.
+fn overlay_list<'f>(
+    kind: &'f mut FrameKind<'_>,
+) -> Result<&'f mut Vec<crate::render::Overlay>, SsxStatus> {
+    match kind {
+        FrameKind::Extension {
+            overlays: Some(list),
+            overlays_wanted,
+            ..
+        } => match overlays_wanted {
+            true => Ok(list),
+            false => Err(SSX_ERR_NOT_FOUND),
+        },
+        _ => Err(SSX_ERR_WRONG_PHASE),
+    }
+}
+
 unsafe extern "C" fn host_overlay(
     ctx: SsxCtx,
     n: *const c_char,
@@ -911,13 +930,7 @@ unsafe extern "C" fn host_overlay(
 ) -> SsxStatus {
     host(ctx, |f| {
         let time = f.world.time;
-        let FrameKind::Extension {
-            overlays: Some(list),
-            ..
-        } = &mut f.kind
-        else {
-            return Err(SSX_ERR_WRONG_PHASE);
-        };
+        let list = overlay_list(&mut f.kind)?;
         // SAFETY: a readable `SsxMapInfo` or null, per the ABI.
         let info = unsafe { info.as_ref() }.ok_or(SSX_ERR_INVALID_ARGUMENT)?;
         if rgba.is_null() {
@@ -941,13 +954,7 @@ unsafe extern "C" fn host_overlay_shapes(
 ) -> SsxStatus {
     host(ctx, |f| {
         let time = f.world.time;
-        let FrameKind::Extension {
-            overlays: Some(list),
-            ..
-        } = &mut f.kind
-        else {
-            return Err(SSX_ERR_WRONG_PHASE);
-        };
+        let list = overlay_list(&mut f.kind)?;
         let kind = match kind {
             SSX_OVERLAY_BOXES => crate::render::OverlayKind::Boxes,
             SSX_OVERLAY_LINES => crate::render::OverlayKind::Lines,

@@ -125,6 +125,20 @@ impl Gripper {
         {
             self.holding = None;
         }
+        // A body held without this instance knowing (a build swapped in while it held one, see
+        // docs/plugins.md): take it over, so that opening releases it.
+        if self.holding.is_none()
+            && let Some(r) = self.read(ctx, sensor)?
+            && let Some((artifact, body)) = r.held
+            && let Some(a) = ctx.attachment(artifact, body)?
+        {
+            self.holding = Some(Holding {
+                artifact,
+                body,
+                offset: a.pose,
+                height: r.height,
+            });
+        }
         match self.pending.take() {
             Some(true) if self.holding.is_none() => self.grip(ctx, sensor, name)?,
             Some(false) => {
@@ -151,16 +165,28 @@ impl Gripper {
         Ok(())
     }
 
+    /// The sensor's reading; `None` before its first.
+    fn read(&self, ctx: &Ctx<'_>, sensor: u32) -> Result<Option<gripper::Reading>, String> {
+        let (values, at) = ctx.reading(ctx.artifact(), sensor)?;
+        if at == 0 {
+            return Ok(None);
+        }
+        gripper::Reading::from_values(values)
+            .map(Some)
+            .ok_or_else(|| {
+                format!(
+                    "gripper: sensor '{}' does not give a gripper reading",
+                    self.p.sensor
+                )
+            })
+    }
+
     /// Closes on what lies between the paddles, if it fits.
     fn grip(&mut self, ctx: &Ctx<'_>, sensor: u32, name: &str) -> Result<(), String> {
         let me = ctx.artifact();
-        let (values, _) = ctx.reading(me, sensor)?;
-        let reading = gripper::Reading::from_values(values).ok_or_else(|| {
-            format!(
-                "gripper: sensor '{}' does not give a gripper reading",
-                self.p.sensor
-            )
-        })?;
+        let Some(reading) = self.read(ctx, sensor)? else {
+            return Ok(());
+        };
         let (artifact, body) = match (reading.fit, reading.between) {
             (gripper::Fit::Fits, Some(b)) => b,
             (fit, _) => {

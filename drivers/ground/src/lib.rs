@@ -248,7 +248,7 @@ impl Driver for DiffDrive {
 }
 
 ssx_sdk::export_plugins!(
-    driver "diffdrive" "a differential-drive ground robot: velocity or wheel commands, Stage's dispersal, waypoints with obstacle avoidance" => DiffDrive,
+    driver "diffdrive" "a differential-drive ground robot: velocity or wheel commands, Stage's dispersal, waypoints with obstacle avoidance, timed scripts, Stage's gripper" => DiffDrive,
 );
 
 impl DiffDrive {

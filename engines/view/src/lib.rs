@@ -208,6 +208,10 @@ impl RenderEngine for Output {
         }
     }
 
+    fn wants_overlays(&self) -> bool {
+        self.live.is_some() || self.record.is_some()
+    }
+
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }

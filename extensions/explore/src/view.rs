@@ -93,6 +93,8 @@ pub struct View {
     cfg: ViewConfig,
     next: f64,
     rgba: Vec<u8>,
+    /// Nothing in the run shows overlays (the host said so): draw no more.
+    unseen: bool,
 }
 
 /// One step's maps, as the extension holds them.
@@ -127,12 +129,13 @@ impl View {
             cfg,
             next: 0.0,
             rgba: Vec::new(),
+            unseen: false,
         }
     }
 
     /// Whether the overlays are due at simulated time `time` (then [`View::draw`] them).
     pub fn due(&self, time: f64) -> bool {
-        self.cfg.every > 0.0 && time + 1e-9 >= self.next
+        !self.unseen && self.cfg.every > 0.0 && time + 1e-9 >= self.next
     }
 
     /// The drawing settings.
@@ -163,7 +166,10 @@ impl View {
             (true, true) => EXPLORED,
             (true, false) => UNEXPLORED,
         });
-        ctx.overlay("explored", &info, &self.rgba)?;
+        if !ctx.overlay("explored", &info, &self.rgba)? {
+            self.unseen = true;
+            return Ok(());
+        }
         self.paint(raster, |i| match free(i) && !maps.covered_at[i].is_nan() {
             true => COVERED,
             false => CLEAR,
