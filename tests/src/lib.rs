@@ -105,6 +105,28 @@ pub fn build_rendered(
     )
 }
 
+/// A fast run of `scene` on 2 workers that records every step, losslessly, into the MCAP file
+/// `path`; the file is finished when the Environment is dropped.
+pub fn build_recorded(
+    scene: &Path,
+    registry: &PluginRegistry,
+    strict: bool,
+    path: &Path,
+) -> Result<Environment, SsxError> {
+    let out = ssx_view::Output::new(
+        ssx_view::Hub::new(),
+        None,
+        Some(&ssx_view::RecordOptions {
+            path: path.to_path_buf(),
+            every: 1,
+            lossless: true,
+        }),
+    )
+    .map_err(SsxError::Config)?;
+    let clock = Arc::new(MonotonicClock::new(std::time::Duration::ZERO));
+    build_rendered(scene, registry, 2, Mode::Fast, strict, clock, Box::new(out))
+}
+
 /// Loads and builds a scene in fast mode with `workers` and the plugins of `registry`.
 pub fn build_fast_with(
     scene: &Path,

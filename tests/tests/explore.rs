@@ -588,28 +588,8 @@ fn a_recording_shows_the_tags_where_they_were_dropped_and_the_links_messages_too
     s["extensions"][0]["descriptor"]["view"] = serde_json::json!({ "every": 0.1, "links": true });
     let scene = ws.write("s.json", &s.to_string());
     let file = ws.path().join("run.mcap");
-    let out = ssx_view::Output::new(
-        ssx_view::Hub::new(),
-        None,
-        Some(&ssx_view::RecordOptions {
-            path: file.clone(),
-            every: 1,
-            lossless: true,
-        }),
-    )
-    .unwrap();
     let seen = Arc::new(Mutex::new(Seen::default()));
-    let clock = Arc::new(ssx_core::MonotonicClock::new(std::time::Duration::ZERO));
-    let mut env = ssx_tests::build_rendered(
-        &scene,
-        &probe_registry(&seen),
-        2,
-        ssx_core::Mode::Fast,
-        true,
-        clock,
-        Box::new(out),
-    )
-    .unwrap();
+    let mut env = ssx_tests::build_recorded(&scene, &probe_registry(&seen), true, &file).unwrap();
     step_n(&mut env, 30);
     drop(env);
     let bytes = std::fs::read(&file).unwrap();

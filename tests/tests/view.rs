@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use foxglove::schemas::{FrameTransforms, SceneUpdate};
 use prost::Message as _;
 use ssx_core::{Mode, VirtualClock};
-use ssx_tests::{Workspace, build_rendered, library, registry, repo_root, ssxd};
+use ssx_tests::{Workspace, build_recorded, build_rendered, library, registry, repo_root, ssxd};
 use tungstenite::client::IntoClientRequest;
 use tungstenite::{Message, WebSocket, stream::MaybeTlsStream};
 
@@ -83,6 +83,14 @@ fn signal(d: &Daemon, sig: &str) {
         .unwrap()
         .success();
     assert!(ok);
+}
+
+/// The WebSocket URL the daemon's "live view: open" line names.
+fn ws_url(line: &str) -> String {
+    line.split_whitespace()
+        .find(|w| w.starts_with("ws://"))
+        .expect("the log names the WebSocket URL")
+        .to_string()
 }
 
 /// A Foxglove WebSocket client (subprotocol foxglove.sdk.v1), with a read timeout.
@@ -168,12 +176,7 @@ fn a_websocket_client_sees_the_channels_the_scene_and_a_box_falling_as_free_fall
         ],
         "live view: open",
     );
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("ws://"))
-        .expect("the log names the WebSocket URL")
-        .to_string();
-    let mut ws = connect(&url);
+    let mut ws = connect(&ws_url(&line));
     let channels = advertised(
         &mut ws,
         &["/scene", "/tf", "/rays", "/clock", "/stats", "/log"],
@@ -264,27 +267,7 @@ fn read_mcap(path: &Path) -> (Topics, bool) {
 fn a_recording_has_every_channel_a_pose_per_step_and_ends_at_the_runs_final_state() {
     let dir = Workspace::new();
     let file = dir.path().join("run.mcap");
-    let out = ssx_view::Output::new(
-        ssx_view::Hub::new(),
-        None,
-        Some(&ssx_view::RecordOptions {
-            path: file.clone(),
-            every: 1,
-            lossless: true,
-        }),
-    )
-    .unwrap();
-    let clock = Arc::new(ssx_core::MonotonicClock::new(Duration::ZERO));
-    let mut env = build_rendered(
-        &quickstart(),
-        &registry(),
-        2,
-        Mode::Fast,
-        false,
-        clock,
-        Box::new(out),
-    )
-    .unwrap();
+    let mut env = build_recorded(&quickstart(), &registry(), false, &file).unwrap();
     let steps = 2000;
     ssx_tests::step_n(&mut env, steps);
     let last: Vec<_> = env.states().to_vec();
@@ -561,26 +544,7 @@ fn a_recording_of_an_exploration_carries_its_maps_and_they_agree_with_its_figure
     let scene_path =
         shipped.with_file_name(format!("exploration-view-test-{}.json", std::process::id()));
     std::fs::copy(&scene, &scene_path).unwrap();
-    let out = ssx_view::Output::new(
-        ssx_view::Hub::new(),
-        None,
-        Some(&ssx_view::RecordOptions {
-            path: file.clone(),
-            every: 1,
-            lossless: true,
-        }),
-    )
-    .unwrap();
-    let clock = Arc::new(ssx_core::MonotonicClock::new(Duration::ZERO));
-    let built = build_rendered(
-        &scene_path,
-        &registry(),
-        2,
-        Mode::Fast,
-        false,
-        clock,
-        Box::new(out),
-    );
+    let built = build_recorded(&scene_path, &registry(), false, &file);
     std::fs::remove_file(&scene_path).unwrap();
     let mut env = built.unwrap();
     // 5 s at τ = 10 ms: the overlays are drawn at the first step and every second, the last at
@@ -667,12 +631,7 @@ fn a_websocket_client_receives_the_explored_map_of_a_live_exploration() {
         ],
         "live view: open",
     );
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("ws://"))
-        .expect("the log names the WebSocket URL")
-        .to_string();
-    let mut ws = connect(&url);
+    let mut ws = connect(&ws_url(&line));
     let topic = "/overlays/explore/explored";
     let channels = advertised(&mut ws, &[topic]);
     assert_eq!(channels[topic].1, "foxglove.Grid");
