@@ -221,6 +221,8 @@ struct DriverSlot {
     plugin: Box<dyn Driver>,
     commands: CommandBuffer,
     enabled: bool,
+    /// Attaches the engine refused (logged at the 1st, 10th, 100th, ...).
+    attach_refusals: u64,
 }
 
 /// One worker's share of a plugin phase.
@@ -757,6 +759,7 @@ impl Environment {
                     plugin,
                     commands: CommandBuffer::new(bodies, joints, motorised),
                     enabled: true,
+                    attach_refusals: 0,
                 });
             }
         }
@@ -808,7 +811,14 @@ impl Environment {
                             offset,
                         } => {
                             if let Err(e) = self.engine.attach(body, carrier, offset) {
-                                tracing::warn!("{}: attach refused by the engine: {e}", slot.label);
+                                slot.attach_refusals += 1;
+                                let n = slot.attach_refusals;
+                                if n == 10u64.pow(n.ilog10()) {
+                                    tracing::warn!(
+                                        "{}: attach refused by the engine: {e} ({n} refused so far; logged at 1, 10, 100, ...)",
+                                        slot.label
+                                    );
+                                }
                             }
                         }
                         BodyCommand::Detach { body } => self.engine.detach(body),
