@@ -621,3 +621,94 @@ fn a_gripper_closes_lifts_and_opens_on_zenoh_commands() {
     let input = input_of(&stats, &format!("{prefix}/artifacts/bot/gripper"));
     assert_eq!(input["accepted"], json!(2), "{stats}");
 }
+
+/// The same gripper from the ROS 2 side (docs/ros2.md): `/bot/gripper/grip` (std_msgs/msg/Bool)
+/// and `/bot/gripper/height` (std_msgs/msg/Float64) under rmw_zenoh's key layout, with the type
+/// hashes and CDR bytes `rosbags` wrote into the ROS 2 fixtures (not ssx's encoder).
+#[test]
+fn a_gripper_takes_ros2_bool_and_float64_topics() {
+    let _one = one_at_a_time();
+    let ws = Workspace::new();
+    let port = free_port();
+    let prefix = "ssx/test-gripper-ros2";
+    let scene = ws.write(
+        "gripper.json",
+        &json!({
+            "timestep": 0.002,
+            "extensions": [{ "name": "zenoh", "library": "libssx_zenoh.so", "plugin": "zenoh",
+                "descriptor": { "prefix": prefix, "listen": [format!("tcp/127.0.0.1:{port}")],
+                                "ros2": { "robots": ["bot"] } } }],
+            "artifacts": [
+                { "name": "ground", "artifact": ssx_tests::library("ground.json") },
+                { "name": "cube", "artifact": ssx_tests::library("cube.json"),
+                  "pose": { "position": [0.36, 0, 0.1] } },
+                { "name": "bot", "artifact": ssx_tests::library("pioneer-gripper.json"),
+                  "pose": { "position": [0, 0, 0.12] },
+                  "overrides": { "driver": { "commands": {} } } }
+            ]
+        })
+        .to_string(),
+    );
+    let fixtures: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            ssx_tests::repo_root().join("extensions/ros2/fixtures/fixtures.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let fixture = |t: &str| {
+        let e = fixtures["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["type"] == t)
+            .unwrap_or_else(|| panic!("no fixture for {t}"));
+        let hex = e["cdr"].as_str().unwrap();
+        let bytes: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect();
+        (e["hash"].as_str().unwrap().to_string(), bytes)
+    };
+    let (bool_hash, grip_true) = fixture("std_msgs/msg/Bool");
+    let (f64_hash, height_quarter) = fixture("std_msgs/msg/Float64"); // 0.25
+    let mut grip_false = grip_true.clone();
+    *grip_false.last_mut().unwrap() = 0;
+    let key = |topic: &str, dds: &str, hash: &str| format!("0/bot/gripper/{topic}/{dds}/{hash}");
+    let grip_key = key("grip", "std_msgs::msg::dds_::Bool_", &bool_hash);
+    let height_key = key("height", "std_msgs::msg::dds_::Float64_", &f64_hash);
+
+    let mut daemon = Daemon::start_with(&scene.display().to_string(), 3600, &["--paused"]);
+    let session = connect(port, &mut daemon);
+    // The node and the driver subscribe at the first step.
+    assert_eq!(control(&session, prefix, "step 1")["ok"], json!(true));
+    let cube_height = |session: &zenoh::Session| {
+        let a = control(session, prefix, "step 50 cube");
+        assert_eq!(a["ok"], json!(true), "{a}");
+        floats(&a["observe"]["cube"]["position"])[2]
+    };
+    for (puts, z) in [
+        (
+            vec![(&height_key, &height_quarter), (&grip_key, &grip_true)],
+            0.35,
+        ),
+        (vec![(&grip_key, &grip_false)], 0.1),
+    ] {
+        let mut tries = 0;
+        loop {
+            // Published again each round: the subscriber may be declared a moment after step 1.
+            for (k, bytes) in &puts {
+                session.put(k.as_str(), bytes.to_vec()).wait().unwrap();
+            }
+            if (cube_height(&session) - z).abs() < 0.005 {
+                break;
+            }
+            tries += 1;
+            assert!(
+                tries < 40,
+                "the cube never reached z = {z}: {}",
+                daemon.log()
+            );
+        }
+    }
+}

@@ -153,6 +153,34 @@ pub struct UInt32 {
 }
 message!(UInt32, UINT32);
 
+/// `std_msgs/msg/Bool`.
+pub static BOOL: TypeDef = TypeDef {
+    name: "std_msgs/msg/Bool",
+    fields: &[field("data", Base::Bool)],
+};
+
+/// `std_msgs/msg/Bool`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Bool {
+    /// The value.
+    pub data: bool,
+}
+message!(Bool, BOOL);
+
+/// `std_msgs/msg/Float64`.
+pub static FLOAT64: TypeDef = TypeDef {
+    name: "std_msgs/msg/Float64",
+    fields: &[field("data", Base::Float64)],
+};
+
+/// `std_msgs/msg/Float64`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Float64 {
+    /// The value.
+    pub data: f64,
+}
+message!(Float64, FLOAT64);
+
 // rosgraph_msgs ----------------------------------------------------------------------------
 
 /// `rosgraph_msgs/msg/Clock`.

@@ -62,6 +62,8 @@ fn every_message_type_matches_rosbags_byte_for_byte_and_hash_for_hash() {
             "rosgraph_msgs/msg/Clock" => check::<Clock>(entry),
             "std_msgs/msg/Header" => check::<Header>(entry),
             "std_msgs/msg/UInt32" => check::<UInt32>(entry),
+            "std_msgs/msg/Bool" => check::<Bool>(entry),
+            "std_msgs/msg/Float64" => check::<Float64>(entry),
             "geometry_msgs/msg/Twist" => check::<Twist>(entry),
             "geometry_msgs/msg/PoseStamped" => check::<PoseStamped>(entry),
             "tf2_msgs/msg/TFMessage" => check::<TfMessage>(entry),
@@ -84,6 +86,8 @@ fn every_message_type_matches_rosbags_byte_for_byte_and_hash_for_hash() {
         &OCCUPANCY_GRID,
         &TWIST,
         &UINT32,
+        &BOOL,
+        &FLOAT64,
     ] {
         assert!(seen.contains(&t.name), "{} has no fixture", t.name);
     }

@@ -431,14 +431,25 @@ impl Zenoh {
             return Ok(());
         };
         let shared = Arc::downgrade(&self.shared);
-        let plan = crate::ros2::Plan::resolve(ros, fixed, ctx, self.timestep, |ros, robot| {
-            let (s, key) = (shared.clone(), format!("artifacts/{robot}/cmd"));
-            crate::ros2::input::declare_cmd_vel(
-                ros,
-                robot,
-                Arc::new(move || s.upgrade().and_then(|s| s.inbox_of(&key))),
-            )
-        })?;
+        let plan =
+            crate::ros2::Plan::resolve(ros, fixed, ctx, self.timestep, |ros, robot, gripper| {
+                let route = |key: String| -> crate::ros2::input::Route {
+                    let s = shared.clone();
+                    Arc::new(move || s.upgrade().and_then(|s| s.inbox_of(&key)))
+                };
+                crate::ros2::input::declare_cmd_vel(
+                    ros,
+                    robot,
+                    route(format!("artifacts/{robot}/cmd")),
+                );
+                if gripper {
+                    crate::ros2::input::declare_gripper(
+                        ros,
+                        robot,
+                        route(format!("artifacts/{robot}/gripper")),
+                    );
+                }
+            })?;
         self.shared.outbound.grow(plan.largest);
         self.ros_plan = Some(plan);
         // The publisher thread makes the declarations now.

@@ -1,6 +1,7 @@
 //! The node's inputs, checked on Zenoh's threads before anything reaches the run: the services
-//! `pause`, `resume` and `step` (std_srvs/srv/Trigger), the topic `step_n` (std_msgs/msg/UInt32)
-//! and every robot's `cmd_vel` (geometry_msgs/msg/Twist). A payload over its type's size, one
+//! `pause`, `resume` and `step` (std_srvs/srv/Trigger), the topic `step_n` (std_msgs/msg/UInt32),
+//! every robot's `cmd_vel` (geometry_msgs/msg/Twist) and a gripper robot's `gripper/grip`
+//! (std_msgs/msg/Bool) and `gripper/height` (std_msgs/msg/Float64). A payload over its type's size, one
 //! that is not CDR of that type, or a message of another type on the same topic is refused,
 //! counted and warned of (at most once a second); a flood costs Zenoh's thread the decoding and
 //! a driver still reads one command a step.
@@ -8,7 +9,9 @@
 use std::sync::{Arc, OnceLock};
 
 use ssx_ros2::graph::{Kind, Qos};
-use ssx_ros2::msgs::{TRIGGER, TWIST, TriggerRequest, TriggerResponse, Twist, UINT32, UInt32};
+use ssx_ros2::msgs::{
+    Bool, Float64, Message, TRIGGER, TriggerRequest, TriggerResponse, Twist, UINT32, UInt32,
+};
 use ssx_ros2::types::{dds_name, service_hash, type_hash};
 use ssx_ros2::{Attachment, cdr};
 use zenoh::Wait;
@@ -24,6 +27,8 @@ pub const MAX_REQUEST: usize = 64;
 pub const MAX_TWIST: usize = 64;
 /// Largest `UInt32` taken (it is 8 bytes).
 pub const MAX_UINT32: usize = 16;
+/// Largest `Bool` or `Float64` taken (5 and 12 bytes).
+pub const MAX_SMALL: usize = 16;
 
 /// Who carries out a command: the extension's control queue.
 pub type OnCommand = Arc<dyn Fn(Asker, Command) + Send + Sync>;
@@ -145,23 +150,70 @@ pub fn declare_control(ros: &Arc<RosShared>, on_command: OnCommand) -> Result<()
     ros.keep_subscriber(subscriber, &token)
 }
 
+/// Who receives a robot's input topic: the mailbox of its driver's Zenoh key, found by `inbox`
+/// once the driver has subscribed.
+pub type Route = Arc<dyn Fn() -> Option<Arc<Inbox>> + Send + Sync>;
+
 /// Declares `<robot>/cmd_vel` (its token and subscriber made by the publisher thread, see
 /// [`RosShared::publisher`]): Twists become commands in the mailbox the robot's driver reads for
 /// its Zenoh commands (`linear` = linear.x, `angular` = angular.z), with that driver's limits
 /// and timeout. `inbox` finds the mailbox by key (`artifacts/<robot>/cmd`), once the driver has
 /// subscribed. The subscription takes every type on the topic, so that a message of another
 /// type or hash is counted and named rather than silently unmatched.
-pub fn declare_cmd_vel(
+pub fn declare_cmd_vel(ros: &Arc<RosShared>, robot: &str, inbox: Route) {
+    declare_input(ros, robot, "cmd_vel", MAX_TWIST, inbox, |t: Twist| {
+        [("linear", t.linear.x), ("angular", t.angular.z)]
+    });
+}
+
+/// Declares `<robot>/gripper/grip` (std_msgs/msg/Bool: true closes, false opens) and
+/// `<robot>/gripper/height` (std_msgs/msg/Float64: the held body's height, m) for a robot with
+/// a gripper (docs/robots.md). The two are latched into one Zenoh gripper command, `{"grip",
+/// "height"}` (open and 0 until told otherwise), for the mailbox `inbox` finds
+/// (`artifacts/<robot>/gripper`).
+pub fn declare_gripper(ros: &Arc<RosShared>, robot: &str, inbox: Route) {
+    let state = Arc::new(std::sync::Mutex::new([0.0f64; 2]));
+    let latch = |slot: usize, value: f64, state: &std::sync::Mutex<[f64; 2]>| {
+        let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+        s[slot] = value;
+        [("grip", s[0]), ("height", s[1])]
+    };
+    let s = Arc::clone(&state);
+    declare_input(
+        ros,
+        robot,
+        "gripper/grip",
+        MAX_SMALL,
+        Arc::clone(&inbox),
+        move |b: Bool| latch(0, f64::from(u8::from(b.data)), &s),
+    );
+    declare_input(
+        ros,
+        robot,
+        "gripper/height",
+        MAX_SMALL,
+        inbox,
+        move |h: Float64| latch(1, h.data, &state),
+    );
+}
+
+/// Declares `<robot>/<topic>` of message type `M`: each message, at most `max` bytes of CDR of
+/// that type, becomes the named values `fields` gives for the robot's mailbox.
+fn declare_input<M: Message + 'static>(
     ros: &Arc<RosShared>,
     robot: &str,
-    inbox: Arc<dyn Fn() -> Option<Arc<Inbox>> + Send + Sync>,
+    topic: &str,
+    max: usize,
+    inbox: Route,
+    fields: impl Fn(M) -> [(&'static str, f64); 2] + Send + Sync + 'static,
 ) {
-    let qualified = ros.qualify(&format!("{robot}/cmd_vel"));
-    let hash = ros.hash(&TWIST);
+    let def = M::TYPE;
+    let qualified = ros.qualify(&format!("{robot}/{topic}"));
+    let hash = ros.hash(def);
     let (token, ours, _) = ros.name_entity(
         Kind::Subscription,
         &qualified,
-        TWIST.name,
+        def.name,
         &hash,
         Qos::reliable(10),
     );
@@ -183,14 +235,14 @@ pub fn declare_cmd_vel(
                 "type {} with hash {}; ssx takes {} ({}) with hash {hash}",
                 ssx_sdk::text::clip(t, 80),
                 ssx_sdk::text::clip(h, 80),
-                TWIST.name,
-                dds_name(TWIST.name)
+                def.name,
+                dds_name(def.name)
             );
             return ros.refuse(&on, &why);
         }
-        let twist = match cdr::decode::<Twist>(&sample.payload().to_bytes(), MAX_TWIST) {
-            Ok(t) => t,
-            Err(e) => return ros.refuse(&on, &format!("not a {}: {e}", TWIST.name)),
+        let msg = match cdr::decode::<M>(&sample.payload().to_bytes(), max) {
+            Ok(m) => m,
+            Err(e) => return ros.refuse(&on, &format!("not a {}: {e}", def.name)),
         };
         let Some(mailbox) = found.get().cloned().or_else(|| {
             let m = inbox()?;
@@ -198,8 +250,7 @@ pub fn declare_cmd_vel(
         }) else {
             return ros.unrouted(&robot);
         };
-        let fields = [("linear", twist.linear.x), ("angular", twist.angular.z)];
-        if let Some(w) = mailbox.receive_named(&fields, &on) {
+        if let Some(w) = mailbox.receive_named(&fields(msg), &on) {
             ros.warn(w);
         }
     };

@@ -417,7 +417,7 @@ impl Plan {
         fixed: &Fixed,
         ctx: &Ctx<'_>,
         timestep: f64,
-        mut route: impl FnMut(&Arc<RosShared>, &str),
+        mut route: impl FnMut(&Arc<RosShared>, &str, bool),
     ) -> Result<Plan, String> {
         let spec = &ros.spec;
         let count = ctx.artifact_count()?;
@@ -475,8 +475,9 @@ impl Plan {
                 plan.odom.push((t, a));
                 plan.largest = plan.largest.max(8 * 14);
             }
-            route(ros, robot);
             let sensors = described(ctx, a)?;
+            let gripper = sensors.iter().any(|s| s.description["kind"] == "gripper");
+            route(ros, robot, gripper);
             let ranges = sensors
                 .iter()
                 .filter(|s| s.description["kind"] == "range")
