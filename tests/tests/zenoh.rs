@@ -237,6 +237,17 @@ fn malformed_and_flooding_poses_are_dropped_counted_and_warned_about_by_key() {
             .wait()
             .unwrap();
     }
+    // The last pose once more, on a publisher that waits instead of dropping when the link is
+    // congested: under load Zenoh may drop any flooded sample, the last one included (seen once
+    // in a full CI run on 2 cores), and the newest must be this one.
+    let last = session
+        .declare_publisher(key.clone())
+        .congestion_control(zenoh::qos::CongestionControl::Block)
+        .wait()
+        .unwrap();
+    last.put(r#"{"position": [0.0, 1.0, 0.12]}"#)
+        .wait()
+        .unwrap();
     wait_for(
         "the robot at the last flooded pose",
         Duration::from_secs(20),
@@ -250,7 +261,7 @@ fn malformed_and_flooding_poses_are_dropped_counted_and_warned_about_by_key() {
     assert!(after["steps"].as_u64().unwrap() > before, "{after}");
     let input = input_of(&after, &key);
     let accepted = input["accepted"].as_u64().unwrap();
-    assert!(accepted <= 1 + u64::from(n), "{after}");
+    assert!(accepted <= 2 + u64::from(n), "{after}");
     assert!(accepted > 1, "{after}");
     assert_eq!(input["malformed"].as_u64(), Some(6));
 
