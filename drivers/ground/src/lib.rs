@@ -213,7 +213,6 @@ impl Driver for DiffDrive {
                 .behaviour
                 .decide(wheels, ranges, (position, heading), time);
         }
-
         let target = match self.outside_command(ctx)? {
             Some(c) => c,
             None => self.target,
