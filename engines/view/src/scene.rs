@@ -120,7 +120,12 @@ impl SceneInfo {
                 });
             }
         }
-        let entities = scene_entities(&frames, nodes);
+        let poses: Vec<ssx_core::math::Pose> = scene
+            .specs
+            .iter()
+            .flat_map(|a| a.bodies.iter().map(|(_, b)| b.pose))
+            .collect();
+        let entities = scene_entities(&frames, nodes, &poses, &Ground::covering(&poses, nodes));
         Self {
             name: scene.name.to_string(),
             timestep: scene.timestep,
@@ -174,13 +179,64 @@ fn pose(p: &ssx_core::math::Pose) -> Option<Pose> {
     })
 }
 
-/// Half the side of the square a ground plane is drawn as (m), and its grid spacing.
+/// The least half side of the square a ground plane is drawn as (m).
 const GROUND_HALF: f64 = 30.0;
-const GRID_STEP: f64 = 1.0;
+/// Grid spacings to choose from (m): the smallest that draws at most 120 lines each way.
+const GRID_STEPS: [f64; 7] = [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0];
+
+/// The square a ground plane is drawn as: it covers every other shape at its first pose, with a
+/// margin, so that the walls of a large arena do not stand in the void.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Ground {
+    /// Centre (m, world frame).
+    centre: [f64; 2],
+    /// Half its side (m).
+    half: f64,
+    /// Grid spacing (m).
+    step: f64,
+}
+
+impl Ground {
+    /// Around every shape but planes, `poses` being the bodies' first poses by body index.
+    fn covering(poses: &[ssx_core::math::Pose], nodes: &[RenderNode]) -> Ground {
+        let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+        for n in nodes {
+            let (Some(body), Some(h)) = (poses.get(n.body.index()), n.shape.half_extents()) else {
+                continue;
+            };
+            let at = (body * n.local_pose).translation.vector;
+            let reach = h.norm();
+            for i in 0..2 {
+                lo[i] = lo[i].min(at[i] - reach);
+                hi[i] = hi[i].max(at[i] + reach);
+            }
+        }
+        if lo[0] > hi[0] {
+            return Ground {
+                centre: [0.0; 2],
+                half: GROUND_HALF,
+                step: GRID_STEPS[0],
+            };
+        }
+        let centre = [(lo[0] + hi[0]) / 2.0, (lo[1] + hi[1]) / 2.0];
+        let extent = (hi[0] - lo[0]).max(hi[1] - lo[1]) / 2.0;
+        let half = (extent * 1.1 + 2.0).max(GROUND_HALF);
+        let step = GRID_STEPS
+            .into_iter()
+            .find(|s| 2.0 * half / s <= 120.0)
+            .unwrap_or(GRID_STEPS[GRID_STEPS.len() - 1]);
+        Ground { centre, half, step }
+    }
+}
 
 /// One entity per body that has nodes, in the body's frame (frame-locked, so it moves with the
 /// body's transform).
-fn scene_entities(frames: &[String], nodes: &[RenderNode]) -> SceneUpdate {
+fn scene_entities(
+    frames: &[String],
+    nodes: &[RenderNode],
+    poses: &[ssx_core::math::Pose],
+    ground: &Ground,
+) -> SceneUpdate {
     let mut entities: Vec<SceneEntity> = Vec::new();
     for node in nodes {
         let frame = &frames[node.body.index()];
@@ -227,12 +283,21 @@ fn scene_entities(frames: &[String], nodes: &[RenderNode]) -> SceneUpdate {
                 }
             }
             Shape::Plane => {
+                // The square's centre, moved within the plane's body frame to the world's
+                // middle (`poses`: the bodies' first poses).
+                let body = poses.get(node.body.index()).copied().unwrap_or_default();
+                let middle = body.inverse()
+                    * ssx_core::math::Point3::new(ground.centre[0], ground.centre[1], 0.0);
+                let mut at = node.local_pose;
+                at.translation.vector.x = middle.x;
+                at.translation.vector.y = middle.y;
+                let p = pose(&at);
                 e.cubes.push(CubePrimitive {
                     pose: p,
-                    size: vec3(2.0 * GROUND_HALF, 2.0 * GROUND_HALF, 0.001),
+                    size: vec3(2.0 * ground.half, 2.0 * ground.half, 0.001),
                     color: color(node.color),
                 });
-                e.lines.push(ground_grid(p));
+                e.lines.push(ground_grid(p, ground));
             }
         }
     }
@@ -252,32 +317,17 @@ fn cylinder(p: Option<Pose>, r: f64, l: f64, c: [f32; 4]) -> CylinderPrimitive {
     }
 }
 
-fn ground_grid(p: Option<Pose>) -> LinePrimitive {
-    let n = (GROUND_HALF / GRID_STEP) as i32;
+fn ground_grid(p: Option<Pose>, ground: &Ground) -> LinePrimitive {
+    let (half, step) = (ground.half, ground.step);
+    let n = (half / step) as i32;
     let mut points = Vec::new();
     for i in -n..=n {
-        let k = f64::from(i) * GRID_STEP;
+        let k = f64::from(i) * step;
         let z = 0.002;
-        points.push(Point3 {
-            x: k,
-            y: -GROUND_HALF,
-            z,
-        });
-        points.push(Point3 {
-            x: k,
-            y: GROUND_HALF,
-            z,
-        });
-        points.push(Point3 {
-            x: -GROUND_HALF,
-            y: k,
-            z,
-        });
-        points.push(Point3 {
-            x: GROUND_HALF,
-            y: k,
-            z,
-        });
+        points.push(Point3 { x: k, y: -half, z });
+        points.push(Point3 { x: k, y: half, z });
+        points.push(Point3 { x: -half, y: k, z });
+        points.push(Point3 { x: half, y: k, z });
     }
     LinePrimitive {
         r#type: line_primitive::Type::LineList as i32,
@@ -287,5 +337,54 @@ fn ground_grid(p: Option<Pose>) -> LinePrimitive {
         points,
         color: color([0.35, 0.35, 0.35, 1.0]),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod ground_tests {
+    use super::*;
+    use ssx_core::engine::BodyId;
+    use ssx_core::math::{Pose as P, Vec3};
+
+    fn node(body: u32, shape: Shape) -> RenderNode {
+        RenderNode {
+            body: BodyId(body),
+            local_pose: P::identity(),
+            shape,
+            color: [1.0; 4],
+        }
+    }
+
+    #[test]
+    fn the_ground_covers_a_large_arena_and_a_small_scene_keeps_the_sixty_metre_square() {
+        let wall = Shape::Box {
+            half_extents: Vec3::new(0.5, 0.05, 0.25),
+        };
+        // A 126 m arena: walls at x = ±63 (the dispersal-1000 scene's size), the plane body at
+        // the origin.
+        let poses = [
+            P::identity(),
+            P::translation(-63.0, 0.0, 0.0),
+            P::translation(63.0, 10.0, 0.0),
+        ];
+        let nodes = [node(0, Shape::Plane), node(1, wall), node(2, wall)];
+        let g = Ground::covering(&poses, &nodes);
+        assert!(g.half >= 63.5 && g.half < 75.0, "{g:?}");
+        assert!(
+            g.centre[0].abs() < 1e-9 && (g.centre[1] - 5.0).abs() < 1e-9,
+            "{g:?}"
+        );
+        assert_eq!(g.step, 2.0, "at most 120 lines each way");
+        // A room: the 60 m square, 1 m grid, around the room.
+        let g = Ground::covering(&poses[..2], &nodes[..2]);
+        assert_eq!((g.half, g.step), (GROUND_HALF, 1.0));
+        // The drawn square is centred there, in the plane body's frame.
+        let frames = ["g/plane".to_string(), "a/w".into(), "b/w".into()];
+        let g = Ground::covering(&poses, &nodes);
+        let update = scene_entities(&frames, &nodes, &poses, &g);
+        let floor = &update.entities[0].cubes[0];
+        let at = floor.pose.as_ref().unwrap().position.as_ref().unwrap();
+        assert_eq!((at.x, at.y), (0.0, 5.0));
+        assert_eq!(floor.size.as_ref().unwrap().x, 2.0 * g.half);
     }
 }
