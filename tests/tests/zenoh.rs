@@ -573,21 +573,21 @@ fn lockstep_over_zenoh_is_exact_interruptible_bounded_and_matches_the_in_process
     );
 }
 
-/// The gripper takes commands from outside as the rover's velocity does: `{"grip": 1,
-/// "height": h}` on `P/artifacts/<name>/gripper` closes on the cube before the paddles and
-/// lifts it; `{"grip": 0, ...}` lets it fall back to the floor.
-#[test]
-fn a_gripper_closes_lifts_and_opens_on_zenoh_commands() {
-    let _one = one_at_a_time();
-    let ws = Workspace::new();
+/// A paused daemon with a gripper robot `bot` taking commands and a cube before its paddles
+/// (the Zenoh extension at `prefix`, with a ROS 2 node for `bot` when `ros2`), a session
+/// connected to it, and the driver's first step done (it subscribes then).
+fn gripper_daemon(ws: &Workspace, prefix: &str, ros2: bool) -> (Daemon, zenoh::Session) {
     let port = free_port();
-    let prefix = "ssx/test-gripper";
+    let mut descriptor = json!({ "prefix": prefix, "listen": [format!("tcp/127.0.0.1:{port}")] });
+    if ros2 {
+        descriptor["ros2"] = json!({ "robots": ["bot"] });
+    }
     let scene = ws.write(
         "gripper.json",
         &json!({
             "timestep": 0.002,
             "extensions": [{ "name": "zenoh", "library": "libssx_zenoh.so", "plugin": "zenoh",
-                "descriptor": { "prefix": prefix, "listen": [format!("tcp/127.0.0.1:{port}")] } }],
+                "descriptor": descriptor }],
             "artifacts": [
                 { "name": "ground", "artifact": ssx_tests::library("ground.json") },
                 { "name": "cube", "artifact": ssx_tests::library("cube.json"),
@@ -601,25 +601,38 @@ fn a_gripper_closes_lifts_and_opens_on_zenoh_commands() {
     );
     let mut daemon = Daemon::start_with(&scene.display().to_string(), 3600, &["--paused"]);
     let session = connect(port, &mut daemon);
+    assert_eq!(control(&session, prefix, "step 1")["ok"], json!(true));
+    (daemon, session)
+}
+
+/// Steps 50 times and says the cube's height.
+fn cube_height(session: &zenoh::Session, prefix: &str) -> f64 {
+    let a = control(session, prefix, "step 50 cube");
+    assert_eq!(a["ok"], json!(true), "{a}");
+    floats(&a["observe"]["cube"]["position"])[2]
+}
+
+/// The gripper takes commands from outside as the rover's velocity does: `{"grip": 1,
+/// "height": h}` on `P/artifacts/<name>/gripper` closes on the cube before the paddles and
+/// lifts it; `{"grip": 0, ...}` lets it fall back to the floor.
+#[test]
+fn a_gripper_closes_lifts_and_opens_on_zenoh_commands() {
+    let _one = one_at_a_time();
+    let ws = Workspace::new();
+    let prefix = "ssx/test-gripper";
+    let (daemon, session) = gripper_daemon(&ws, prefix, false);
     let gripper = session
         .declare_publisher(format!("{prefix}/artifacts/bot/gripper"))
         .express(true)
         .wait()
         .unwrap();
-    // The driver subscribes at its first step.
-    assert_eq!(control(&session, prefix, "step 1")["ok"], json!(true));
-    let cube_height = |session: &zenoh::Session| {
-        let a = control(session, prefix, "step 50 cube");
-        assert_eq!(a["ok"], json!(true), "{a}");
-        floats(&a["observe"]["cube"]["position"])[2]
-    };
     for (command, z) in [
         (r#"{"grip": 1, "height": 0.2}"#, 0.3),
         (r#"{"grip": 0, "height": 0}"#, 0.1),
     ] {
         gripper.put(command).wait().unwrap();
         let mut tries = 0;
-        while (cube_height(&session) - z).abs() > 0.005 {
+        while (cube_height(&session, prefix) - z).abs() > 0.005 {
             tries += 1;
             assert!(
                 tries < 40,
@@ -640,26 +653,7 @@ fn a_gripper_closes_lifts_and_opens_on_zenoh_commands() {
 fn a_gripper_takes_ros2_bool_and_float64_topics() {
     let _one = one_at_a_time();
     let ws = Workspace::new();
-    let port = free_port();
     let prefix = "ssx/test-gripper-ros2";
-    let scene = ws.write(
-        "gripper.json",
-        &json!({
-            "timestep": 0.002,
-            "extensions": [{ "name": "zenoh", "library": "libssx_zenoh.so", "plugin": "zenoh",
-                "descriptor": { "prefix": prefix, "listen": [format!("tcp/127.0.0.1:{port}")],
-                                "ros2": { "robots": ["bot"] } } }],
-            "artifacts": [
-                { "name": "ground", "artifact": ssx_tests::library("ground.json") },
-                { "name": "cube", "artifact": ssx_tests::library("cube.json"),
-                  "pose": { "position": [0.36, 0, 0.1] } },
-                { "name": "bot", "artifact": ssx_tests::library("pioneer-gripper.json"),
-                  "pose": { "position": [0, 0, 0.12] },
-                  "overrides": { "driver": { "commands": {} } } }
-            ]
-        })
-        .to_string(),
-    );
     let fixtures: Value = serde_json::from_str(
         &std::fs::read_to_string(
             ssx_tests::repo_root().join("extensions/ros2/fixtures/fixtures.json"),
@@ -689,15 +683,7 @@ fn a_gripper_takes_ros2_bool_and_float64_topics() {
     let grip_key = key("grip", "std_msgs::msg::dds_::Bool_", &bool_hash);
     let height_key = key("height", "std_msgs::msg::dds_::Float64_", &f64_hash);
 
-    let mut daemon = Daemon::start_with(&scene.display().to_string(), 3600, &["--paused"]);
-    let session = connect(port, &mut daemon);
-    // The node and the driver subscribe at the first step.
-    assert_eq!(control(&session, prefix, "step 1")["ok"], json!(true));
-    let cube_height = |session: &zenoh::Session| {
-        let a = control(session, prefix, "step 50 cube");
-        assert_eq!(a["ok"], json!(true), "{a}");
-        floats(&a["observe"]["cube"]["position"])[2]
-    };
+    let (daemon, session) = gripper_daemon(&ws, prefix, true);
     for (puts, z) in [
         (
             vec![(&height_key, &height_quarter), (&grip_key, &grip_true)],
@@ -711,7 +697,7 @@ fn a_gripper_takes_ros2_bool_and_float64_topics() {
             for (k, bytes) in &puts {
                 session.put(k.as_str(), bytes.to_vec()).wait().unwrap();
             }
-            if (cube_height(&session) - z).abs() < 0.005 {
+            if (cube_height(&session, prefix) - z).abs() < 0.005 {
                 break;
             }
             tries += 1;
