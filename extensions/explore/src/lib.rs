@@ -508,7 +508,9 @@ impl Explore {
                         bytes.extend_from_slice(msg);
                         *n += 1;
                         self.counts.delivered += 1;
-                        if self.cfg.view.links {
+                        // Kept only while someone is shown them (else never pruned, see
+                        // `after_step`).
+                        if self.cfg.view.links && self.view.drawing() {
                             self.links.insert((k.min(j), k.max(j)), self.time);
                         }
                     }

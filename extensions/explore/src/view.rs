@@ -133,9 +133,14 @@ impl View {
         }
     }
 
+    /// Whether overlays are drawn at all in this run (asked for, and something shows them).
+    pub fn drawing(&self) -> bool {
+        !self.unseen && self.cfg.every > 0.0
+    }
+
     /// Whether the overlays are due at simulated time `time` (then [`View::draw`] them).
     pub fn due(&self, time: f64) -> bool {
-        !self.unseen && self.cfg.every > 0.0 && time + 1e-9 >= self.next
+        self.drawing() && time + 1e-9 >= self.next
     }
 
     /// The drawing settings.
