@@ -393,6 +393,7 @@ fn output(
                 .view_rate
                 .or(file.rate.map(|r| r.0))
                 .unwrap_or(defaults.rate),
+            max_rays: file.max_rays.map_or(defaults.max_rays, |n| n as usize),
             ..defaults
         }
     });

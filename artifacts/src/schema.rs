@@ -490,6 +490,10 @@ pub struct ViewFile {
     /// Listen on every interface instead of loopback only.
     #[serde(default)]
     pub expose: bool,
+    /// Range-sensor rays drawn at most, over the whole scene (default 20,000): past this, one
+    /// sensor in k is drawn.
+    #[serde(default)]
+    pub max_rays: Option<u32>,
 }
 
 /// A collision shape. Sizes are full extents; lengths run along z.

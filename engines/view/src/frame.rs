@@ -20,6 +20,8 @@ pub(crate) type PoseArray = [f64; 7];
 pub(crate) struct Frame {
     pub step: u64,
     pub time: f64,
+    /// Unix time (s) at which the snapshot was taken: a viewer's lag behind the simulation.
+    pub wall: f64,
     pub poses: Vec<PoseArray>,
     /// Fresh readings: (sensor slot, start, length) into `values`.
     pub readings: Vec<(u32, u32, u32)>,
@@ -51,6 +53,9 @@ impl Frame {
     fn fill(&mut self, frame: &RenderFrame<'_>, slots: &[(ArtifactId, usize)], since: u64) {
         self.step = frame.step;
         self.time = frame.time;
+        self.wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
         self.poses.clear();
         self.poses.extend(frame.bodies.iter().map(|b| {
             let t = b.pose.translation.vector;

@@ -16,6 +16,7 @@ mod live;
 mod log_layer;
 mod page;
 mod publish;
+mod pull;
 mod record;
 mod scene;
 

@@ -13,6 +13,7 @@ use foxglove::{Context, SinkId, WebSocketServer, WebSocketServerHandle};
 use crate::frame::Queues;
 use crate::hub::Hub;
 use crate::publish::{Channels, nanos};
+use crate::pull::Pull;
 use crate::scene::SceneInfo;
 
 /// Where and how fast the live view runs.
@@ -30,6 +31,8 @@ pub struct ViewOptions {
     pub rate: f64,
     /// Messages each client's queue holds before the oldest are dropped.
     pub backlog: usize,
+    /// Rays drawn at most, over every range sensor: past this, one sensor in k is drawn.
+    pub max_rays: usize,
 }
 
 impl Default for ViewOptions {
@@ -41,6 +44,7 @@ impl Default for ViewOptions {
             page_port: 8766,
             rate: 30.0,
             backlog: 1024,
+            max_rays: 20_000,
         }
     }
 }
@@ -73,6 +77,7 @@ pub(crate) struct Live {
     publisher: Option<JoinHandle<()>>,
     stop: Arc<AtomicBool>,
     requests: Arc<SceneRequests>,
+    max_rays: usize,
     pub ws_url: String,
     pub page_url: String,
 }
@@ -89,7 +94,7 @@ impl Live {
             .name(o.name.clone())
             .bind(o.host.clone(), o.port)
             .context(&ctx)
-            .capabilities([Capability::Time])
+            .capabilities([Capability::Time, Capability::Services])
             .message_backlog_size(o.backlog)
             .listener(requests.clone())
             .start_blocking()
@@ -122,6 +127,7 @@ impl Live {
             publisher: None,
             stop: Arc::new(AtomicBool::new(false)),
             requests,
+            max_rays: o.max_rays,
             ws_url: format!("ws://{}:{port}", o.host),
             page_url: format!("http://{}:{page_port}/", o.host),
         })
@@ -135,7 +141,13 @@ impl Live {
         hub: Hub,
     ) -> Result<std::thread::Thread, String> {
         // Every frame's rays: the view rate already limits them.
-        let mut ch = Channels::new(&self.ctx, scene, f64::INFINITY)?;
+        let mut ch = Channels::new(&self.ctx, Arc::clone(&scene), f64::INFINITY, self.max_rays)?;
+        // The page pulls frames instead (pull.rs).
+        let pull = Arc::new(Pull::new(&scene, ch.ray_plan()));
+        if let Some(s) = &self.server {
+            s.add_services(pull.services())
+                .map_err(|e| format!("view: cannot offer the page's services: {e}"))?;
+        }
         let stop = Arc::clone(&self.stop);
         let requests = Arc::clone(&self.requests);
         let server = self.server.clone();
@@ -153,6 +165,7 @@ impl Live {
                     }
                     while let Some(f) = frames.next() {
                         ch.publish_frame(&f);
+                        pull.publish(&f, &scene);
                         if let Some(s) = &server {
                             // Foxglove's clock follows simulated time.
                             s.broadcast_time(nanos(f.time));

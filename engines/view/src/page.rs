@@ -8,6 +8,31 @@ const FILES: &[(&str, &str, &[u8])] = &[
         include_bytes!("../assets/viewer.js"),
     ),
     (
+        "/wire.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../assets/wire.js"),
+    ),
+    (
+        "/bodies.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../assets/bodies.js"),
+    ),
+    (
+        "/frames.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../assets/frames.js"),
+    ),
+    (
+        "/rays.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../assets/rays.js"),
+    ),
+    (
+        "/status.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../assets/status.js"),
+    ),
+    (
         "/vendor/three/three.module.js",
         "text/javascript; charset=utf-8",
         include_bytes!("../assets/vendor/three/three.module.js"),
@@ -89,5 +114,15 @@ mod tests {
             assert!(lookup(path, &index).is_some(), "{path}");
         }
         assert!(lookup("/../Cargo.toml", &index).is_none());
+        // Every module a served script imports by a relative path is served too.
+        for (path, _, body) in FILES.iter().filter(|(p, _, _)| p.ends_with(".js")) {
+            let text = std::str::from_utf8(body).expect("utf-8");
+            for import in text.split("from './").skip(1) {
+                let name = import.split('\'').next().expect("closing quote");
+                let dir = &path[..path.rfind('/').expect("absolute") + 1];
+                let target = format!("{dir}{name}");
+                assert!(lookup(&target, &index).is_some(), "{path} imports {target}");
+            }
+        }
     }
 }

@@ -5,14 +5,14 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use foxglove::schemas::{
-    Color, CubePrimitive, FrameTransform, FrameTransforms, Grid, LinePrimitive, Log,
+    Color, CubePrimitive, FrameTransform, FrameTransforms, Grid, KeyValuePair, LinePrimitive, Log,
     PackedElementField, Point3, Pose, Quaternion, SceneEntity, SceneUpdate, Timestamp, Vector2,
     line_primitive, log::Level, packed_element_field::NumericType,
 };
 use foxglove::{Channel, ChannelBuilder, Context, PartialMetadata, RawChannel, Schema, SinkId};
 
 use crate::frame::Frame;
-use crate::scene::{SceneInfo, SensorKind, WORLD_FRAME, vec3};
+use crate::scene::{SceneInfo, SensorInfo, SensorKind, WORLD_FRAME, vec3};
 
 /// Topic names, fixed: docs/view.md lists them.
 pub mod topics {
@@ -57,8 +57,7 @@ pub enum Side {
     },
 }
 
-const CLOCK_SCHEMA: &str =
-    r#"{"type":"object","properties":{"step":{"type":"integer"},"time":{"type":"number"}}}"#;
+const CLOCK_SCHEMA: &str = r#"{"type":"object","properties":{"step":{"type":"integer"},"time":{"type":"number"},"wall":{"type":"number","description":"Unix time (s) at which the daemon took this step's snapshot"}}}"#;
 const STATS_SCHEMA: &str =
     r#"{"type":"object","description":"ssx run statistics: the --stats-json fields"}"#;
 const VALUES_SCHEMA: &str = r#"{"type":"object","properties":{"step":{"type":"integer"},"time":{"type":"number"},"values":{"type":"array","items":{"type":"number"}}}}"#;
@@ -100,7 +99,7 @@ pub(crate) struct Channels {
     scene_info: Arc<SceneInfo>,
     scene: Channel<SceneUpdate>,
     tf: Channel<FrameTransforms>,
-    rays: Channel<SceneUpdate>,
+    rays_channel: Channel<SceneUpdate>,
     log: Channel<Log>,
     clock: Arc<RawChannel>,
     stats: Arc<RawChannel>,
@@ -114,17 +113,23 @@ pub(crate) struct Channels {
     /// channel has every value.
     rays_every_ns: u64,
     last_rays_ns: Option<u64>,
+    /// Whose rays are drawn when there are too many to draw them all.
+    rays: RayPlan,
     text: String,
     /// Messages logged so far.
     pub messages: u64,
 }
 
 impl Channels {
+    /// Channels for `scene_info` in `ctx`; rays at most `rays_hz` simulated times a second and
+    /// of at most `max_rays` rays in all (see [`RayPlan`]).
     pub fn new(
         ctx: &Arc<Context>,
         scene_info: Arc<SceneInfo>,
         rays_hz: f64,
+        max_rays: usize,
     ) -> Result<Self, String> {
+        let rays = RayPlan::new(&scene_info.sensors, max_rays);
         let tf_msg = FrameTransforms {
             transforms: scene_info
                 .frames
@@ -156,7 +161,7 @@ impl Channels {
         Ok(Self {
             scene: ctx.channel_builder(topics::SCENE).build(),
             tf: ctx.channel_builder(topics::TF).build(),
-            rays: ctx.channel_builder(topics::RAYS).build(),
+            rays_channel: ctx.channel_builder(topics::RAYS).build(),
             log: ctx.channel_builder(topics::LOG).build(),
             clock: json_channel(ctx, topics::CLOCK, "ssx.Clock", CLOCK_SCHEMA)?,
             stats: json_channel(ctx, topics::STATS, "ssx.Stats", STATS_SCHEMA)?,
@@ -167,9 +172,15 @@ impl Channels {
             tf_msg,
             rays_every_ns: (1e9 / rays_hz) as u64,
             last_rays_ns: None,
+            rays,
             text: String::new(),
             messages: 0,
         })
+    }
+
+    /// Whose rays are drawn.
+    pub fn ray_plan(&self) -> &RayPlan {
+        &self.rays
     }
 
     /// Whether `topic` is the scene's.
@@ -192,7 +203,11 @@ impl Channels {
         let ns = nanos(f.time);
         let info = Arc::clone(&self.scene_info);
         self.text.clear();
-        let _ = write!(self.text, r#"{{"step":{},"time":{}}}"#, f.step, f.time);
+        let _ = write!(
+            self.text,
+            r#"{{"step":{},"time":{},"wall":{:.6}}}"#,
+            f.step, f.time, f.wall
+        );
         if self.clock.has_sinks() {
             self.clock.log_with_meta(self.text.as_bytes(), at(ns));
             self.messages += 1;
@@ -213,7 +228,7 @@ impl Channels {
             self.messages += 1;
         }
 
-        let draw_rays = self.rays.has_sinks()
+        let draw_rays = self.rays_channel.has_sinks()
             && self
                 .last_rays_ns
                 .is_none_or(|last| ns >= last + self.rays_every_ns);
@@ -223,8 +238,11 @@ impl Channels {
             let values = f.values(start, len);
             if let SensorKind::Range(g) = &sensor.kind
                 && draw_rays
+                && self.rays.drawn[slot as usize]
             {
-                rays.push(ray_entity(&sensor.path, g, f, values, ns));
+                let mut e = ray_entity(&sensor.path, g, f, values, ns);
+                e.metadata = self.rays.metadata();
+                rays.push(e);
             }
             let ch = &self.readings[slot as usize];
             if ch.has_sinks() {
@@ -270,7 +288,7 @@ impl Channels {
         }
         if !rays.is_empty() {
             self.last_rays_ns = Some(ns);
-            self.rays.log_with_meta(
+            self.rays_channel.log_with_meta(
                 &SceneUpdate {
                     deletions: Vec::new(),
                     entities: rays,
@@ -305,6 +323,89 @@ impl Channels {
             }
         }
         self.messages += 1;
+    }
+}
+
+/// Whose rays are drawn. A swarm has more rays than anyone can see or a page can draw 30 times a
+/// second (10,000 robots with 12 rays each: 120,000): past `max` rays, the range sensors are
+/// thinned evenly, one in `stride` in scene order, the smallest stride that keeps to `max`, so
+/// the same sensors are drawn every frame and the picture spans the whole swarm. Thinned
+/// entities say so in their metadata (`ssx.rays_drawn`, `ssx.rays_total`).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RayPlan {
+    /// By sensor slot: whether its rays are drawn.
+    pub drawn: Vec<bool>,
+    /// Every range sensor's rays.
+    pub total: usize,
+    /// The drawn sensors' rays.
+    pub shown: usize,
+    /// One range sensor in `stride` is drawn.
+    pub stride: usize,
+}
+
+impl RayPlan {
+    pub fn new(sensors: &[SensorInfo], max: usize) -> Self {
+        let rays: Vec<Option<usize>> = sensors
+            .iter()
+            .map(|s| match &s.kind {
+                SensorKind::Range(g) => Some(g.directions.len()),
+                _ => None,
+            })
+            .collect();
+        let total: usize = rays.iter().flatten().sum();
+        if max == 0 {
+            return Self {
+                drawn: vec![false; rays.len()],
+                total,
+                shown: 0,
+                stride: usize::MAX,
+            };
+        }
+        // Rays drawn with one range sensor in `stride`.
+        let shown = |stride: usize| -> usize {
+            rays.iter()
+                .flatten()
+                .enumerate()
+                .filter(|(k, _)| k % stride == 0)
+                .map(|(_, &n)| n)
+                .sum()
+        };
+        let mut stride = total.div_ceil(max).max(1);
+        let count = rays.iter().flatten().count();
+        while stride < count.max(1) && shown(stride) > max {
+            stride += 1;
+        }
+        let mut k = 0;
+        let drawn = rays
+            .iter()
+            .map(|r| {
+                r.is_some_and(|_| {
+                    k += 1;
+                    (k - 1) % stride == 0
+                })
+            })
+            .collect();
+        Self {
+            drawn,
+            total,
+            shown: shown(stride),
+            stride,
+        }
+    }
+
+    /// What a drawn entity says about thinning: nothing when every ray is drawn.
+    pub fn metadata(&self) -> Vec<KeyValuePair> {
+        if self.stride == 1 {
+            return Vec::new();
+        }
+        let pair = |key: &str, value: usize| KeyValuePair {
+            key: key.into(),
+            value: value.to_string(),
+        };
+        vec![
+            pair("ssx.rays_drawn", self.shown),
+            pair("ssx.rays_total", self.total),
+        ]
     }
 }
 
@@ -571,6 +672,66 @@ mod tests {
         assert_eq!(v["angular_velocity"]["x"], 1.0);
         assert!(v["angular_velocity"]["y"].is_null());
         assert_eq!(v["values"].as_array().unwrap().len(), 6);
+    }
+
+    fn sensors(rays: &[usize]) -> Vec<SensorInfo> {
+        rays.iter()
+            .enumerate()
+            .map(|(i, &n)| SensorInfo {
+                artifact: ssx_core::ArtifactId(i as u32),
+                index: 0,
+                path: format!("r{i}/range"),
+                kind: if n == 0 {
+                    SensorKind::Pose
+                } else {
+                    SensorKind::Range(crate::scene::RangeGeometry {
+                        body: i as u32,
+                        position: [0.0; 3],
+                        directions: vec![[1.0, 0.0, 0.0]; n],
+                        max_range: 2.0,
+                    })
+                },
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ten_thousand_twelve_ray_sensors_are_thinned_evenly_to_the_cap() {
+        let plan = RayPlan::new(&sensors(&[12; 10_000]), 20_000);
+        // 120,000 rays: one sensor in 7 (1429 sensors, 17,148 rays); one in 6 would draw 20,004.
+        assert_eq!((plan.total, plan.stride, plan.shown), (120_000, 7, 17_148));
+        assert_eq!(plan.drawn.iter().filter(|&&d| d).count(), 1429);
+        assert!(plan.drawn[0] && plan.drawn[7] && !plan.drawn[1] && !plan.drawn[6]);
+        let m = plan.metadata();
+        assert_eq!(
+            (m[0].key.as_str(), m[0].value.as_str()),
+            ("ssx.rays_drawn", "17148")
+        );
+        assert_eq!(
+            (m[1].key.as_str(), m[1].value.as_str()),
+            ("ssx.rays_total", "120000")
+        );
+    }
+
+    #[test]
+    fn a_scene_under_the_cap_draws_every_ray_and_says_nothing() {
+        // 1000 robots of 12 rays, a pose sensor between every two: all 12,000 rays drawn.
+        let mut rays = vec![12; 1000];
+        for k in (0..1000).step_by(2) {
+            rays.insert(k + k / 2, 0);
+        }
+        let plan = RayPlan::new(&sensors(&rays), 20_000);
+        assert_eq!((plan.total, plan.stride, plan.shown), (12_000, 1, 12_000));
+        let drawn = plan.drawn.iter().filter(|&&d| d).count();
+        assert_eq!(drawn, 1000);
+        assert!(plan.metadata().is_empty());
+        // Non-range sensors are never drawn, whatever the stride.
+        let plan = RayPlan::new(&sensors(&rays), 6000);
+        assert_eq!((plan.stride, plan.shown), (2, 6000));
+        assert!(rays.iter().zip(&plan.drawn).all(|(&n, &d)| n > 0 || !d));
+        // No rays at all.
+        let plan = RayPlan::new(&sensors(&rays), 0);
+        assert_eq!((plan.shown, plan.drawn.iter().any(|&d| d)), (0, false));
     }
 
     #[test]

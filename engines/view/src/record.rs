@@ -91,7 +91,7 @@ impl Recorder {
             .context(&ctx)
             .create(BufWriter::new(file))
             .map_err(|e| format!("--record: cannot start the MCAP writer: {e}"))?;
-        let mut ch = Channels::new(&ctx, scene, RAYS_HZ)?;
+        let mut ch = Channels::new(&ctx, scene, RAYS_HZ, usize::MAX)?;
         let state = Arc::clone(&self.state);
         let stop = Arc::clone(&self.stop);
         let thread = std::thread::Builder::new()

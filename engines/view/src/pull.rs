@@ -1,0 +1,297 @@
+//! Frames on request: the built-in page pulls the world instead of being pushed it.
+//!
+//! Pushed at the view rate, a 1000-robot world is about 20 MB of transforms and rays a second;
+//! a browser that draws in software on a small machine takes in a tenth of that while it draws,
+//! and the rest waits in the server's queue and the sockets: the picture falls seconds behind
+//! (measured: BENCHMARKS.md, issue 28). So the page asks for one frame at a time over two
+//! Foxglove WebSocket services and asks for the next when it has drawn it; it is sent the newest
+//! state, never a queue, and what it receives is as much as it can draw.
+//!
+//! - `/ssx/layout` (JSON, once): the body frames in order, and each drawn range sensor's mount and
+//!   ray directions (its rays are sent as distances only).
+//! - `/ssx/frame` (request `{"after": step}`, JSON): the first state newer than `after`, at once
+//!   when there is one, else when the next frame is published. Response `ssx.frame.v1`, little
+//!   endian, 4-byte aligned ([`FrameState::encode`]).
+//!
+//! Foxglove and other clients keep the pushed channels (`/tf`, `/rays`, ...); nothing here
+//! changes them.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use foxglove::websocket::service::{Request, Responder, Service, ServiceSchema};
+use serde_json::json;
+
+use crate::frame::Frame;
+use crate::publish::RayPlan;
+use crate::scene::{SceneInfo, SensorKind};
+
+/// Service names, fixed: docs/view.md lists them.
+pub const LAYOUT_SERVICE: &str = "/ssx/layout";
+/// See [`LAYOUT_SERVICE`].
+pub const FRAME_SERVICE: &str = "/ssx/frame";
+/// The frame response's encoding.
+pub const FRAME_ENCODING: &str = "ssx.frame.v1";
+/// A ray distance that hit nothing within range.
+pub const MISS: u16 = u16::MAX;
+
+/// The newest state, in the form it is sent.
+#[derive(Default)]
+struct FrameState {
+    step: u64,
+    time: f64,
+    wall: f64,
+    /// x, y, z, qx, qy, qz, qw per body.
+    poses: Vec<f32>,
+    /// By drawn sensor (layout order): the step of its newest reading (0: none) and its rays as
+    /// distances scaled to `u16` over its range ([`MISS`]: nothing hit).
+    rays: Vec<(u64, Vec<u16>)>,
+}
+
+impl FrameState {
+    /// `ssx.frame.v1`: u32 version (1), u32 bodies n, f64 step, f64 time, f64 wall (Unix s when
+    /// the daemon took the snapshot); n × 7 f32 poses; u32 sensors m with a reading newer than
+    /// `after`; per sensor u32 index (into the layout's sensors), u32 rays k, k × u16 distance
+    /// (× max_range / 65534; 65535: nothing hit), padded to 4 bytes.
+    fn encode(&self, after: u64) -> Vec<u8> {
+        let fresh = || self.rays.iter().enumerate().filter(|(_, r)| r.0 > after);
+        let ray_bytes: usize = fresh()
+            .map(|(_, r)| 8 + (2 * r.1.len()).next_multiple_of(4))
+            .sum();
+        let mut out = Vec::with_capacity(32 + 4 * self.poses.len() + 4 + ray_bytes);
+        out.extend_from_slice(&1u32.to_le_bytes());
+        out.extend_from_slice(&((self.poses.len() / 7) as u32).to_le_bytes());
+        out.extend_from_slice(&(self.step as f64).to_le_bytes());
+        out.extend_from_slice(&self.time.to_le_bytes());
+        out.extend_from_slice(&self.wall.to_le_bytes());
+        for p in &self.poses {
+            out.extend_from_slice(&p.to_le_bytes());
+        }
+        out.extend_from_slice(&(fresh().count() as u32).to_le_bytes());
+        for (i, (_, d)) in fresh() {
+            out.extend_from_slice(&(i as u32).to_le_bytes());
+            out.extend_from_slice(&(d.len() as u32).to_le_bytes());
+            for v in d {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            if d.len() % 2 == 1 {
+                out.extend_from_slice(&[0, 0]);
+            }
+        }
+        out
+    }
+}
+
+/// The two services' shared state: written by the publisher thread, read by the server's.
+pub(crate) struct Pull {
+    state: Mutex<FrameState>,
+    /// Calls waiting for a state newer than theirs: (after, responder).
+    waiting: Mutex<Vec<(u64, Responder)>>,
+    /// Whether any client has asked: until then the publisher does not keep the state.
+    wanted: AtomicBool,
+    /// By sensor slot: its index among the drawn sensors, and its range.
+    drawn: Vec<Option<(usize, f64)>>,
+    layout: Vec<u8>,
+}
+
+impl Pull {
+    pub fn new(scene: &SceneInfo, plan: &RayPlan) -> Self {
+        let mut drawn = Vec::with_capacity(scene.sensors.len());
+        let mut sensors = Vec::new();
+        let mut geometries: Vec<serde_json::Value> = Vec::new();
+        for (slot, s) in scene.sensors.iter().enumerate() {
+            match &s.kind {
+                SensorKind::Range(g) if plan.drawn[slot] => {
+                    drawn.push(Some((sensors.len(), g.max_range)));
+                    // Sensors of one kind share one geometry: 10,000 robots send it once.
+                    let geometry = json!({
+                        "position": g.position,
+                        "directions": g.directions,
+                        "max_range": g.max_range,
+                    });
+                    let index = geometries
+                        .iter()
+                        .position(|x| *x == geometry)
+                        .unwrap_or_else(|| {
+                            geometries.push(geometry);
+                            geometries.len() - 1
+                        });
+                    sensors.push(json!({"path": s.path, "body": g.body, "geometry": index}));
+                }
+                _ => drawn.push(None),
+            }
+        }
+        let layout = json!({
+            "version": 1,
+            "frames": scene.frames,
+            "geometries": geometries,
+            "sensors": sensors,
+            "rays": {"total": plan.total, "shown": plan.shown},
+        });
+        let count = sensors.len();
+        Self {
+            state: Mutex::new(FrameState {
+                rays: vec![(0, Vec::new()); count],
+                ..Default::default()
+            }),
+            waiting: Mutex::new(Vec::new()),
+            wanted: AtomicBool::new(false),
+            drawn,
+            layout: layout.to_string().into_bytes(),
+        }
+    }
+
+    /// The two services, for the server.
+    pub fn services(self: &std::sync::Arc<Self>) -> Vec<Service> {
+        let json_schema = |name: &str, schema: &str| {
+            foxglove::Schema::new(name, "jsonschema", schema.as_bytes().to_vec())
+        };
+        let layout = std::sync::Arc::clone(self);
+        let frame = std::sync::Arc::clone(self);
+        vec![
+            Service::builder(
+                LAYOUT_SERVICE,
+                ServiceSchema::new("ssx.Layout")
+                    .with_request("json", json_schema("ssx.LayoutRequest", r#"{"type":"object"}"#)),
+            )
+            .handler_fn(move |_req: Request| -> Result<Vec<u8>, String> {
+                layout.wanted.store(true, Ordering::Relaxed);
+                Ok(layout.layout.clone())
+            }),
+            Service::builder(
+                FRAME_SERVICE,
+                ServiceSchema::new("ssx.Frame").with_request(
+                    "json",
+                    json_schema(
+                        "ssx.FrameRequest",
+                        r#"{"type":"object","properties":{"after":{"type":"integer","description":"the step of the frame the client has; the answer is newer"}}}"#,
+                    ),
+                ),
+            )
+            .handler(FrameHandler(frame)),
+        ]
+    }
+
+    /// Publisher thread: a new frame is the newest state; waiting calls are answered.
+    pub fn publish(&self, f: &Frame, info: &SceneInfo) {
+        if !self.wanted.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut s = self.state.lock().expect("not poisoned");
+        (s.step, s.time, s.wall) = (f.step, f.time, f.wall);
+        s.poses.clear();
+        s.poses
+            .extend(f.poses.iter().flat_map(|p| p.map(|x| x as f32)));
+        for &(slot, start, len) in &f.readings {
+            let (Some(Some((index, range))), SensorKind::Range(_)) = (
+                self.drawn.get(slot as usize),
+                &info.sensors[slot as usize].kind,
+            ) else {
+                continue;
+            };
+            let (updated, d) = &mut s.rays[*index];
+            *updated = f.step;
+            d.clear();
+            d.extend(f.values(start, len).iter().map(|&v| scale(v, *range)));
+        }
+        let mut waiting = self.waiting.lock().expect("not poisoned");
+        let mut i = 0;
+        while i < waiting.len() {
+            if waiting[i].0 < s.step {
+                let (after, responder) = waiting.swap_remove(i);
+                responder.respond_ok(s.encode(after));
+            } else {
+                i += 1;
+            }
+        }
+    }
+}
+
+/// A distance as `u16` over `range`; [`MISS`] when nothing was hit within it.
+fn scale(d: f64, range: f64) -> u16 {
+    if d.is_finite() && d >= 0.0 && d < range - 1e-9 {
+        (d / range * f64::from(MISS - 1)).round() as u16
+    } else {
+        MISS
+    }
+}
+
+/// Answers at once when the state is newer than the caller's, else queues the call.
+struct FrameHandler(std::sync::Arc<Pull>);
+
+impl foxglove::websocket::service::Handler for FrameHandler {
+    fn call(&self, request: Request, mut responder: Responder) {
+        let pull = &*self.0;
+        pull.wanted.store(true, Ordering::Relaxed);
+        let after = match serde_json::from_slice::<serde_json::Value>(request.payload()) {
+            Ok(v) => match v.get("after") {
+                None | Some(serde_json::Value::Null) => 0,
+                Some(a) => match a.as_u64() {
+                    Some(a) => a,
+                    None => {
+                        responder.respond_err(format!(
+                            "{FRAME_SERVICE}: \"after\" must be a step number (a whole number from 0), got {a}"
+                        ));
+                        return;
+                    }
+                },
+            },
+            Err(e) => {
+                responder.respond_err(format!("{FRAME_SERVICE}: the request is not JSON: {e}"));
+                return;
+            }
+        };
+        responder.set_encoding(FRAME_ENCODING);
+        let s = pull.state.lock().expect("not poisoned");
+        if s.step > after {
+            responder.respond_ok(s.encode(after));
+        } else {
+            pull.waiting
+                .lock()
+                .expect("not poisoned")
+                .push((after, responder));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_carries_every_pose_and_only_the_rays_read_after_the_callers_step() {
+        let s = FrameState {
+            step: 7,
+            time: 0.07,
+            wall: 1.5e9,
+            poses: vec![1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0],
+            rays: vec![(3, vec![1, 2, 3]), (6, vec![MISS, 9]), (0, vec![])],
+        };
+        let b = s.encode(4);
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+        let f64_at = |i: usize| f64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+        assert_eq!((u32_at(0), u32_at(4)), (1, 1));
+        assert_eq!((f64_at(8), f64_at(16), f64_at(24)), (7.0, 0.07, 1.5e9));
+        let z = f32::from_le_bytes(b[40..44].try_into().unwrap());
+        assert_eq!(z, 3.0);
+        // One sensor read after step 4: the second, index 1, two rays, no padding.
+        assert_eq!((u32_at(60), u32_at(64), u32_at(68)), (1, 1, 2));
+        assert_eq!(&b[72..76], &[0xff, 0xff, 9, 0]);
+        assert_eq!(b.len(), 76);
+        // From the start: both read sensors; three rays take two bytes of padding.
+        let b = s.encode(0);
+        assert_eq!(b.len(), 60 + 4 + (8 + 8) + (8 + 4));
+        assert_eq!(b.len() % 4, 0);
+    }
+
+    #[test]
+    fn distances_are_scaled_over_the_range_and_misses_marked() {
+        assert_eq!(scale(0.0, 2.0), 0);
+        assert_eq!(scale(1.0, 2.0), 32767);
+        assert_eq!(scale(2.0, 2.0), MISS);
+        assert_eq!(scale(f64::INFINITY, 2.0), MISS);
+        assert_eq!(scale(f64::NAN, 2.0), MISS);
+        // Resolution: a 2 m ring is read to 0.03 mm.
+        assert!((f64::from(scale(1.23456, 2.0)) * 2.0 / 65534.0 - 1.23456).abs() < 3.1e-5);
+    }
+}
