@@ -1,38 +1,19 @@
 // The ssx viewer: a Foxglove WebSocket client (subprotocol foxglove.sdk.v1) that draws the
-// /scene, /tf and /rays channels and the extensions' /overlays/... grids with three.js, and
-// shows /clock and /stats (with an exploration's progress) in a status bar.
-// The scene channels carry Foxglove's protobuf schemas; a small decoder below reads the few
-// message types used here.
+// /scene, /tf and /rays channels and the extensions' /overlays/... with three.js, and shows the
+// daemon's /clock and /stats (with an exploration's progress) and its own frame rate and lag in
+// a status bar.
+//
+// Built for swarms: bodies are instances (bodies.js), rays one line buffer (rays.js), and the
+// page never queues: a transforms message replaces the one waiting to be drawn, so the picture
+// is always the newest state received, however slowly this machine draws.
 import * as THREE from 'three';
 import { OrbitControls } from 'three/addons/OrbitControls.js';
+import { pb, num, sub, all, utf8 } from './wire.js';
+import { readFrame, worldRays, Services, FRAME_ENCODING } from './frames.js';
+import { Bodies } from './bodies.js';
+import { Rays } from './rays.js';
+import { Status } from './status.js';
 
-// ---- protobuf: just enough to read foxglove.SceneUpdate and foxglove.FrameTransforms ----
-function varint(b, i) {
-  let v = 0, mul = 1, c;
-  do { c = b[i++]; v += (c & 0x7f) * mul; mul *= 128; } while (c & 0x80);
-  return [v, i];
-}
-// A message as {field number: [values]}: varints as numbers, doubles as numbers, bytes as views.
-function pb(b) {
-  const out = {}, dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  let i = 0;
-  while (i < b.length) {
-    let key, v; [key, i] = varint(b, i);
-    const f = Math.floor(key / 8), wt = key & 7;
-    if (wt === 0) { [v, i] = varint(b, i); }
-    else if (wt === 1) { v = dv.getFloat64(i, true); i += 8; }
-    else if (wt === 2) { let n; [n, i] = varint(b, i); v = b.subarray(i, i + n); i += n; }
-    else if (wt === 5) { v = dv.getUint32(i, true); i += 4; }
-    else throw new Error('protobuf wire type ' + wt);
-    (out[f] ||= []).push(v);
-  }
-  return out;
-}
-const utf8 = new TextDecoder();
-const num = (m, f) => (m[f] ? m[f][m[f].length - 1] : 0);
-const str = (m, f) => (m[f] ? utf8.decode(m[f][0]) : '');
-const sub = (m, f) => (m[f] ? pb(m[f][0]) : null);
-const all = (m, f) => (m[f] || []).map(pb);
 const vec3 = m => (m ? new THREE.Vector3(num(m, 1), num(m, 2), num(m, 3)) : new THREE.Vector3());
 const quat = m => (m ? new THREE.Quaternion(num(m, 1), num(m, 2), num(m, 3), num(m, 4)) : new THREE.Quaternion());
 const color = m => (m ? { c: new THREE.Color(num(m, 1), num(m, 2), num(m, 3)), a: m[4] ? num(m, 4) : 0 } : { c: new THREE.Color(1, 1, 1), a: 1 });
@@ -45,12 +26,12 @@ function placePose(obj, m) {
 // ---- three.js scene, z up as in ssx ----
 THREE.Object3D.DEFAULT_UP.set(0, 0, 1);
 const host = document.getElementById('view');
-const renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
+const renderer = new THREE.WebGLRenderer({ antialias: false });
 renderer.setPixelRatio(window.devicePixelRatio);
 host.appendChild(renderer.domElement);
 const scene = new THREE.Scene();
 scene.background = new THREE.Color(0x1d2126);
-const camera = new THREE.PerspectiveCamera(50, 1, 0.05, 500);
+const camera = new THREE.PerspectiveCamera(50, 1, 0.05, 2000);
 camera.up.set(0, 0, 1);
 camera.position.set(-7, -9, 7);
 const controls = new OrbitControls(camera, renderer.domElement);
@@ -60,9 +41,6 @@ scene.add(new THREE.HemisphereLight(0xffffff, 0x444444, 2.2));
 const sun = new THREE.DirectionalLight(0xffffff, 1.6);
 sun.position.set(5, -8, 12);
 scene.add(sun);
-const grid = new THREE.GridHelper(60, 60, 0x555555, 0x333333);
-grid.rotation.x = Math.PI / 2;
-scene.add(grid);
 
 function resize() {
   const w = host.clientWidth, h = host.clientHeight;
@@ -73,19 +51,10 @@ function resize() {
 window.addEventListener('resize', resize);
 resize();
 
-const frames = new Map();   // frame id -> Group posed by /tf
-const entities = new Map(); // entity id -> Object3D
-function frameGroup(id) {
-  if (id === 'world' || id === '') return scene;
-  let g = frames.get(id);
-  if (!g) { g = new THREE.Group(); g.name = id; g.visible = false; frames.set(id, g); scene.add(g); }
-  return g;
-}
-function material(col) {
-  return new THREE.MeshStandardMaterial({ color: col.c, transparent: col.a < 1, opacity: col.a, roughness: 0.8 });
-}
-const unitSphere = new THREE.SphereGeometry(0.5, 24, 16);
-const unitCylinder = new THREE.CylinderGeometry(0.5, 0.5, 1, 24).rotateX(Math.PI / 2); // along z
+const bodies = new Bodies(scene);
+const rays = new Rays(scene);
+const status = new Status();
+
 function lines(m) {
   const pts = all(m, 5), cols = all(m, 7), one = color(sub(m, 6));
   const pos = new Float32Array(pts.length * 3), rgb = new Float32Array(pts.length * 3);
@@ -103,82 +72,86 @@ function lines(m) {
   placePose(obj, sub(m, 2));
   return obj;
 }
-function entityObject(e) {
-  const root = new THREE.Group();
-  for (const c of all(e, 8)) { // cubes
-    const s = vec3(sub(c, 2));
-    const mesh = new THREE.Mesh(new THREE.BoxGeometry(s.x, s.y, s.z), material(color(sub(c, 3))));
-    placePose(mesh, sub(c, 1));
-    mesh.userData.big = Math.max(s.x, s.y) > 40;
-    root.add(mesh);
-  }
-  for (const c of all(e, 9)) { // spheres
-    const mesh = new THREE.Mesh(unitSphere, material(color(sub(c, 3))));
-    placePose(mesh, sub(c, 1));
-    mesh.scale.copy(vec3(sub(c, 2)));
-    root.add(mesh);
-  }
-  for (const c of all(e, 10)) { // cylinders
-    const mesh = new THREE.Mesh(unitCylinder, material(color(sub(c, 5))));
-    placePose(mesh, sub(c, 1));
-    mesh.scale.copy(vec3(sub(c, 2)));
-    root.add(mesh);
-  }
-  for (const l of all(e, 11)) root.add(lines(l));
-  return root;
-}
-function dispose(obj) {
-  obj.traverse(o => {
-    if (o.geometry && o.geometry !== unitSphere && o.geometry !== unitCylinder) o.geometry.dispose();
-    if (o.material) o.material.dispose();
-  });
-}
-let sceneSeen = false, fitted = false;
+
+let sceneSeen = false, fitted = false, sceneChanged = false;
+// /scene (every body's shapes) and an overlay's shapes: entities added, replaced or deleted.
 function onSceneUpdate(bytes, isScene) {
   const m = pb(bytes);
-  for (const d of all(m, 1)) {
-    const id = str(d, 3), old = entities.get(id);
-    if (old) { old.parent.remove(old); dispose(old); entities.delete(id); }
-  }
-  for (const e of all(m, 2)) {
-    const id = str(e, 3), old = entities.get(id);
-    if (old) { old.parent.remove(old); dispose(old); }
-    const obj = entityObject(e);
-    frameGroup(str(e, 2)).add(obj);
-    entities.set(id, obj);
-  }
+  for (const d of all(m, 1)) bodies.remove(utf8.decode(d[3] ? d[3][0] : new Uint8Array()));
+  for (const e of all(m, 2)) bodies.add(e, lines);
+  sceneChanged = true;
   if (isScene) {
     sceneSeen = true;
-    grid.visible = ![...entities.values()].some(o => o.children.some(c => c.userData.big));
-    document.getElementById('bodies').textContent = entities.size;
+    document.getElementById('bodies').textContent = bodies.entities.size;
   }
 }
-function onTransforms(bytes) {
-  for (const t of all(pb(bytes), 1)) {
-    const g = frameGroup(str(t, 3));
-    g.position.copy(vec3(sub(t, 4)));
-    g.quaternion.copy(quat(sub(t, 5)));
-    g.visible = true;
+// The pulled frames (frames.js): the layout once, then one frame at a time, the next asked for
+// when this one is drawn.
+let layout = null, frameOf = [], pending = null, inFlight = false, lastStep = 0, services = null;
+let rayScratch = new Float32Array(0);
+function onLayout(l) {
+  layout = l;
+  frameOf = l.frames.map(id => bodies.frame(id));
+  status.onRays(l.rays.shown, l.rays.total);
+}
+function pull() {
+  if (!services || !layout || inFlight) return;
+  inFlight = true;
+  const ask = services;
+  ask.call('/ssx/frame', { after: lastStep }).then(r => {
+    if (r.encoding !== FRAME_ENCODING) throw new Error('/ssx/frame answered in ' + r.encoding);
+    if (pending) state.framesSkipped++;
+    pending = readFrame(r.payload);
+    lastStep = pending.step;
+    state.framesReceived++;
+  }).catch(e => { if (ask === services) console.error('ssx view: ' + e.message); })
+    .finally(() => {
+      if (ask !== services) return;
+      inFlight = false;
+      // The next is asked for at once, so that it travels while this one waits to be drawn: one
+      // call in flight, one frame waiting at most; a frame not drawn before the next arrives is
+      // skipped (counted).
+      pull();
+    });
+}
+function applyFrame() {
+  if (!pending) return;
+  const f = pending;
+  pending = null;
+  const n = Math.min(f.count, frameOf.length);
+  for (let k = 0; k < n; k++) bodies.pose(frameOf[k], f.poses, 7 * k);
+  for (const r of f.rays) {
+    const s = layout.sensors[r.sensor];
+    if (!s || s.body >= f.count) continue;
+    rayScratch = worldRays(f.poses, 7 * s.body, layout.geometries[s.geometry], r.distances, rayScratch);
+    rays.update(s.path, rayScratch, 2 * r.distances.length);
   }
+  if (f.rays.length) status.onPageRays(rays.drawn, rays.left);
   state.tfFrames++;
+  status.drawn(f.time, f.wall);
   if (sceneSeen && !fitted) fit();
 }
-// Frame the camera on everything but the ground.
+// Frame the camera on everything but the ground (the whole scene, walls included): looking down
+// at it from the south-south-west, far enough that the sphere around it fits the view.
 function fit() {
-  const box = new THREE.Box3();
-  scene.updateMatrixWorld(true);
-  for (const g of frames.values()) g.traverse(o => { if (o.isMesh && !o.userData.big) box.expandByObject(o); });
-  if (box.isEmpty()) return;
+  const box = bodies.bounds();
+  if (!box) return;
   fitted = true;
   const c = box.getCenter(new THREE.Vector3()), r = Math.max(box.getSize(new THREE.Vector3()).length() / 2, 1);
+  const half = THREE.MathUtils.degToRad(camera.fov / 2);
+  const fits = Math.min(Math.sin(half), Math.sin(Math.atan(Math.tan(half) * camera.aspect)));
+  const along = new THREE.Vector3(-0.35, -1.0, 1.1).normalize().multiplyScalar(0.95 * r / fits);
   controls.target.copy(c);
-  camera.position.set(c.x - 0.5 * r, c.y - 1.0 * r, c.z + 0.7 * r);
+  camera.position.copy(c).add(along);
+  camera.far = Math.max(2000, 4 * along.length());
+  camera.updateProjectionMatrix();
   controls.update();
 }
 
 // An extension's overlay (foxglove.Grid of RGBA cells) laid flat just above the floor; later
 // overlays of a scene above earlier ones.
 const overlays = new Map(); // topic -> { mesh, texture, width, height, data }
+const pendingGrids = new Map(); // topic -> the newest grid not yet drawn
 function onGrid(bytes, topic) {
   const m = pb(bytes), width = num(m, 4), cell = sub(m, 5), data = m[9] ? m[9][0] : new Uint8Array();
   const res = cell ? num(cell, 1) : 1, height = width ? Math.floor(data.length / 4 / width) : 0;
@@ -216,35 +189,27 @@ function overlayCells(topic) {
 }
 
 // ---- the Foxglove WebSocket protocol ----
-const state = { simTime: null, step: null, misses: null, tfFrames: 0, rtf: null, connected: false, scene: null };
+const state = { tfFrames: 0, framesReceived: 0, framesSkipped: 0, draws: 0, connected: false, status };
 window.ssxView = state; // for tests and the console
-// Where a body is: its frame's world position, and that point on the screen in CSS pixels.
+// A world point on the screen, in CSS pixels.
+function toScreen(p) {
+  const s = p.clone().project(camera), r = renderer.domElement.getBoundingClientRect();
+  return [r.left + (s.x + 1) / 2 * r.width, r.top + (1 - s.y) / 2 * r.height];
+}
+// Where a body is: its frame's world position, and that point on the screen.
 state.locate = prefix => {
-  for (const [id, g] of frames) {
-    if (!id.startsWith(prefix) || !g.visible) continue;
-    const p = g.getWorldPosition(new THREE.Vector3()), s = p.clone().project(camera);
-    const r = renderer.domElement.getBoundingClientRect();
-    return { id, world: [p.x, p.y, p.z], screen: [r.left + (s.x + 1) / 2 * r.width, r.top + (1 - s.y) / 2 * r.height] };
-  }
-  return null;
+  const f = bodies.find(prefix);
+  return f && { id: f.id, world: f.position.toArray(), screen: toScreen(f.position) };
 };
-state.bodies = () => entities.size;
+state.project = xyz => toScreen(new THREE.Vector3(...xyz));
+state.bodies = () => bodies.entities.size;
+state.drawCalls = () => renderer.info.render.calls;
 state.overlay = overlayCells;
 state.overlayTopics = () => [...overlays.keys()];
 const el = id => document.getElementById(id);
 const port = document.querySelector('meta[name="ssx-ws-port"]').content;
-let rtfWindow = null; // [wall ms, sim s]
-function onClock(o) {
-  state.simTime = o.time; state.step = o.step;
-  const now = performance.now();
-  if (!rtfWindow) rtfWindow = [now, o.time];
-  else if (now - rtfWindow[0] >= 1000) {
-    state.rtf = (o.time - rtfWindow[1]) / ((now - rtfWindow[0]) / 1000);
-    rtfWindow = [now, o.time];
-  }
-}
 function onStats(o) {
-  state.misses = o.deadline_misses;
+  status.onStats(o);
   // An exploration's progress, from the daemon's figures (the explore extension's metrics).
   const m = o.metrics || {}, key = Object.keys(m).find(k => k.endsWith('.explored'));
   if (key) {
@@ -254,11 +219,11 @@ function onStats(o) {
   }
 }
 function showStatus() {
-  el('simtime').textContent = state.simTime == null ? '–' : state.simTime.toFixed(2) + ' s';
-  el('step').textContent = state.step == null ? '–' : state.step;
-  el('rtf').textContent = state.rtf == null ? '–' : '×' + state.rtf.toFixed(2);
-  el('misses').textContent = state.misses == null ? '–' : state.misses;
-  el('misses').className = state.misses ? 'bad' : '';
+  const t = status.texts(Date.now() / 1000);
+  for (const k of ['simtime', 'step', 'rtf', 'misses', 'fps', 'lag']) el(k).textContent = t[k];
+  el('misses').className = status.misses ? 'bad' : '';
+  el('rays-box').hidden = t.rays == null;
+  if (t.rays != null) el('rays').textContent = t.rays;
   if (state.explored != null) {
     el('explore').hidden = false;
     const at = state.exploredAt.map((t, i) => `${[50, 90, 99][i]}% ${t == null ? '–' : t.toFixed(1) + ' s'}`);
@@ -273,22 +238,40 @@ function connect() {
   ws.binaryType = 'arraybuffer';
   const handlers = new Map(); // subscription id -> handler
   let nextSub = 1;
+  // Every handler is quick: grids are only kept, the newest drawn at the next animation frame.
+  // Transforms and rays are not subscribed to: the page pulls them (pull()).
   const wanted = {
     '/scene': b => onSceneUpdate(b, true),
-    '/rays': b => onSceneUpdate(b, false),
-    '/tf': onTransforms,
-    '/clock': b => onClock(JSON.parse(utf8.decode(b))),
+    '/clock': b => status.clock(JSON.parse(utf8.decode(b))),
     '/stats': b => onStats(JSON.parse(utf8.decode(b))),
   };
   // Extensions' overlays: grids of cells, or shapes (tags, comms links) as scene entities.
   const handlerOf = ch => wanted[ch.topic] || (!ch.topic.startsWith('/overlays/') ? null
-    : ch.schemaName === 'foxglove.SceneUpdate' ? b => onSceneUpdate(b, false) : b => onGrid(b, ch.topic));
+    : ch.schemaName === 'foxglove.SceneUpdate' ? b => onSceneUpdate(b, false) : b => pendingGrids.set(ch.topic, b));
+  const ask = new Services(ws);
   ws.onopen = () => { state.connected = true; };
-  ws.onclose = () => { state.connected = false; setTimeout(connect, 1000); };
+  ws.onclose = () => {
+    state.connected = false;
+    if (services === ask) { services = null; inFlight = false; }
+    ask.close();
+    setTimeout(connect, 1000);
+  };
   ws.onmessage = ev => {
     if (typeof ev.data === 'string') {
       const msg = JSON.parse(ev.data);
       if (msg.op === 'serverInfo') { el('scene').textContent = msg.name || 'ssx'; }
+      if (msg.op === 'serviceCallFailure') ask.failure(msg);
+      if (msg.op === 'advertiseServices') {
+        ask.advertise(msg);
+        if (ask.has('/ssx/layout') && ask.has('/ssx/frame')) {
+          ask.call('/ssx/layout', {}).then(r => {
+            onLayout(JSON.parse(utf8.decode(r.payload)));
+            services = ask;
+            lastStep = 0;
+            pull();
+          }).catch(e => console.error('ssx view: ' + e.message));
+        }
+      }
       if (msg.op === 'advertise') {
         const subs = [];
         for (const ch of msg.channels) {
@@ -300,12 +283,32 @@ function connect() {
       return;
     }
     const b = new Uint8Array(ev.data);
+    if (ask.response(b)) return; // 3: a service's answer
     if (b[0] !== 1) return; // 1: message data; 2 (time) is not needed, /clock carries it
-    const dv = new DataView(ev.data);
-    const h = handlers.get(dv.getUint32(1, true));
+    const h = handlers.get(new DataView(ev.data).getUint32(1, true));
     if (h) h(b.subarray(13));
   };
 }
 connect();
-setInterval(showStatus, 200);
-renderer.setAnimationLoop(() => { controls.update(); renderer.render(scene, camera); });
+setInterval(showStatus, 250);
+// Drawn when something changed (a new frame, the camera, a grid, the scene): a software
+// renderer's time is better spent on the next frame than on the same picture again.
+let dirty = true;
+controls.addEventListener('change', () => { dirty = true; });
+window.addEventListener('resize', () => { dirty = true; });
+renderer.setAnimationLoop(now => {
+  const fresh = pending != null;
+  applyFrame();
+  pull();
+  for (const [topic, bytes] of pendingGrids) onGrid(bytes, topic);
+  dirty ||= fresh || pendingGrids.size > 0 || rays.dirty != null || sceneChanged;
+  pendingGrids.clear();
+  sceneChanged = false;
+  rays.upload();
+  controls.update();
+  if (!dirty) return;
+  dirty = false;
+  renderer.render(scene, camera);
+  state.draws++;
+  status.frame(now);
+});
