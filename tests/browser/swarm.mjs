@@ -35,11 +35,14 @@ try {
   const errors = [];
   page.on('pageerror', e => errors.push(String(e)));
   page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
-  for (let i = 0; i < 100; i++) {
-    // 'commit': with a 10,000-robot scene Playwright's wait for "load" timed out here although
-    // the page had loaded (its load event fired within a second); the wait below is the test.
-    try { await page.goto(url, { waitUntil: 'commit' }); break; } catch { await sleep(100); }
+  // The daemon may still be starting: wait until it serves the page.
+  for (let i = 0; i < 300; i++) {
+    try { if ((await fetch(url)).ok) break; } catch { /* not listening yet */ }
+    await sleep(100);
   }
+  // 'commit': with a 10,000-robot scene Playwright's wait for "load" timed out here although the
+  // page had loaded (its load event fired within a second); the wait below is the test.
+  await page.goto(url, { waitUntil: 'commit' });
   await page.waitForFunction(() => window.ssxView && window.ssxView.bodies() > 100 && window.ssxView.tfFrames > 3,
     null, { timeout: 60000 }).catch(() => fail('the page drew no scene within 60 s; errors: ' + errors.join('; ')));
   const wsPort = await page.evaluate(() => document.querySelector('meta[name="ssx-ws-port"]').content);
