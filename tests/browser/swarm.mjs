@@ -34,6 +34,7 @@ try {
   const page = await browser.newPage({ viewport: { width: 1200, height: 720 } });
   const errors = [];
   page.on('pageerror', e => errors.push(String(e)));
+  page.on('requestfailed', r => errors.push(`${r.url()}: ${r.failure()?.errorText}`));
   page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
   // The daemon may still be starting: wait until it serves the page.
   for (let i = 0; i < 300; i++) {
@@ -44,7 +45,7 @@ try {
   // page had loaded (its load event fired within a second); the wait below is the test.
   await page.goto(url, { waitUntil: 'commit' });
   await page.waitForFunction(() => window.ssxView && window.ssxView.bodies() > 100 && window.ssxView.tfFrames > 3,
-    null, { timeout: 60000 }).catch(() => fail('the page drew no scene within 60 s; errors: ' + errors.join('; ')));
+    null, { timeout: 60000 }).catch(e => fail(`the page drew no scene within 60 s (${e.message.split('\n')[0]}); errors: ${errors.join('; ')}`));
   const wsPort = await page.evaluate(() => document.querySelector('meta[name="ssx-ws-port"]').content);
 
   // The reference: a second client that only reads the daemon's clock.

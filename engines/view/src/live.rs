@@ -72,8 +72,7 @@ impl ServerListener for SceneRequests {
 pub(crate) struct Live {
     ctx: Arc<Context>,
     server: Option<Arc<WebSocketServerHandle>>,
-    page: Arc<tiny_http::Server>,
-    page_thread: Option<JoinHandle<()>>,
+    page: Option<crate::page::PageServer>,
     publisher: Option<JoinHandle<()>>,
     stop: Arc<AtomicBool>,
     requests: Arc<SceneRequests>,
@@ -105,25 +104,13 @@ impl Live {
                 )
             })?;
         let port = server.port();
-        let page = tiny_http::Server::http((o.host.as_str(), o.page_port)).map_err(|e| {
-            format!(
-                "view: cannot serve the page on http://{}:{}/: {e}",
-                o.host, o.page_port
-            )
-        })?;
-        let page_port = page.server_addr().to_ip().map_or(o.page_port, |a| a.port());
-        let page = Arc::new(page);
-        let index = crate::page::index_html(port);
-        let p = Arc::clone(&page);
-        let page_thread = std::thread::Builder::new()
-            .name("ssx-view-page".into())
-            .spawn(move || crate::page::serve(&p, &index))
-            .map_err(|e| format!("view: cannot start the page thread: {e}"))?;
+        let page =
+            crate::page::PageServer::bind(&o.host, o.page_port, crate::page::index_html(port))?;
+        let page_port = page.port();
         Ok(Self {
             ctx,
             server: Some(Arc::new(server)),
-            page,
-            page_thread: Some(page_thread),
+            page: Some(page),
             publisher: None,
             stop: Arc::new(AtomicBool::new(false)),
             requests,
@@ -198,9 +185,7 @@ impl Drop for Live {
             // Closes every client connection.
             drop(s.stop());
         }
-        self.page.unblock();
-        if let Some(t) = self.page_thread.take() {
-            let _ = t.join();
-        }
+        // Stops the page server and waits for its thread.
+        drop(self.page.take());
     }
 }
