@@ -57,10 +57,7 @@ fn main() {
     for round in 1..=rounds {
         for &n in &sizes {
             let (path, half) = scene(n);
-            for (k, variant) in ["no view", "view, no client", "view + page"]
-                .into_iter()
-                .enumerate()
-            {
+            for variant in ["no view", "view, no client", "view + page"] {
                 let stats = ws
                     .path()
                     .join(format!("{n}-{round}-{}.json", variant.len()));
