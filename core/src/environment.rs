@@ -914,16 +914,14 @@ impl Environment {
         });
         let clock = Arc::clone(&self.clock);
         let now = clock.now();
-        let world = World {
-            engine: &*self.engine,
-            catalog: &self.catalog,
-            states: &self.states,
-            extensions: &NoExtensions,
-            time: self.sim_time(),
-            step: self.steps,
-            dt: self.config.timestep,
-            gravity: self.config.gravity,
-        };
+        let world = world_at(
+            &*self.engine,
+            &self.catalog,
+            &self.states,
+            &NoExtensions,
+            self.steps,
+            &self.config,
+        );
         let readings = Readings {
             index: &self.reading_index,
             shards: &self.sensor_shards,
@@ -1325,5 +1323,26 @@ fn unknown(kind: PluginKind, spec: &PluginSpec, registry: &PluginRegistry) -> Ss
             message,
         },
         None => SsxError::Config(message),
+    }
+}
+
+/// The world as plugins see it after `steps` steps; `extensions`: the extensions they may reach.
+fn world_at<'a>(
+    engine: &'a dyn PhysicEngine,
+    catalog: &'a Catalog,
+    states: &'a [BodyState],
+    extensions: &'a dyn ExtensionDirectory,
+    steps: u64,
+    config: &EnvironmentConfig,
+) -> World<'a> {
+    World {
+        engine,
+        catalog,
+        states,
+        extensions,
+        time: steps as f64 * config.timestep,
+        step: steps,
+        dt: config.timestep,
+        gravity: config.gravity,
     }
 }

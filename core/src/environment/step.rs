@@ -20,6 +20,8 @@ use crate::render::RenderFrame;
 use crate::stats::{Miss, PhaseTimes, StatsView};
 use crate::world::{ArtifactId, NoExtensions, World};
 
+use super::world_at;
+
 /// The slowest sensor and driver artifact of a step, for a miss report.
 type Slowest = (
     Option<(ArtifactId, Duration)>,
@@ -126,16 +128,14 @@ impl Environment {
         if self.sensor_shards.iter().all(|s| s.items.is_empty()) {
             return;
         }
-        let world = World {
-            engine: &*self.engine,
-            catalog: &self.catalog,
-            states: &self.states,
-            extensions: &self.extensions,
-            time: self.steps as f64 * self.config.timestep,
-            step: self.steps,
-            dt: self.config.timestep,
-            gravity: self.config.gravity,
-        };
+        let world = world_at(
+            &*self.engine,
+            &self.catalog,
+            &self.states,
+            &self.extensions,
+            self.steps,
+            &self.config,
+        );
         self.pool
             .for_each_mut(&mut self.sensor_shards, &|_, shard| {
                 run_sensors(shard, &world, clock)
@@ -147,16 +147,14 @@ impl Environment {
         if self.driver_shards.iter().all(|s| s.items.is_empty()) {
             return;
         }
-        let world = World {
-            engine: &*self.engine,
-            catalog: &self.catalog,
-            states: &self.states,
-            extensions: &self.extensions,
-            time: self.steps as f64 * self.config.timestep,
-            step: self.steps,
-            dt: self.config.timestep,
-            gravity: self.config.gravity,
-        };
+        let world = world_at(
+            &*self.engine,
+            &self.catalog,
+            &self.states,
+            &self.extensions,
+            self.steps,
+            &self.config,
+        );
         let readings = Readings {
             index: &self.reading_index,
             shards: &self.sensor_shards,
@@ -193,16 +191,14 @@ impl Environment {
             events: &self.swaps,
         });
         // Extensions see each other through their services, not through the world.
-        let world = World {
-            engine: &*self.engine,
-            catalog: &self.catalog,
-            states: &self.states,
-            extensions: &NoExtensions,
-            time,
+        let world = world_at(
+            &*self.engine,
+            &self.catalog,
+            &self.states,
+            &NoExtensions,
             step,
-            dt: self.config.timestep,
-            gravity: self.config.gravity,
-        };
+            &self.config,
+        );
         let ctx = ExtensionContext {
             world: &world,
             readings: &readings,
