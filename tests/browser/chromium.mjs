@@ -9,3 +9,14 @@ export function launch() {
            '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
 }
+
+// A 1200 × 720 page that collects what went wrong in it: uncaught errors, console errors and
+// requests that got no answer.
+export async function openPage(browser) {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 720 } });
+  const errors = [];
+  page.on('pageerror', e => errors.push(String(e)));
+  page.on('requestfailed', r => errors.push(`${r.url()}: ${r.failure()?.errorText}`));
+  page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
+  return { page, errors };
+}

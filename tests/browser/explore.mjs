@@ -3,7 +3,7 @@
 // until the explored map is drawn over the floor and the status bar shows the explored share,
 // checks that the map grows and that the share in the status bar follows the daemon's figure,
 // and saves a screenshot.
-import { launch } from './chromium.mjs';
+import { launch, openPage } from './chromium.mjs';
 import { writeFileSync } from 'node:fs';
 
 const [url, out] = process.argv.slice(2);
@@ -14,10 +14,7 @@ const topic = '/overlays/explore/explored';
 
 const browser = await launch();
 try {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 720 } });
-  const errors = [];
-  page.on('pageerror', e => errors.push(String(e)));
-  page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
+  const { page, errors } = await openPage(browser);
   await page.goto(url);
   await page.waitForFunction(t => window.ssxView && window.ssxView.overlay(t) && window.ssxView.explored != null,
     topic, { timeout: 30000 }).catch(() => fail('no explored map or share within 30 s; errors: ' + errors.join('; ')));

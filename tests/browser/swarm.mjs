@@ -15,7 +15,7 @@
 //   centred on the origin, walls 0.5 m high): the walls stand on it, not in the void, and the
 //   camera's first view frames the whole arena.
 // Prints a summary line (and writes the figures as JSON with --json) for BENCHMARKS.md.
-import { launch } from './chromium.mjs';
+import { launch, openPage } from './chromium.mjs';
 import { writeFileSync } from 'node:fs';
 
 const args = process.argv.slice(2);
@@ -31,11 +31,7 @@ const sleep = ms => new Promise(r => setTimeout(r, ms));
 
 const browser = await launch();
 try {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 720 } });
-  const errors = [];
-  page.on('pageerror', e => errors.push(String(e)));
-  page.on('requestfailed', r => errors.push(`${r.url()}: ${r.failure()?.errorText}`));
-  page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
+  const { page, errors } = await openPage(browser);
   // The daemon may still be starting: wait until it serves the page.
   for (let i = 0; i < 300; i++) {
     try { if ((await fetch(url)).ok) break; } catch { /* not listening yet */ }

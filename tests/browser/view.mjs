@@ -2,7 +2,7 @@
 // Opens the page served by a running `ssxd run artifacts/scenes/quickstart.json --view`, waits
 // until it has drawn the scene, checks that the simulated time in the status bar advances and
 // that the picture changes where the quadrotor flies, and saves a screenshot.
-import { launch } from './chromium.mjs';
+import { launch, openPage } from './chromium.mjs';
 import { writeFileSync } from 'node:fs';
 
 const [url, out] = process.argv.slice(2);
@@ -12,10 +12,7 @@ const sleep = ms => new Promise(r => setTimeout(r, ms));
 
 const browser = await launch();
 try {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 720 } });
-  const errors = [];
-  page.on('pageerror', e => errors.push(String(e)));
-  page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
+  const { page, errors } = await openPage(browser);
   await page.goto(url);
   // Drawn: the scene's entities are in and transforms have arrived.
   await page.waitForFunction(() => window.ssxView && window.ssxView.bodies() > 5 && window.ssxView.tfFrames > 5

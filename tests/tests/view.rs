@@ -44,6 +44,25 @@ impl Drop for Daemon {
     }
 }
 
+/// `ssxd run SCENE --view` on free ports at 50 frames a second for at most 30 s, once it says
+/// where the view is.
+fn start_view(scene: &std::path::Path) -> (Daemon, String, BufReader<std::process::ChildStderr>) {
+    let scene = scene.to_str().expect("a UTF-8 path");
+    let args = [
+        "run",
+        scene,
+        "--view",
+        "--view-port",
+        "0",
+        "--view-rate",
+        "50",
+        "--duration",
+        "30",
+        "--quiet",
+    ];
+    start(&args, "live view: open")
+}
+
 fn start(args: &[&str], marker: &str) -> (Daemon, String, BufReader<std::process::ChildStderr>) {
     let mut child = Command::new(ssxd())
         .args(args)
@@ -161,21 +180,7 @@ fn message_data(m: &Message) -> Option<(u32, u64, Vec<u8>)> {
 fn a_websocket_client_sees_the_channels_the_scene_and_a_box_falling_as_free_fall_says() {
     let ws_dir = Workspace::new();
     let scene = falling_box(&ws_dir);
-    let (mut d, line, _err) = start(
-        &[
-            "run",
-            scene.to_str().unwrap(),
-            "--view",
-            "--view-port",
-            "0",
-            "--view-rate",
-            "50",
-            "--duration",
-            "30",
-            "--quiet",
-        ],
-        "live view: open",
-    );
+    let (mut d, line, _err) = start_view(&scene);
     let mut ws = connect(&ws_url(&line));
     let channels = advertised(
         &mut ws,
@@ -744,21 +749,7 @@ fn the_page_pulls_the_newest_state_one_frame_at_a_time_with_its_rays_as_distance
             wall = library("wall.json"),
         ),
     );
-    let (mut d, line, _err) = start(
-        &[
-            "run",
-            scene.to_str().unwrap(),
-            "--view",
-            "--view-port",
-            "0",
-            "--view-rate",
-            "50",
-            "--duration",
-            "30",
-            "--quiet",
-        ],
-        "live view: open",
-    );
+    let (mut d, line, _err) = start_view(&scene);
     let mut ws = connect(&ws_url(&line));
     // The services, as advertised.
     let mut services = BTreeMap::new();
