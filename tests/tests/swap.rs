@@ -234,7 +234,9 @@ fn reload_over_zenoh_swaps_or_says_why_not() {
     let answer = control(&session, prefix, "reload libpusher.so");
     assert_eq!(
         answer,
-        serde_json::json!({"ok": false, "error": "reload refused: artifact 'bot': driver 'pusher' cannot be created from the new build: this build refuses to start"})
+        serde_json::json!({"ok": false, "error": "reload refused: artifact 'bot': driver 'pusher' cannot be created from the new build: this build refuses to start"}),
+        "the daemon's log:\n{}",
+        daemon.log()
     );
     // A library the run does not use.
     let answer = control(&session, prefix, "reload libssx_sensors.so");
