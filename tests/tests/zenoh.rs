@@ -415,8 +415,10 @@ fn lockstep_over_zenoh_is_exact_interruptible_bounded_and_matches_the_in_process
         .declare_subscriber(format!("{prefix}/artifacts/rover/state"))
         .wait()
         .unwrap();
+    // A lockstep client's requests must not be dropped when its transmit queue is full.
     let send = session
         .declare_publisher(format!("{prefix}/control/in"))
+        .congestion_control(zenoh::qos::CongestionControl::Block)
         .express(true)
         .wait()
         .unwrap();

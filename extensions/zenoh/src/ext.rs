@@ -322,10 +322,13 @@ impl Zenoh {
         let session = zenoh::open(config)
             .wait()
             .map_err(|e| format!("cannot open the zenoh session: {e}"))?;
-        // Answers to commands on `P/control/in`.
+        // Answers to commands on `P/control/in`. An answer must not be lost when the state
+        // streams fill the transmit queue (a lockstep client waits for each one), so it waits for
+        // room; it is sent from the publisher thread, never the stepping thread.
         let answers = session
             .declare_publisher(format!("{prefix}/control/out"))
             .encoding(ZEncoding::from(JSON))
+            .congestion_control(zenoh::qos::CongestionControl::Block)
             .express(true)
             .wait()
             .map_err(|e| format!("cannot declare '{prefix}/control/out': {e}"))?;
