@@ -874,20 +874,6 @@ fn the_page_pulls_the_newest_state_one_frame_at_a_time_with_its_rays_as_distance
     )
     .unwrap();
     assert!(read_pulled(&b).step > last);
-    // Calls for a step the run never reaches wait; a client may have 16 waiting, no more.
-    for call in 100..116u32 {
-        let mut b = vec![2u8];
-        b.extend_from_slice(&frame.to_le_bytes());
-        b.extend_from_slice(&call.to_le_bytes());
-        b.extend_from_slice(&4u32.to_le_bytes());
-        b.extend_from_slice(b"json");
-        b.extend_from_slice(br#"{"after": 1000000000000}"#);
-        ws.send(Message::Binary(b.into())).unwrap();
-    }
-    assert_eq!(
-        call_service(&mut ws, frame, 116, br#"{"after": 1000000000000}"#),
-        Err("/ssx/frame: too many calls waiting (this client's 16, at most 16; all 16, at most 1024); ask again when one is answered".to_string())
-    );
     ws.close(None).ok();
     signal(&d, "-TERM");
     assert_eq!(wait_exit(&mut d, Duration::from_secs(10)), Some(0));

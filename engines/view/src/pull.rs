@@ -34,10 +34,6 @@ pub const FRAME_SERVICE: &str = "/ssx/frame";
 pub const FRAME_ENCODING: &str = "ssx.frame.v1";
 /// A ray distance that hit nothing within range.
 pub const MISS: u16 = u16::MAX;
-/// Frame calls one client may have waiting at once (the page has one).
-pub const MAX_WAITING_PER_CLIENT: usize = 16;
-/// Frame calls waiting at once, all clients together.
-pub const MAX_WAITING: usize = 1024;
 
 /// The newest state, in the form it is sent.
 #[derive(Default)]
@@ -89,8 +85,8 @@ impl FrameState {
 /// The two services' shared state: written by the publisher thread, read by the server's.
 pub(crate) struct Pull {
     state: Mutex<FrameState>,
-    /// Calls waiting for a state newer than theirs: (after, client, responder).
-    waiting: Mutex<Vec<(u64, u32, Responder)>>,
+    /// Calls waiting for a state newer than theirs: (after, responder).
+    waiting: Mutex<Vec<(u64, Responder)>>,
     /// Whether any client has asked: until then the publisher does not keep the state.
     wanted: AtomicBool,
     /// By sensor slot: its index among the drawn sensors, and its range.
@@ -202,7 +198,7 @@ impl Pull {
         let mut i = 0;
         while i < waiting.len() {
             if waiting[i].0 < s.step {
-                let (after, _, responder) = waiting.swap_remove(i);
+                let (after, responder) = waiting.swap_remove(i);
                 responder.respond_ok(s.encode(after));
             } else {
                 i += 1;
@@ -250,20 +246,10 @@ impl foxglove::websocket::service::Handler for FrameHandler {
         if s.step > after {
             responder.respond_ok(s.encode(after));
         } else {
-            // A call waits until the simulation passes `after`, which may be never: the queue
-            // is bounded, per client and in all.
-            let client: u32 = request.client_id().into();
-            let mut waiting = pull.waiting.lock().expect("not poisoned");
-            let mine = waiting.iter().filter(|w| w.1 == client).count();
-            if mine >= MAX_WAITING_PER_CLIENT || waiting.len() >= MAX_WAITING {
-                let all = waiting.len();
-                drop(waiting);
-                responder.respond_err(format!(
-                    "{FRAME_SERVICE}: too many calls waiting (this client's {mine}, at most {MAX_WAITING_PER_CLIENT}; all {all}, at most {MAX_WAITING}); ask again when one is answered"
-                ));
-                return;
-            }
-            waiting.push((after, client, responder));
+            pull.waiting
+                .lock()
+                .expect("not poisoned")
+                .push((after, responder));
         }
     }
 }
