@@ -14,16 +14,8 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+use ssx_tests::bench::{finish, release_daemon_with};
 use ssx_tests::{Workspace, repo_root};
-
-fn release_ssxd() -> PathBuf {
-    let p = repo_root().join("target/release/ssxd");
-    assert!(
-        p.is_file(),
-        "build first: cargo build --release --workspace"
-    );
-    p
-}
 
 /// The shipped scene with `n` robots and its arena's half side.
 fn scene(n: u32) -> (PathBuf, f64) {
@@ -62,26 +54,12 @@ fn main() {
                     .path()
                     .join(format!("{n}-{round}-{}.json", variant.len()));
                 let figures = ws.path().join(format!("{n}-{round}-page.json"));
-                let mut args: Vec<String> = vec![
-                    "run".into(),
-                    path.display().to_string(),
-                    "--engine".into(),
-                    "kinematic".into(),
-                    "--duration".into(),
-                    seconds.to_string(),
-                    "--stats-json".into(),
-                    stats.display().to_string(),
-                    "--quiet".into(),
-                ];
-                if variant != "no view" {
-                    args.extend(["--view".into(), "--view-port".into(), "18765".into()]);
-                }
-                let mut daemon = Command::new(release_ssxd())
-                    .args(&args)
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .unwrap();
+                let extra: &[&str] = match variant {
+                    "no view" => &["--engine", "kinematic"],
+                    _ => &["--engine", "kinematic", "--view", "--view-port", "18765"],
+                };
+                let daemon =
+                    release_daemon_with(&path.display().to_string(), &stats, seconds, extra);
                 let page = (variant == "view + page").then(|| {
                     // Thresholds out of reach of failing: this measures, swarm.mjs's CI run checks.
                     Command::new("node")
@@ -106,10 +84,7 @@ fn main() {
                         .stderr(Stdio::inherit())
                         .status()
                 });
-                let status = daemon.wait().unwrap();
-                assert!(status.success(), "ssxd failed: {variant}, {n} robots");
-                let v: serde_json::Value =
-                    serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+                let v = finish(daemon, &stats);
                 let p: Option<serde_json::Value> = page.and_then(|_| {
                     std::fs::read(&figures)
                         .ok()

@@ -18,6 +18,11 @@ pub fn release_daemon(scene: &str, stats: &Path) -> Child {
 
 /// [`release_daemon`] for `seconds` of simulated time.
 pub fn release_daemon_for(scene: &str, stats: &Path, seconds: f64) -> Child {
+    release_daemon_with(scene, stats, seconds, &[])
+}
+
+/// [`release_daemon_for`] with more arguments (`--engine kinematic`, `--view`, ...).
+pub fn release_daemon_with(scene: &str, stats: &Path, seconds: f64, extra: &[&str]) -> Child {
     let ssxd = repo_root().join("target/release/ssxd");
     assert!(
         ssxd.is_file(),
@@ -33,6 +38,7 @@ pub fn release_daemon_for(scene: &str, stats: &Path, seconds: f64) -> Child {
             "--stats-json",
         ])
         .arg(stats)
+        .args(extra)
         .env("SSX_PLUGIN_PATH", repo_root().join("target/release"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
