@@ -399,6 +399,13 @@ pub trait PhysicEngine: Send + Sync {
     fn apply(&mut self, command: &BodyCommand);
     /// Advances the world by `dt` seconds.
     fn step(&mut self, dt: f64);
+    /// [`PhysicEngine::step`], with the Environment's worker threads to share the work on. The
+    /// result must not depend on how many workers `par` has (bit for bit). By default the
+    /// engine steps on the calling thread alone.
+    fn step_on(&mut self, dt: f64, par: &dyn crate::parallel::Parallel) {
+        let _ = par;
+        self.step(dt);
+    }
     /// Writes the state of every body into `out[body.index()]`; `out` has one slot per body.
     fn read_state(&self, out: &mut [BodyState]);
     /// The first body a ray from `origin` along `direction` hits within `max_distance`,

@@ -18,6 +18,7 @@ pub mod files;
 pub mod guard;
 pub mod math;
 pub mod pacer;
+pub mod parallel;
 pub mod plugin;
 pub mod pool;
 pub mod render;
@@ -43,6 +44,7 @@ pub use environment::{
 };
 pub use error::{Origin, PluginFault, SsxError};
 pub use pacer::{LatePolicy, Mode, PaceOutcome, Pacer};
+pub use parallel::{Parallel, Serial};
 pub use plugin::{
     CommandBuffer, Driver, DriverContext, ExtensionContext, ExtensionInit, PluginKind,
     PluginRegistry, Reading, ReadingSource, RunRequest, Sensor, SensorContext, SimulationExtension,

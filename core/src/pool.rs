@@ -53,12 +53,6 @@ impl std::fmt::Debug for WorkerPool {
     }
 }
 
-/// A raw pointer that may be sent to the workers; the pool guarantees exclusive use of each part.
-struct PartsPtr<T>(*mut T);
-// SAFETY: only used to hand part k to worker k, which are disjoint (see `for_each_mut`).
-unsafe impl<T: Send> Sync for PartsPtr<T> {}
-unsafe impl<T: Send> Send for PartsPtr<T> {}
-
 impl WorkerPool {
     /// A pool of `workers` threads in all (the caller plus `workers - 1` spawned ones).
     pub fn new(workers: usize) -> std::io::Result<Self> {
@@ -126,20 +120,7 @@ impl WorkerPool {
     /// If `parts` has more elements than the pool has workers, or if `f` panicked on any
     /// worker (re-raised here after every worker has finished).
     pub fn for_each_mut<T: Send>(&self, parts: &mut [T], f: &(dyn Fn(usize, &mut T) + Sync)) {
-        assert!(parts.len() <= self.workers(), "more parts than workers");
-        let len = parts.len();
-        let base = PartsPtr(parts.as_mut_ptr());
-        let job = |k: usize| {
-            if k < len {
-                let base = &base;
-                // SAFETY: k < len, and each k is run by exactly one worker per call, so the
-                // `&mut` parts are disjoint; `run` returns only after every worker is done, so
-                // none outlives the `parts` borrow.
-                let part = unsafe { &mut *base.0.add(k) };
-                f(k, part);
-            }
-        };
-        self.run(&job, len);
+        crate::parallel::for_each_mut(self, parts, f);
     }
 
     fn run(&self, job: &Job<'_>, participants: usize) {
@@ -224,6 +205,15 @@ fn worker_loop(k: usize, shared: &Shared, parker: &Parker) {
         if shared.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
             shared.caller.unpark();
         }
+    }
+}
+
+impl crate::parallel::Parallel for WorkerPool {
+    fn workers(&self) -> usize {
+        WorkerPool::workers(self)
+    }
+    fn run(&self, participants: usize, job: &(dyn Fn(usize) + Sync)) {
+        WorkerPool::run(self, job, participants);
     }
 }
 

@@ -118,7 +118,7 @@ impl Environment {
             self.pool.prewake(budget);
         }
         let _doing = guard::enter(self.engine_label, Phase::Physics, self.steps + 1);
-        self.engine.step(self.config.timestep);
+        self.engine.step_on(self.config.timestep, &self.pool);
         self.engine.read_state(&mut self.states);
         self.steps += 1;
     }
