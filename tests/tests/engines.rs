@@ -362,6 +362,120 @@ fn the_same_world_steps_to_the_same_bits() {
     }
 }
 
+/// A crowd that meets: 400 planar boxes on a tight grid (enough for the kinematic engine to
+/// share its passes among the workers) (some turned, a few carrying a cube),
+/// each driven by its own velocity command towards the middle, and a few boxes dropped on them.
+/// Stepped with `par`; the final states.
+fn crowd_run(name: &str, par: &dyn ssx_core::Parallel) -> Vec<BodyState> {
+    let mut e = registry()
+        .create_engine(
+            name,
+            &EngineConfig {
+                gravity: Vec3::new(0.0, 0.0, -9.81),
+                timestep: DT,
+            },
+        )
+        .unwrap();
+    e.add_body(&ground()).unwrap();
+    let mut movers = Vec::new();
+    for i in 0..400 {
+        let (x, y) = ((i % 20) as f64 * 0.45 - 4.3, (i / 20) as f64 * 0.45 - 4.3);
+        let mut spec = body(
+            BodyKind::Dynamic,
+            [x, y, 0.1],
+            Shape::Box {
+                half_extents: Vec3::new(0.15, 0.1, 0.1),
+            },
+        );
+        spec.pose = pose_from_xyz_rpy([x, y, 0.1], [0.0, 0.0, (i % 7) as f64 * 0.4]);
+        spec.planar = true;
+        movers.push((e.add_body(&spec).unwrap(), x, y));
+    }
+    if e.capabilities().attach {
+        for &(carrier, x, y) in movers.iter().step_by(79) {
+            let cube = e
+                .add_body(&body(BodyKind::Dynamic, [x, y, 0.3], cube(0.05)))
+                .unwrap();
+            e.attach(cube, carrier, Pose::translation(0.0, 0.0, 0.2))
+                .unwrap();
+        }
+    }
+    for i in 0..6 {
+        e.add_body(&body(
+            BodyKind::Dynamic,
+            [i as f64 * 0.5 - 1.2, 0.3, 0.6 + i as f64 * 0.1],
+            cube(0.08),
+        ))
+        .unwrap();
+    }
+    for k in 0..150u32 {
+        for &(id, x, y) in &movers {
+            let spin = if (id.0 + k / 30) % 3 == 0 { 1.5 } else { 0.0 };
+            e.apply(&BodyCommand::Velocity {
+                body: id,
+                linear: Vec3::new(-x, -y, 0.0) * 0.8,
+                angular: Vec3::new(0.0, 0.0, spin),
+            });
+        }
+        e.step_on(DT, par);
+    }
+    let n = 1 + movers.len() + 6 + if e.capabilities().attach { 6 } else { 0 };
+    let mut out = vec![BodyState::default(); n];
+    e.read_state(&mut out);
+    out
+}
+
+#[test]
+fn a_crowd_steps_to_the_same_bits_on_one_two_and_three_workers() {
+    let bits = |states: &[BodyState]| -> Vec<u64> {
+        states
+            .iter()
+            .flat_map(|s| {
+                let q = s.pose.rotation.quaternion();
+                [
+                    s.pose.translation.x,
+                    s.pose.translation.y,
+                    s.pose.translation.z,
+                    q.w,
+                    q.k,
+                    s.linvel.x,
+                    s.linvel.y,
+                    s.linvel.z,
+                    s.angvel.z,
+                ]
+            })
+            .map(f64::to_bits)
+            .collect()
+    };
+    for name in registry().names(PluginKind::Engine) {
+        let reference = crowd_run(name, &ssx_core::Serial);
+        // The crowd did meet: many movers ended away from where they would have glided to
+        // alone (their start times 1 - 0.8 * 1.5).
+        let held = reference[1..401]
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| {
+                let start = Vec3::new(
+                    (i % 20) as f64 * 0.45 - 4.3,
+                    (i / 20) as f64 * 0.45 - 4.3,
+                    0.0,
+                );
+                let alone = start * (1.0 - 0.8 * 1.5);
+                (s.pose.translation.vector - alone).xy().norm() > 0.1
+            })
+            .count();
+        assert!(held > 50, "{name}: only {held} movers were held up");
+        for workers in [1, 2, 3] {
+            let pool = ssx_core::WorkerPool::new(workers).unwrap();
+            assert_eq!(
+                bits(&reference),
+                bits(&crowd_run(name, &pool)),
+                "{name}: {workers} workers differ from stepping on one thread"
+            );
+        }
+    }
+}
+
 #[test]
 fn joints_exist_where_the_engine_says_so() {
     for (name, mut e) in engines(Vec3::zeros()) {

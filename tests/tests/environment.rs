@@ -89,13 +89,18 @@ fn fast_runs_are_bit_identical_whatever_the_number_of_workers() {
     }
 }
 
-/// The same on the kinematic engine, which the swarm benchmarks use: a dispersing swarm (100
-/// robots packed 0.6 m apart, rays and drivers on every worker) and a robot that grips, lifts,
-/// carries and stacks a cube, stepped on 1, 2 and 3 workers, end in the same bits.
+/// The same on the kinematic engine, which the swarm benchmarks use: dispersing swarms (100
+/// and 1000 robots packed 0.6 m apart, rays and drivers on every worker; at 1000 the engine
+/// shares its move passes among the workers too) and a robot that grips, lifts, carries and
+/// stacks a cube, stepped on 1, 2 and 3 workers, end in the same bits.
 #[test]
 fn kinematic_runs_are_bit_identical_whatever_the_number_of_workers() {
     let registry = registry();
-    for (scene, steps) in [("dispersal.json", 600), ("stacking.json", 1500)] {
+    for (scene, steps) in [
+        ("dispersal.json", 600),
+        ("dispersal-1000.json", 150),
+        ("stacking.json", 1500),
+    ] {
         let path = repo_root().join("artifacts/scenes").join(scene);
         let run = |workers| {
             let s = ssx_artifacts::Scene::load(&path, &registry).unwrap();

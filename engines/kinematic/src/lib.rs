@@ -12,30 +12,32 @@
 //!   table). A falling body rests on the highest thing under it (Stage 2.5D's stacking).
 //! - Ray casts and radius queries go through a uniform grid, read-only after the step, so the
 //!   sensor phase's workers query it concurrently.
-//! - One thread moves the bodies in id order: results do not depend on the worker count.
+//! - Bodies move one at a time, each seeing the moves before it; those far apart move at once
+//!   on the Environment's workers, in an order fixed by the world alone (motion.rs), so results
+//!   do not depend on the worker count.
 //!
 //! What it does not model is in docs/engines.md: joints, friction, restitution, pushing, and
 //! contact forces other than the ones that stop a move or hold a body up.
 #![warn(missing_docs)]
 
+mod motion;
 mod shape;
+mod slots;
 
 use shape::Prim;
+use slots::Slots;
 use ssx_core::engine::{
     BodyCommand, BodyId, BodyKind, BodySpec, BodyState, Capabilities, Contact, EngineConfig,
     JointId, JointSpec, MassSpec, PhysicEngine, RayHit, Shape, check_attach,
 };
 use ssx_core::math::nalgebra::{Matrix3, SymmetricEigen};
-use ssx_core::math::{Point3, Pose, Rotation, Vec3};
+use ssx_core::math::{Point3, Pose, Vec3};
 use ssx_core::spatial::{self as grid, Grid, Layout, ListGrid};
 
 /// A body as the engine keeps it.
 #[derive(Clone, Debug)]
 struct Body {
     kind: BodyKind,
-    pose: Pose,
-    linvel: Vec3,
-    angvel: Vec3,
     /// A kinematic body's commanded velocity, kept through stalls.
     command: (Vec3, Vec3),
     mass: f64,
@@ -60,6 +62,14 @@ struct Body {
     cargo: Vec<u32>,
 }
 
+/// Where a body is and how it moves: what the move phase writes.
+#[derive(Clone, Copy, Debug)]
+struct Motion {
+    pose: Pose,
+    linvel: Vec3,
+    angvel: Vec3,
+}
+
 impl Body {
     fn moves(&self) -> bool {
         self.kind != BodyKind::Static
@@ -73,8 +83,10 @@ impl Body {
 pub struct KinematicEngine {
     gravity: Vec3,
     bodies: Vec<Body>,
+    /// Each body's motion.
+    motion: Slots<Motion>,
     /// Every collider but planes, grouped by body.
-    prims: Vec<Prim>,
+    prims: Slots<Prim>,
     /// Horizontal planes: their body and height.
     planes: Vec<(u32, f64)>,
     /// The grid's cells; `None` until the first step (queries then test every prim).
@@ -89,10 +101,12 @@ pub struct KinematicEngine {
     static_dirty: bool,
     /// Contacts of the last step, sorted by body then other.
     contacts: Vec<(u32, Contact)>,
-    scratch: Vec<Prim>,
-    /// Carried bodies' prims at a candidate pose.
-    cargo_scratch: Vec<Prim>,
     entries: Vec<(u32, [f64; 4])>,
+    /// Each body's prims' bounds swept over the step, and whether all lie inside the grid.
+    sweeps: Vec<([f64; 4], bool)>,
+    /// The order the movers move in, and the workers' lanes (motion.rs).
+    plan: motion::Plan,
+    lanes: Vec<motion::Lane>,
 }
 
 impl KinematicEngine {
@@ -101,7 +115,8 @@ impl KinematicEngine {
         Self {
             gravity: config.gravity,
             bodies: Vec::new(),
-            prims: Vec::new(),
+            motion: Slots::default(),
+            prims: Slots::default(),
             planes: Vec::new(),
             layout: None,
             statics: Grid::default(),
@@ -109,9 +124,10 @@ impl KinematicEngine {
             outside: Vec::new(),
             static_dirty: true,
             contacts: Vec::new(),
-            scratch: Vec::new(),
-            cargo_scratch: Vec::new(),
             entries: Vec::new(),
+            sweeps: Vec::new(),
+            plan: motion::Plan::default(),
+            lanes: Vec::new(),
         }
     }
 
@@ -147,7 +163,7 @@ impl KinematicEngine {
     /// Lays the grid out anew over everything (cells twice the median moving footprint).
     fn relayout(&mut self) {
         let mut bounds = [f64::MAX, f64::MAX, f64::MIN, f64::MIN];
-        for p in &self.prims {
+        for p in self.prims.iter() {
             bounds[0] = bounds[0].min(p.aabb[0]);
             bounds[1] = bounds[1].min(p.aabb[1]);
             bounds[2] = bounds[2].max(p.aabb[2]);
@@ -168,10 +184,10 @@ impl KinematicEngine {
             .bodies
             .iter()
             .filter(|b| b.moves())
-            .flat_map(|b| self.prims[b.prims()].iter().map(size))
+            .flat_map(|b| b.prims().map(|i| size(&self.prims.get(i))))
             .collect();
         if sizes.is_empty() {
-            sizes = self.prims.iter().map(size).collect();
+            sizes = self.prims.iter().map(|p| size(&p)).collect();
         }
         let cell = if sizes.is_empty() {
             1.0
@@ -183,7 +199,7 @@ impl KinematicEngine {
         self.entries.clear();
         for b in self.bodies.iter().filter(|b| !b.moves()) {
             for i in b.prims() {
-                self.entries.push((i as u32, self.prims[i].aabb));
+                self.entries.push((i as u32, self.prims.get(i).aabb));
             }
         }
         self.statics.build(&layout, &self.entries);
@@ -200,19 +216,34 @@ impl KinematicEngine {
         let layout = self.layout.expect("laid out above");
         self.entries.clear();
         self.outside.clear();
-        for b in self.bodies.iter().filter(|b| b.moves()) {
+        self.sweeps.clear();
+        let none = ([f64::MAX, f64::MAX, f64::MIN, f64::MIN], true);
+        self.sweeps.resize(self.bodies.len(), none);
+        for (k, (b, sweep)) in self.bodies.iter().zip(&mut self.sweeps).enumerate() {
+            if !b.moves() {
+                continue;
+            }
             // A carried body turns about its carrier: its reach counts from there.
             let arm = b
                 .carrier
                 .map_or(b.reach, |(_, o)| o.translation.vector.xy().norm() + b.reach);
-            let reach = b.linvel.xy().norm() * dt + b.angvel.norm() * dt * arm + 1e-6;
+            let m = self.motion.get(k);
+            let reach = m.linvel.xy().norm() * dt + m.angvel.norm() * dt * arm + 1e-6;
             for i in b.prims() {
-                let a = self.prims[i].aabb;
+                let a = self.prims.get(i).aabb;
                 let swept = [a[0] - reach, a[1] - reach, a[2] + reach, a[3] + reach];
+                let s = &mut sweep.0;
+                *s = [
+                    s[0].min(swept[0]),
+                    s[1].min(swept[1]),
+                    s[2].max(swept[2]),
+                    s[3].max(swept[3]),
+                ];
                 if layout.holds(&swept) {
                     self.entries.push((i as u32, swept));
                 } else {
                     self.outside.push(i as u32);
+                    sweep.1 = false;
                 }
             }
         }
@@ -224,285 +255,49 @@ impl KinematicEngine {
         let gravity = self.gravity;
         if let Some((c, _)) = self.bodies[b].carrier {
             // Carried: it moves as its carrier does (for the swept bounds), nothing else.
-            let (v, w) = (
-                self.bodies[c as usize].linvel,
-                self.bodies[c as usize].angvel,
-            );
+            let carrier = self.motion.get(c as usize);
+            let m = self.motion.get_mut(b);
+            (m.linvel, m.angvel) = (carrier.linvel, carrier.angvel);
             let body = &mut self.bodies[b];
-            (body.linvel, body.angvel) = (v, w);
             body.force = Vec3::zeros();
             body.torque = Vec3::zeros();
             return;
         }
         let body = &mut self.bodies[b];
+        let m = self.motion.get_mut(b);
         match body.kind {
             BodyKind::Static => return,
-            BodyKind::Kinematic => (body.linvel, body.angvel) = body.command,
+            BodyKind::Kinematic => (m.linvel, m.angvel) = body.command,
             BodyKind::Dynamic => {
                 let mut acc = body.force / body.mass;
                 if !body.planar {
                     acc += gravity;
                 }
-                body.linvel += acc * dt;
-                body.linvel *= 1.0 / (1.0 + dt * body.linear_damping);
+                m.linvel += acc * dt;
+                m.linvel *= 1.0 / (1.0 + dt * body.linear_damping);
                 if body.planar {
                     if body.principal.z > 0.0 {
-                        body.angvel.z += body.torque.z / body.inertia[(2, 2)] * dt;
+                        m.angvel.z += body.torque.z / body.inertia[(2, 2)] * dt;
                     }
                 } else {
                     // Euler's equations in the world frame: I ω' = τ − ω × I ω.
-                    let r = body.pose.rotation.to_rotation_matrix();
+                    let r = m.pose.rotation.to_rotation_matrix();
                     let world = r.matrix() * body.inertia * r.matrix().transpose();
                     if let Some(inv) = world.try_inverse() {
-                        let w = body.angvel;
-                        body.angvel += inv * (body.torque - w.cross(&(world * w))) * dt;
+                        let w = m.angvel;
+                        m.angvel += inv * (body.torque - w.cross(&(world * w))) * dt;
                     }
                 }
-                body.angvel *= 1.0 / (1.0 + dt * body.angular_damping);
+                m.angvel *= 1.0 / (1.0 + dt * body.angular_damping);
             }
         }
         if body.planar {
-            body.linvel.z = 0.0;
-            body.angvel.x = 0.0;
-            body.angvel.y = 0.0;
+            m.linvel.z = 0.0;
+            m.angvel.x = 0.0;
+            m.angvel.y = 0.0;
         }
         body.force = Vec3::zeros();
         body.torque = Vec3::zeros();
-    }
-
-    /// The first other body that `cand` (body `b`'s prims at a new pose) would overlap and its
-    /// old pose does not: (other body, the other's prim, the own prim).
-    fn blocker(&self, b: u32, cand: &[Prim]) -> Option<(u32, usize, usize)> {
-        let group = |body: u32| body == b || self.bodies[b as usize].cargo.contains(&body);
-        let old_overlaps = |q: &Prim| {
-            std::iter::once(b)
-                .chain(self.bodies[b as usize].cargo.iter().copied())
-                .any(|m| {
-                    self.prims[self.bodies[m as usize].prims()]
-                        .iter()
-                        .any(|o| o.overlaps(q))
-                })
-        };
-        for (k, p) in cand.iter().enumerate() {
-            let mut found = None;
-            self.near(&p.aabb, |i| {
-                let q = &self.prims[i as usize];
-                if found.is_some() || group(q.body) || !p.overlaps(q) {
-                    return;
-                }
-                // Leaving an overlap the body (or what it carries) is already in is allowed.
-                if !old_overlaps(q) {
-                    found = Some((q.body, i as usize, k));
-                }
-            });
-            if found.is_some() {
-                return found;
-            }
-        }
-        None
-    }
-
-    fn record(&mut self, b: u32, other: u32, point: Point3, force: Vec3) {
-        self.contacts.push((
-            b,
-            Contact {
-                other: BodyId(other),
-                point,
-                force,
-            },
-        ));
-        self.contacts.push((
-            other,
-            Contact {
-                other: BodyId(b),
-                point,
-                force: -force,
-            },
-        ));
-    }
-
-    /// Moves body `b` over the step: the turn and glide in the plane first (refused into other
-    /// bodies), then up or down (stopped by what is under or over it).
-    fn advance(&mut self, b: usize, dt: f64) {
-        let body = &self.bodies[b];
-        let (v, w) = (body.linvel, body.angvel);
-        let id = b as u32;
-        let mut cand = std::mem::take(&mut self.scratch);
-        let free = body.kind == BodyKind::Kinematic;
-        if v.x != 0.0 || v.y != 0.0 || w != Vec3::zeros() {
-            let turn = if body.planar {
-                Rotation::from_axis_angle(&Vec3::z_axis(), w.z * dt)
-            } else {
-                Rotation::from_scaled_axis(w * dt)
-            };
-            let rotation = Rotation::new_normalize((turn * body.pose.rotation).into_inner());
-            let glide = Vec3::new(v.x * dt, v.y * dt, 0.0);
-            let moved = Pose::from_parts((body.pose.translation.vector + glide).into(), rotation);
-            let turned = Pose::from_parts(body.pose.translation, rotation);
-            let mut accepted = None;
-            let mut first_blocker = None;
-            let tries: &[(Pose, bool)] = if glide == Vec3::zeros() {
-                &[(turned, true)]
-            } else {
-                &[(moved, false), (turned, true)]
-            };
-            let mut cargo_prims = std::mem::take(&mut self.cargo_scratch);
-            for (pose, turn_only) in tries.iter() {
-                Self::prims_at(&body.colliders, pose, id, &mut cand);
-                for &m in &body.cargo {
-                    let carried = &self.bodies[m as usize];
-                    let offset = carried.carrier.map_or(Pose::identity(), |(_, o)| o);
-                    Self::prims_at(&carried.colliders, &(pose * offset), m, &mut cargo_prims);
-                    cand.extend_from_slice(&cargo_prims);
-                }
-                // Nothing stops a kinematic body (as in Rapier); it blocks the others.
-                let blocked = if free { None } else { self.blocker(id, &cand) };
-                match blocked {
-                    None => {
-                        accepted = Some((*pose, *turn_only));
-                        break;
-                    }
-                    Some((other, qi, k)) if first_blocker.is_none() => {
-                        first_blocker = Some((other, qi, cand[k]));
-                    }
-                    Some(_) => {}
-                }
-            }
-            if let Some((other, qi, p)) = first_blocker {
-                // The contact that refused the move: on the other's outline nearest to the own
-                // collider, halfway up where the two overlap in height.
-                let q = self.prims[qi];
-                let (px, py, _) = q.nearest_flat(p.x, p.y);
-                let pz = 0.5 * (p.z0.max(q.z0) + p.z1.min(q.z1));
-                // The glide is lost either way; the force is what stopped it.
-                let body = &self.bodies[b];
-                let force = if body.kind == BodyKind::Dynamic {
-                    -Vec3::new(v.x, v.y, 0.0) * body.mass / dt
-                } else {
-                    Vec3::zeros()
-                };
-                self.record(id, other, Point3::new(px, py, pz), force);
-                let body = &mut self.bodies[b];
-                body.linvel.x = 0.0;
-                body.linvel.y = 0.0;
-                if accepted.is_none() {
-                    body.angvel = Vec3::zeros();
-                }
-            }
-            if let Some((pose, _)) = accepted {
-                // `cand` holds the accepted pose's prims (the loop stopped there): the body's
-                // own, then each carried body's in cargo order.
-                self.bodies[b].pose = pose;
-                let mut at = 0;
-                for m in std::iter::once(id).chain(self.bodies[b].cargo.clone()) {
-                    let range = self.bodies[m as usize].prims();
-                    let n = range.len();
-                    self.prims[range].copy_from_slice(&cand[at..at + n]);
-                    at += n;
-                }
-            }
-            self.cargo_scratch = cargo_prims;
-        }
-        self.scratch = cand;
-        self.place_cargo(b);
-        if self.bodies[b].planar || v.z == 0.0 {
-            return;
-        }
-        if free {
-            let rise = v.z * dt;
-            let body = &mut self.bodies[b];
-            body.pose.translation.vector.z += rise;
-            for k in body.prims() {
-                self.prims[k].z0 += rise;
-                self.prims[k].z1 += rise;
-            }
-        } else {
-            self.rise_or_fall(b, dt);
-        }
-        self.place_cargo(b);
-    }
-
-    /// Puts what body `b` carries where its offsets say, moving with it.
-    fn place_cargo(&mut self, b: usize) {
-        if self.bodies[b].cargo.is_empty() {
-            return;
-        }
-        let (pose, v, w) = {
-            let c = &self.bodies[b];
-            (c.pose, c.linvel, c.angvel)
-        };
-        let mut scratch = std::mem::take(&mut self.cargo_scratch);
-        for m in self.bodies[b].cargo.clone() {
-            let carried = &mut self.bodies[m as usize];
-            let offset = carried.carrier.map_or(Pose::identity(), |(_, o)| o);
-            carried.pose = pose * offset;
-            let arm = carried.pose.translation.vector - pose.translation.vector;
-            carried.linvel = v + w.cross(&arm);
-            carried.angvel = w;
-            Self::prims_at(&carried.colliders, &carried.pose, m, &mut scratch);
-            let range = carried.prims();
-            self.prims[range].copy_from_slice(&scratch);
-        }
-        self.cargo_scratch = scratch;
-    }
-
-    /// The vertical part of a move: down to the nearest support (a plane or the top of a body
-    /// under it), or up to the nearest ceiling.
-    fn rise_or_fall(&mut self, b: usize, dt: f64) {
-        let id = b as u32;
-        let vz = self.bodies[b].linvel.z;
-        let travel = vz * dt;
-        let mut limit = travel;
-        let mut stop: Option<(u32, usize)> = None;
-        for k in self.bodies[b].prims() {
-            let p = self.prims[k];
-            if travel < 0.0 {
-                for &(plane, h) in &self.planes {
-                    let gap = p.z0 - h;
-                    if -gap > limit {
-                        limit = -gap;
-                        stop = Some((plane, k));
-                    }
-                }
-            }
-            self.near(&p.aabb, |i| {
-                let q = &self.prims[i as usize];
-                if q.body == id || !p.overlaps_flat(q) {
-                    return;
-                }
-                if travel < 0.0 && q.z1 <= p.z0 + shape::EPS {
-                    let gap = (p.z0 - q.z1).max(0.0);
-                    if -gap > limit {
-                        limit = -gap;
-                        stop = Some((q.body, k));
-                    }
-                } else if travel > 0.0 && q.z0 >= p.z1 - shape::EPS {
-                    let gap = (q.z0 - p.z1).max(0.0);
-                    if gap < limit {
-                        limit = gap;
-                        stop = Some((q.body, k));
-                    }
-                }
-            });
-        }
-        let body = &mut self.bodies[b];
-        body.pose.translation.vector.z += limit;
-        for k in body.prims() {
-            let p = &mut self.prims[k];
-            p.z0 += limit;
-            p.z1 += limit;
-        }
-        if let Some((other, k)) = stop {
-            let force = if body.kind == BodyKind::Dynamic {
-                Vec3::new(0.0, 0.0, -vz * body.mass / dt)
-            } else {
-                Vec3::zeros()
-            };
-            body.linvel.z = 0.0;
-            let p = self.prims[k];
-            let z = if travel < 0.0 { p.z0 } else { p.z1 };
-            self.record(id, other, Point3::new(p.x, p.y, z), force);
-        }
     }
 }
 
@@ -578,15 +373,19 @@ impl PhysicEngine for KinematicEngine {
                 (p.x - origin.x).hypot(p.y - origin.y) + ex.hypot(ey)
             })
             .fold(0.0, f64::max);
-        self.prims.extend(prims);
+        for p in prims {
+            self.prims.push(p);
+        }
         if spec.kind == BodyKind::Static {
             self.static_dirty = true;
         }
-        self.bodies.push(Body {
-            kind: spec.kind,
+        self.motion.push(Motion {
             pose: spec.pose,
             linvel: Vec3::zeros(),
             angvel: Vec3::zeros(),
+        });
+        self.bodies.push(Body {
+            kind: spec.kind,
             command: (Vec3::zeros(), Vec3::zeros()),
             mass,
             inertia,
@@ -645,7 +444,8 @@ impl PhysicEngine for KinematicEngine {
         };
         // Nothing here would ever slow a glide (no friction): a released body drops straight
         // down, as Stage's gripper puts things down.
-        (b.linvel.x, b.linvel.y, b.angvel) = (0.0, 0.0, Vec3::zeros());
+        let m = self.motion.get_mut(body.index());
+        (m.linvel.x, m.linvel.y, m.angvel) = (0.0, 0.0, Vec3::zeros());
         self.bodies[c as usize].cargo.retain(|&m| m != body.0);
     }
 
@@ -677,6 +477,7 @@ impl PhysicEngine for KinematicEngine {
         let Some(b) = self.bodies.get_mut(body.index()) else {
             return;
         };
+        let m = self.motion.get_mut(body.index());
         match (*command, b.kind) {
             (_, BodyKind::Static) => {}
             (
@@ -688,14 +489,14 @@ impl PhysicEngine for KinematicEngine {
                 if kind == BodyKind::Kinematic {
                     b.command = (linear, angular);
                 }
-                b.linvel = linear;
-                b.angvel = angular;
+                m.linvel = linear;
+                m.angvel = angular;
             }
             (_, BodyKind::Kinematic) => {}
             (BodyCommand::Force { force, .. }, _) => b.force += force,
             (BodyCommand::ForceAtPoint { force, point, .. }, _) => {
                 b.force += force;
-                b.torque += (point.coords - b.pose.translation.vector).cross(&force);
+                b.torque += (point.coords - m.pose.translation.vector).cross(&force);
             }
             (BodyCommand::Torque { torque, .. }, _) => b.torque += torque,
             (
@@ -708,17 +509,16 @@ impl PhysicEngine for KinematicEngine {
     }
 
     fn step(&mut self, dt: f64) {
+        self.step_on(dt, &ssx_core::parallel::Serial);
+    }
+
+    fn step_on(&mut self, dt: f64, par: &dyn ssx_core::parallel::Parallel) {
         self.contacts.clear();
         for b in 0..self.bodies.len() {
             self.accelerate(b, dt);
         }
         self.index_movers(dt);
-        for b in 0..self.bodies.len() {
-            // A carried body moves with its carrier (`place_cargo`), not on its own.
-            if self.bodies[b].moves() && self.bodies[b].carrier.is_none() {
-                self.advance(b, dt);
-            }
-        }
+        self.move_bodies(dt, par);
         // One entry per pair and body, in body order.
         self.contacts.sort_by_key(|(b, c)| (*b, c.other));
         self.contacts.dedup_by(|later, kept| {
@@ -731,11 +531,11 @@ impl PhysicEngine for KinematicEngine {
     }
 
     fn read_state(&self, out: &mut [BodyState]) {
-        for (slot, b) in out.iter_mut().zip(&self.bodies) {
+        for (slot, m) in out.iter_mut().zip(self.motion.iter()) {
             *slot = BodyState {
-                pose: b.pose,
-                linvel: b.linvel,
-                angvel: b.angvel,
+                pose: m.pose,
+                linvel: m.linvel,
+                angvel: m.angvel,
             };
         }
     }
@@ -765,7 +565,7 @@ impl PhysicEngine for KinematicEngine {
             }
         };
         let test = |best: &mut Option<RayHit>, i: u32| {
-            let p = &self.prims[i as usize];
+            let p = self.prims.get_ref(i as usize);
             // Cull by the bounds of what is left of the ray (most candidates in a crowd).
             let reach = best.map_or(max_distance, |h| h.distance);
             let (ex, ey) = (o.x + d.x * reach, o.y + d.y * reach);
@@ -826,7 +626,7 @@ impl PhysicEngine for KinematicEngine {
         }
         let b = [c.x - radius, c.y - radius, c.x + radius, c.y + radius];
         self.near(&b, |i| {
-            let p = &self.prims[i as usize];
+            let p = self.prims.get_ref(i as usize);
             if p.aabb[0] <= b[2]
                 && p.aabb[2] >= b[0]
                 && p.aabb[1] <= b[3]

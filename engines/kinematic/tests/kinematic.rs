@@ -436,3 +436,88 @@ fn stepping_is_repeatable_to_the_bit() {
     let b = states(&random_world(5), 501);
     assert_eq!(a, b);
 }
+
+/// Whether two robots' footprints (0.45 × 0.38 m rectangles at these poses) overlap by more
+/// than 1 µm: separating axes.
+fn robots_overlap(a: &Pose, b: &Pose) -> bool {
+    let half = [0.225, 0.19];
+    let frame = |p: &Pose| {
+        let m = p.rotation.to_rotation_matrix();
+        let (c, s) = (m[(0, 0)], m[(1, 0)]);
+        [(c, s), (-s, c)]
+    };
+    let (fa, fb) = (frame(a), frame(b));
+    let d = b.translation.vector - a.translation.vector;
+    fa.iter().chain(&fb).all(|&(ux, uy)| {
+        let reach = |f: &[(f64, f64); 2]| {
+            half[0] * (f[0].0 * ux + f[0].1 * uy).abs()
+                + half[1] * (f[1].0 * ux + f[1].1 * uy).abs()
+        };
+        (d.x * ux + d.y * uy).abs() < reach(&fa) + reach(&fb) - 1e-6
+    })
+}
+
+/// 900 robots packed 0.65 m apart (more than enough for the engine to move them in strips
+/// shared among workers) all drive towards the middle, turning, on a pool of 2 workers: no
+/// move is let into a space another robot took in the same step, so no two robots ever
+/// overlap, and the crowd does jam (most are held up).
+#[test]
+fn robots_moved_in_strips_on_two_workers_never_overlap() {
+    let mut e = engine();
+    let mut robots = Vec::new();
+    for i in 0..900 {
+        let (x, y) = (
+            (i % 30) as f64 * 0.65 - 9.425,
+            (i / 30) as f64 * 0.65 - 9.425,
+        );
+        robots.push(e.add_body(&robot(x, y, (i % 5) as f64 * 0.3)).unwrap());
+    }
+    let pool = ssx_core::WorkerPool::new(2).unwrap();
+    let mut held = 0;
+    for k in 0..120u32 {
+        let s = states(&e, robots.len());
+        for (id, st) in robots.iter().zip(&s) {
+            let p = st.pose.translation.vector;
+            e.apply(&BodyCommand::Velocity {
+                body: *id,
+                linear: Vec3::new(-p.x, -p.y, 0.0),
+                angular: Vec3::new(0.0, 0.0, if (id.0 + k / 20) % 3 == 0 { 2.0 } else { 0.0 }),
+            });
+        }
+        e.step_on(DT, &pool);
+        let after = states(&e, robots.len());
+        // Grid-bucket the robots (0.6 m cells: two overlapping robots are in neighbouring cells).
+        let mut cells: std::collections::HashMap<(i64, i64), Vec<usize>> = Default::default();
+        for (i, st) in after.iter().enumerate() {
+            let p = st.pose.translation.vector;
+            let key = ((p.x / 0.6).floor() as i64, (p.y / 0.6).floor() as i64);
+            cells.entry(key).or_default().push(i);
+        }
+        for (&(cx, cy), members) in &cells {
+            for &i in members {
+                for dx in -1..=1 {
+                    for dy in -1..=1 {
+                        for &j in cells.get(&(cx + dx, cy + dy)).into_iter().flatten() {
+                            assert!(
+                                j <= i || !robots_overlap(&after[i].pose, &after[j].pose),
+                                "step {k}: robots {i} and {j} overlap"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        held = after
+            .iter()
+            .zip(&s)
+            .filter(|(a, b)| {
+                let moved = (a.pose.translation.vector - b.pose.translation.vector).norm();
+                moved < 0.5 * b.pose.translation.vector.xy().norm() * DT
+            })
+            .count();
+    }
+    assert!(
+        held > 300,
+        "only {held} of 900 robots were held up in the last step"
+    );
+}

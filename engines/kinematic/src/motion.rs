@@ -1,0 +1,428 @@
+//! Moving the bodies over a step, strip by strip, on the Environment's workers.
+//!
+//! Bodies move one at a time, each seeing the moves made before it (Stage's rule). The order
+//! comes from the grid: its rows are cut into strips [`STRIP`] cells high, and a mover belongs
+//! to the strip of the lowest row that its bounds swept over the step meet. A mover whose swept
+//! bounds meet at most [`STRIP`] rows (with what it carries) *fits*: its move reads and writes
+//! only prims filed in the rows it meets, and every body filed there belongs to its own strip
+//! or one beside it. So strips two apart never meet: the even strips move at once, shared
+//! among the workers, each strip's movers in id order; then the odd strips; then, one by one
+//! in id order, the movers that do not fit (taller than a strip, or partly outside the grid).
+//! A world with fewer than [`MIN_STRIPS`] movers moves them all in id order. The order depends
+//! on the world alone, and contacts are kept in strip order, so results do not depend on the
+//! number of workers.
+
+use ssx_core::engine::{BodyId, BodyKind, Contact};
+use ssx_core::math::{Point3, Pose, Rotation, Vec3};
+use ssx_core::parallel::{self, Parallel};
+
+use crate::shape::{self, Prim};
+use crate::{KinematicEngine, Motion};
+
+/// Strip height in grid rows. Cells are twice the median footprint, so nearly every robot fits.
+/// Strips run along x because a scene's replicated grids number their robots along x first:
+/// a strip's movers in id order then lie near each other in memory (column strips made each
+/// move some 50% dearer at 10,000 robots).
+const STRIP: usize = 2;
+
+/// A pass with fewer movers than this runs on the calling thread (waking a worker costs more).
+const MIN_SHARED: usize = 128;
+
+/// A world with fewer movers than this moves them all in id order on the calling thread: too
+/// few to share, and planning strips would cost more than it saves.
+const MIN_STRIPS: usize = 2 * MIN_SHARED;
+
+/// The movers in the order they move (see the module docs).
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    /// Strip `s`'s movers are `members[start[s]..start[s + 1]]`, in id order.
+    start: Vec<u32>,
+    members: Vec<u32>,
+    /// Each body's strip, `u32::MAX` for none (scratch for building).
+    strip_of: Vec<u32>,
+    /// The movers that fit no strip, in id order.
+    serial: Vec<u32>,
+}
+
+impl Plan {
+    fn strips(&self) -> usize {
+        self.start.len().saturating_sub(1)
+    }
+
+    fn strip(&self, s: usize) -> &[u32] {
+        &self.members[self.start[s] as usize..self.start[s + 1] as usize]
+    }
+}
+
+/// One worker's share of a pass: the contacts of its strips, in strip order, and scratch.
+#[derive(Debug, Default)]
+pub(crate) struct Lane {
+    contacts: Vec<(u32, Contact)>,
+    scratch: Vec<Prim>,
+    cargo_scratch: Vec<Prim>,
+}
+
+impl Lane {
+    fn record(&mut self, b: u32, other: u32, point: Point3, force: Vec3) {
+        let contact = |other: u32, force: Vec3| Contact {
+            other: BodyId(other),
+            point,
+            force,
+        };
+        self.contacts.push((b, contact(other, force)));
+        self.contacts.push((other, contact(b, -force)));
+    }
+}
+
+impl KinematicEngine {
+    /// Moves every body that moves on its own (carried ones go with their carrier), in the
+    /// order of the module docs; `par`'s workers share the strips of a pass.
+    pub(crate) fn move_bodies(&mut self, dt: f64, par: &dyn Parallel) {
+        self.plan_moves();
+        let plan = std::mem::take(&mut self.plan);
+        let mut lanes = std::mem::take(&mut self.lanes);
+        lanes.resize_with(par.workers().max(1), Lane::default);
+        for parity in 0..2 {
+            let strips = || (parity..plan.strips()).step_by(2);
+            let total: usize = strips().map(|s| plan.strip(s).len()).sum();
+            if total == 0 {
+                continue;
+            }
+            // The lanes a pass is cut into do not change its result, only its speed.
+            let n = if total < MIN_SHARED { 1 } else { lanes.len() };
+            let engine = &*self;
+            parallel::for_each_mut(par, &mut lanes[..n], &|k, lane| {
+                lane.contacts.clear();
+                let mut before = 0;
+                for s in strips() {
+                    let movers = plan.strip(s);
+                    // Strips go to lanes in order, cut where the movers before reach k/n.
+                    let mine = (before * n / total).min(n - 1) == k;
+                    before += movers.len();
+                    if !mine {
+                        continue;
+                    }
+                    for &b in movers {
+                        // SAFETY: `b` fits strip `s`; this pass gives the strips of one parity
+                        // to the lanes whole, so no other thread reads or writes anything `b`'s
+                        // move touches (module docs) until `for_each_mut` returns.
+                        unsafe { engine.advance(lane, b as usize, dt) };
+                    }
+                }
+            });
+            for lane in &lanes[..n] {
+                self.contacts.extend_from_slice(&lane.contacts);
+            }
+        }
+        let lane = &mut lanes[0];
+        lane.contacts.clear();
+        for &b in &plan.serial {
+            // SAFETY: this thread alone runs now (the passes above have returned).
+            unsafe { self.advance(lane, b as usize, dt) };
+        }
+        self.contacts.extend_from_slice(&lane.contacts);
+        self.plan = plan;
+        self.lanes = lanes;
+    }
+
+    /// Sorts the movers into strips, or the serial rest (needs [`KinematicEngine::sweeps`]).
+    fn plan_moves(&mut self) {
+        let plan = &mut self.plan;
+        plan.serial.clear();
+        plan.strip_of.clear();
+        let movers = self
+            .bodies
+            .iter()
+            .filter(|b| b.moves() && b.carrier.is_none());
+        let layout = self.layout.filter(|_| movers.count() >= MIN_STRIPS);
+        let strips = layout.map_or(0, |l| l.ny.div_ceil(STRIP));
+        plan.start.clear();
+        plan.start.resize(strips + 1, 0);
+        for (b, body) in self.bodies.iter().enumerate() {
+            let mut strip = u32::MAX;
+            if body.moves() && body.carrier.is_none() {
+                match layout.and_then(|layout| {
+                    let (mut bounds, mut inside) = self.sweeps[b];
+                    for &m in &body.cargo {
+                        let (s, i) = self.sweeps[m as usize];
+                        inside &= i;
+                        bounds = [
+                            bounds[0].min(s[0]),
+                            bounds[1].min(s[1]),
+                            bounds[2].max(s[2]),
+                            bounds[3].max(s[3]),
+                        ];
+                    }
+                    let (_, y0, _, y1) = layout.span(&bounds);
+                    (inside && y1 - y0 < STRIP).then_some(y0 / STRIP)
+                }) {
+                    Some(s) => {
+                        strip = s as u32;
+                        plan.start[s + 1] += 1;
+                    }
+                    None => plan.serial.push(b as u32),
+                }
+            }
+            plan.strip_of.push(strip);
+        }
+        for s in 0..strips {
+            plan.start[s + 1] += plan.start[s];
+        }
+        plan.members.clear();
+        plan.members.resize(plan.start[strips] as usize, 0);
+        // Filled in id order, so each strip lists its movers in id order.
+        let mut fill = std::mem::take(&mut plan.strip_of);
+        let mut next = plan.start.clone();
+        for (b, s) in fill.iter().enumerate() {
+            if *s != u32::MAX {
+                let at = &mut next[*s as usize];
+                plan.members[*at as usize] = b as u32;
+                *at += 1;
+            }
+        }
+        fill.clear();
+        plan.strip_of = fill;
+    }
+
+    /// The first other body that `cand` (body `b`'s prims at a new pose) would overlap and its
+    /// old pose does not: (other body, the other's prim, the own prim).
+    fn blocker(&self, b: u32, cand: &[Prim]) -> Option<(u32, usize, usize)> {
+        let cargo = &self.bodies[b as usize].cargo;
+        let group = |body: u32| body == b || cargo.contains(&body);
+        let old_overlaps = |q: &Prim| {
+            std::iter::once(b).chain(cargo.iter().copied()).any(|m| {
+                self.bodies[m as usize]
+                    .prims()
+                    .any(|i| self.prims.get_ref(i).overlaps(q))
+            })
+        };
+        for (k, p) in cand.iter().enumerate() {
+            let mut found = None;
+            self.near(&p.aabb, |i| {
+                if found.is_some() {
+                    return;
+                }
+                let q = self.prims.get_ref(i as usize);
+                if group(q.body) || !p.overlaps(q) {
+                    return;
+                }
+                // Leaving an overlap the body (or what it carries) is already in is allowed.
+                if !old_overlaps(q) {
+                    found = Some((q.body, i as usize, k));
+                }
+            });
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    }
+
+    /// Moves body `b` over the step: the turn and glide in the plane first (refused into other
+    /// bodies), then up or down (stopped by what is under or over it).
+    ///
+    /// # Safety
+    /// Until it returns, no other thread may read or write body `b`, what it carries, or the
+    /// prims filed in the grid cells that `b`'s and its cargo's bounds swept over the step meet.
+    unsafe fn advance(&self, lane: &mut Lane, b: usize, dt: f64) {
+        let body = &self.bodies[b];
+        let mut motion = self.motion.get(b);
+        let (v, w) = (motion.linvel, motion.angvel);
+        let id = b as u32;
+        let free = body.kind == BodyKind::Kinematic;
+        if v.x != 0.0 || v.y != 0.0 || w != Vec3::zeros() {
+            let mut cand = std::mem::take(&mut lane.scratch);
+            let mut cargo_prims = std::mem::take(&mut lane.cargo_scratch);
+            let turn = if body.planar {
+                Rotation::from_axis_angle(&Vec3::z_axis(), w.z * dt)
+            } else {
+                Rotation::from_scaled_axis(w * dt)
+            };
+            let rotation = Rotation::new_normalize((turn * motion.pose.rotation).into_inner());
+            let glide = Vec3::new(v.x * dt, v.y * dt, 0.0);
+            let moved = Pose::from_parts((motion.pose.translation.vector + glide).into(), rotation);
+            let turned = Pose::from_parts(motion.pose.translation, rotation);
+            let mut accepted = None;
+            let mut first_blocker = None;
+            let tries: &[Pose] = if glide == Vec3::zeros() {
+                &[turned]
+            } else {
+                &[moved, turned]
+            };
+            for pose in tries {
+                Self::prims_at(&body.colliders, pose, id, &mut cand);
+                for &m in &body.cargo {
+                    let carried = &self.bodies[m as usize];
+                    let offset = carried.carrier.map_or(Pose::identity(), |(_, o)| o);
+                    Self::prims_at(&carried.colliders, &(pose * offset), m, &mut cargo_prims);
+                    cand.extend_from_slice(&cargo_prims);
+                }
+                // Nothing stops a kinematic body (as in Rapier); it blocks the others.
+                let blocked = if free { None } else { self.blocker(id, &cand) };
+                match blocked {
+                    None => {
+                        accepted = Some(*pose);
+                        break;
+                    }
+                    Some((other, qi, k)) if first_blocker.is_none() => {
+                        first_blocker = Some((other, qi, cand[k]));
+                    }
+                    Some(_) => {}
+                }
+            }
+            if let Some((other, qi, p)) = first_blocker {
+                // The contact that refused the move: on the other's outline nearest to the own
+                // collider, halfway up where the two overlap in height.
+                let q = self.prims.get(qi);
+                let (px, py, _) = q.nearest_flat(p.x, p.y);
+                let pz = 0.5 * (p.z0.max(q.z0) + p.z1.min(q.z1));
+                // The glide is lost either way; the force is what stopped it.
+                let force = if body.kind == BodyKind::Dynamic {
+                    -Vec3::new(v.x, v.y, 0.0) * body.mass / dt
+                } else {
+                    Vec3::zeros()
+                };
+                lane.record(id, other, Point3::new(px, py, pz), force);
+                motion.linvel.x = 0.0;
+                motion.linvel.y = 0.0;
+                if accepted.is_none() {
+                    motion.angvel = Vec3::zeros();
+                }
+            }
+            if let Some(pose) = accepted {
+                // `cand` holds the accepted pose's prims (the loop stopped there): the body's
+                // own, then each carried body's in cargo order.
+                motion.pose = pose;
+                let own = std::iter::once(id).chain(body.cargo.iter().copied());
+                let slots = own.flat_map(|m| self.bodies[m as usize].prims());
+                for (i, p) in slots.zip(&cand) {
+                    // SAFETY: a prim of `b` or its cargo (this function's contract).
+                    unsafe { self.prims.set_shared(i, *p) };
+                }
+            }
+            lane.scratch = cand;
+            lane.cargo_scratch = cargo_prims;
+        }
+        // SAFETY (here and below): body `b` and its cargo are this call's (its contract).
+        unsafe { self.put_motion(b, motion, lane) };
+        if body.planar || v.z == 0.0 {
+            return;
+        }
+        if free {
+            let rise = v.z * dt;
+            motion.pose.translation.vector.z += rise;
+            unsafe { self.shift_up(b, rise) };
+        } else {
+            unsafe { self.rise_or_fall(lane, b, &mut motion, dt) };
+        }
+        unsafe { self.put_motion(b, motion, lane) };
+    }
+
+    /// Sets body `b`'s motion and puts what it carries where its offsets say, moving with it.
+    ///
+    /// # Safety
+    /// As [`KinematicEngine::advance`] for `b`.
+    unsafe fn put_motion(&self, b: usize, motion: Motion, lane: &mut Lane) {
+        // SAFETY: `b` is the caller's (contract).
+        unsafe { self.motion.set_shared(b, motion) };
+        let Motion {
+            pose,
+            linvel: v,
+            angvel: w,
+        } = motion;
+        let mut scratch = std::mem::take(&mut lane.cargo_scratch);
+        for &m in &self.bodies[b].cargo {
+            let carried = &self.bodies[m as usize];
+            let offset = carried.carrier.map_or(Pose::identity(), |(_, o)| o);
+            let placed = pose * offset;
+            let arm = placed.translation.vector - pose.translation.vector;
+            let moved = Motion {
+                pose: placed,
+                linvel: v + w.cross(&arm),
+                angvel: w,
+            };
+            Self::prims_at(&carried.colliders, &placed, m, &mut scratch);
+            // SAFETY: `m` is carried by `b`, so the caller's too (contract).
+            unsafe {
+                self.motion.set_shared(m as usize, moved);
+                for (i, p) in carried.prims().zip(&scratch) {
+                    self.prims.set_shared(i, *p);
+                }
+            }
+        }
+        lane.cargo_scratch = scratch;
+    }
+
+    /// Moves body `b`'s own prims up by `rise`.
+    ///
+    /// # Safety
+    /// As [`KinematicEngine::advance`] for `b`.
+    unsafe fn shift_up(&self, b: usize, rise: f64) {
+        for i in self.bodies[b].prims() {
+            let mut p = self.prims.get(i);
+            p.z0 += rise;
+            p.z1 += rise;
+            // SAFETY: a prim of `b` (contract).
+            unsafe { self.prims.set_shared(i, p) };
+        }
+    }
+
+    /// The vertical part of a move: down to the nearest support (a plane or the top of a body
+    /// under it), or up to the nearest ceiling.
+    ///
+    /// # Safety
+    /// As [`KinematicEngine::advance`] for `b`.
+    unsafe fn rise_or_fall(&self, lane: &mut Lane, b: usize, motion: &mut Motion, dt: f64) {
+        let id = b as u32;
+        let body = &self.bodies[b];
+        let vz = motion.linvel.z;
+        let travel = vz * dt;
+        let mut limit = travel;
+        let mut stop: Option<(u32, usize)> = None;
+        for k in body.prims() {
+            let p = self.prims.get(k);
+            if travel < 0.0 {
+                for &(plane, h) in &self.planes {
+                    let gap = p.z0 - h;
+                    if -gap > limit {
+                        limit = -gap;
+                        stop = Some((plane, k));
+                    }
+                }
+            }
+            self.near(&p.aabb, |i| {
+                let q = self.prims.get_ref(i as usize);
+                if q.body == id || !p.overlaps_flat(q) {
+                    return;
+                }
+                if travel < 0.0 && q.z1 <= p.z0 + shape::EPS {
+                    let gap = (p.z0 - q.z1).max(0.0);
+                    if -gap > limit {
+                        limit = -gap;
+                        stop = Some((q.body, k));
+                    }
+                } else if travel > 0.0 && q.z0 >= p.z1 - shape::EPS {
+                    let gap = (q.z0 - p.z1).max(0.0);
+                    if gap < limit {
+                        limit = gap;
+                        stop = Some((q.body, k));
+                    }
+                }
+            });
+        }
+        motion.pose.translation.vector.z += limit;
+        // SAFETY: `b` is the caller's (contract).
+        unsafe { self.shift_up(b, limit) };
+        if let Some((other, k)) = stop {
+            let force = if body.kind == BodyKind::Dynamic {
+                Vec3::new(0.0, 0.0, -vz * body.mass / dt)
+            } else {
+                Vec3::zeros()
+            };
+            motion.linvel.z = 0.0;
+            let p = self.prims.get(k);
+            let z = if travel < 0.0 { p.z0 } else { p.z1 };
+            lane.record(id, other, Point3::new(p.x, p.y, z), force);
+        }
+    }
+}
