@@ -1135,6 +1135,8 @@ impl Environment {
                                 .sensors[sensor as usize];
                             sensors.push(std::mem::replace(s.plugin.get_mut(), n));
                             s.enabled = true;
+                            // The new build keeps its own count of quiet steps.
+                            s.reading.wake();
                         }
                         _ => unreachable!("recipes pair drivers with driver slots"),
                     }

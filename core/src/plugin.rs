@@ -21,6 +21,8 @@ pub struct Reading {
     written: bool,
     /// What the sensor said its values are (JSON), if it said.
     description: String,
+    /// The sensor is not called before this step (it said it has nothing to measure).
+    idle_until: u64,
 }
 
 impl Reading {
@@ -53,6 +55,19 @@ impl Reading {
         if self.description != text {
             text.clone_into(&mut self.description);
         }
+    }
+    /// The sensor has nothing to measure on the `steps` steps after step `now` (a rate
+    /// divider's quiet steps): it is not called on them, and the reading stays as it is.
+    pub fn idle(&mut self, now: u64, steps: u32) {
+        self.idle_until = now + u64::from(steps) + 1;
+    }
+    /// Whether the sensor is to be called on step `step` (it said it would be idle).
+    pub(crate) fn wanted_at(&self, step: u64) -> bool {
+        step >= self.idle_until
+    }
+    /// A new instance took the sensor over (a library swap): it is called from the next step.
+    pub(crate) fn wake(&mut self) {
+        self.idle_until = 0;
     }
     pub(crate) fn take_written(&mut self) -> bool {
         std::mem::take(&mut self.written)

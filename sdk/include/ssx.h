@@ -324,6 +324,12 @@ typedef struct {
   // `foxglove.SceneUpdate` on `/overlays/<extension>/<name>`. Extensions, in `after_step`.
   // Added to version 3 with `overlay`.
   SsxStatus (*overlay_shapes)(SsxCtx ctx, const char *name, SsxOverlayKind kind, const double *values, uintptr_t len, const float *color);
+  // The calling sensor has nothing to measure on the next `steps` steps (a rate divider's
+  // quiet steps): the host does not call its `step` on them, and the reading stays as it is.
+  // Saves a swarm's sensors a call each on every quiet step. Sensors, in the sensor phase
+  // (`SSX_ERR_WRONG_PHASE` elsewhere). Added to version 3 after `overlay_shapes`: check
+  // `struct_size` covers it (`ssx_sdk::Rate::due_idle` does).
+  SsxStatus (*idle)(SsxCtx ctx, uint32_t steps);
 } SsxHostApi;
 
 // Creates an instance from its JSON descriptor. On success stores it in `instance` and returns

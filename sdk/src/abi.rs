@@ -543,6 +543,12 @@ pub struct SsxHostApi {
         len: usize,
         color: *const f32,
     ) -> SsxStatus,
+    /// The calling sensor has nothing to measure on the next `steps` steps (a rate divider's
+    /// quiet steps): the host does not call its `step` on them, and the reading stays as it is.
+    /// Saves a swarm's sensors a call each on every quiet step. Sensors, in the sensor phase
+    /// (`SSX_ERR_WRONG_PHASE` elsewhere). Added to version 3 after `overlay_shapes`: check
+    /// `struct_size` covers it (`ssx_sdk::Rate::due_idle` does).
+    pub idle: unsafe extern "C" fn(ctx: SsxCtx, steps: u32) -> SsxStatus,
 }
 
 /// Longest reading description (bytes).

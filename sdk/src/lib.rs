@@ -142,6 +142,16 @@ impl Rate {
             countdown: phase % divider,
         }
     }
+    /// As [`Rate::due`], and tells the host of the quiet steps that follow (`Ctx::idle`), so
+    /// that it does not call the sensor on them. Call once per call of `step`.
+    pub fn due_idle(&mut self, ctx: &Ctx<'_>) -> bool {
+        let due = self.due();
+        if self.countdown > 0 && ctx.idle(self.countdown) {
+            // The host skips the quiet steps: the next call is the next sampling step.
+            self.countdown = 0;
+        }
+        due
+    }
     /// Whether this call's step is a sampling step; call exactly once per step.
     pub fn due(&mut self) -> bool {
         if self.countdown == 0 {
@@ -750,6 +760,13 @@ impl Ctx<'_> {
         shown(unsafe {
             (self.host.overlay)(self.ctx, name.as_ptr(), info, rgba.as_ptr(), rgba.len())
         })
+    }
+    /// Tells the host that this sensor has nothing to measure on the next `steps` steps: it is
+    /// not called on them (sensor phase). `false` when the host did not take it (it predates
+    /// it, or this is not a sensor's step): the sensor is then called on every step as before.
+    pub fn idle(&self, steps: u32) -> bool {
+        self.host_has(std::mem::offset_of!(SsxHostApi, idle))
+            && unsafe { (self.host.idle)(self.ctx, steps) } == SSX_OK
     }
     /// Lays boxes or line segments over the world for views (extensions, `after_step`):
     /// `kind` `SSX_OVERLAY_BOXES` (centre, size) or `SSX_OVERLAY_LINES` (two ends), 6 numbers a

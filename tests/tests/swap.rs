@@ -349,6 +349,62 @@ fn a_rust_sensor_hands_its_count_over_through_the_sdk() {
     assert_eq!(reading(&env), [before[0] + 1.0, 1.0]);
 }
 
+/// A sensor that samples every 4 steps tells the host it is idle in between (`Ctx::idle`): the
+/// host calls it on its sampling steps only, the reading keeps its step in between, and a new
+/// build swapped in is called at once and keeps the rhythm.
+#[test]
+fn an_idle_sensor_is_called_on_its_sampling_steps_only() {
+    let ws = Workspace::new();
+    let built = ssx_tests::rust_plugin_dir().join("libssx_test_plugins.so");
+    let lib = ws.path().join("libtally.so");
+    std::fs::copy(&built, &lib).unwrap();
+    ws.write(
+        "t.json",
+        r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
+  "sensors": [ { "name": "n", "library": "libtally.so", "plugin": "tally", "descriptor": { "every": 4 } } ] }"#,
+    );
+    let scene = ws.write(
+        "s.json",
+        r#"{ "timestep": 0.001, "gravity": [0, 0, 0], "artifacts": [ { "name": "t", "artifact": "t.json" } ] }"#,
+    );
+    let clock = Arc::new(MonotonicClock::new(Duration::ZERO));
+    let mut env = build_with(&scene, &registry(), 1, Mode::Fast, false, clock).unwrap();
+    let reading = |env: &Environment| {
+        let r = env.reading("t", "n").unwrap();
+        (r.values().to_vec(), r.step())
+    };
+    for step in 1..=20u64 {
+        env.step().unwrap();
+        // Sampling steps 1, 5, 9, ...: the k-th call of `step` is on the k-th of them.
+        let last = (step - 1) / 4 * 4 + 1;
+        assert_eq!(
+            reading(&env),
+            (vec![(last / 4 + 1) as f64, 0.0], last),
+            "after step {step}"
+        );
+    }
+    // A swap between sampling steps: the new build is called on the next step (it samples at
+    // once, its count handed over) and idles from there.
+    std::fs::copy(&built, &lib).unwrap();
+    env.request_swap(&lib).unwrap();
+    while env.swaps().is_empty() {
+        env.step().unwrap();
+    }
+    assert!(env.swaps()[0].result.is_ok(), "{:?}", env.swaps());
+    let (values, at) = reading(&env);
+    assert_eq!(
+        at,
+        env.steps(),
+        "the new build samples on the step it came in"
+    );
+    assert_eq!(values[1], 1.0, "it continued from the old build's state");
+    let calls = values[0];
+    for _ in 0..4 {
+        env.step().unwrap();
+    }
+    assert_eq!(reading(&env), (vec![calls + 1.0, 1.0], at + 4));
+}
+
 /// `ssxd run --watch-plugins`: a new build copied over the library while the daemon runs is
 /// swapped in once, and the log says so.
 #[test]

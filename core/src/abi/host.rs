@@ -601,6 +601,16 @@ unsafe extern "C" fn host_describe(ctx: SsxCtx, json: *const c_char) -> SsxStatu
     })
 }
 
+unsafe extern "C" fn host_idle(ctx: SsxCtx, steps: u32) -> SsxStatus {
+    host(ctx, |f| {
+        let FrameKind::Sensor { out } = &mut f.kind else {
+            return Err(SSX_ERR_WRONG_PHASE);
+        };
+        out.idle(f.world.step, steps);
+        Ok(())
+    })
+}
+
 unsafe extern "C" fn host_reading_description(
     ctx: SsxCtx,
     artifact: u32,
@@ -1030,4 +1040,5 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     attachment: host_attachment,
     overlay: host_overlay,
     overlay_shapes: host_overlay_shapes,
+    idle: host_idle,
 };

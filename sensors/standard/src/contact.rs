@@ -41,7 +41,7 @@ impl Sensor for Contact {
     }
 
     fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
-        if !self.rate.due() {
+        if !self.rate.due_idle(ctx) {
             return Ok(());
         }
         ctx.contacts(ctx.artifact(), self.d.body, &mut self.touching)?;

@@ -95,7 +95,7 @@ impl Sensor for Gripper {
     }
 
     fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
-        if !self.rate.due() {
+        if !self.rate.due_idle(ctx) {
             return Ok(());
         }
         self.description.once(ctx)?;

@@ -95,7 +95,7 @@ impl Sensor for Imu {
 
     fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
         self.description.once(ctx)?;
-        if !self.rate.due() {
+        if !self.rate.due_idle(ctx) {
             return Ok(());
         }
         let s = ctx.body_state(ctx.artifact(), self.d.body)?;

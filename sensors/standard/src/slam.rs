@@ -105,7 +105,7 @@ impl Sensor for Slam {
     }
 
     fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
-        if !self.rate.due() {
+        if !self.rate.due_idle(ctx) {
             return Ok(());
         }
         let explore = match self.explore {

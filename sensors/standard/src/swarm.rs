@@ -74,7 +74,7 @@ impl Sensor for Neighbours {
     }
 
     fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
-        if !self.rate.due() {
+        if !self.rate.due_idle(ctx) {
             return Ok(());
         }
         let me = ctx.body_state(ctx.artifact(), self.d.body)?;
