@@ -104,6 +104,8 @@ pub struct KinematicEngine {
     entries: Vec<(u32, [f64; 4])>,
     /// Each body's prims' bounds swept over the step, and whether all lie inside the grid.
     sweeps: Vec<([f64; 4], bool)>,
+    /// Bodies that move on their own this step (not static, not carried).
+    moving: usize,
     /// The order the movers move in, and the workers' lanes (motion.rs).
     plan: motion::Plan,
     lanes: Vec<motion::Lane>,
@@ -126,6 +128,7 @@ impl KinematicEngine {
             contacts: Vec::new(),
             entries: Vec::new(),
             sweeps: Vec::new(),
+            moving: 0,
             plan: motion::Plan::default(),
             lanes: Vec::new(),
         }
@@ -216,13 +219,23 @@ impl KinematicEngine {
         let layout = self.layout.expect("laid out above");
         self.entries.clear();
         self.outside.clear();
+        self.moving = self
+            .bodies
+            .iter()
+            .filter(|b| b.moves() && b.carrier.is_none())
+            .count();
+        // Swept bounds per body are for planning strips, which small worlds do without.
+        let plan = self.moving >= motion::MIN_STRIPS;
         self.sweeps.clear();
         let none = ([f64::MAX, f64::MAX, f64::MIN, f64::MIN], true);
-        self.sweeps.resize(self.bodies.len(), none);
-        for (k, (b, sweep)) in self.bodies.iter().zip(&mut self.sweeps).enumerate() {
+        self.sweeps
+            .resize(if plan { self.bodies.len() } else { 0 }, none);
+        let mut unplanned = none;
+        for (k, b) in self.bodies.iter().enumerate() {
             if !b.moves() {
                 continue;
             }
+            let sweep = self.sweeps.get_mut(k).unwrap_or(&mut unplanned);
             // A carried body turns about its carrier: its reach counts from there.
             let arm = b
                 .carrier

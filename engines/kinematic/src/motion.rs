@@ -30,7 +30,7 @@ const MIN_SHARED: usize = 128;
 
 /// A world with fewer movers than this moves them all in id order on the calling thread: too
 /// few to share, and planning strips would cost more than it saves.
-const MIN_STRIPS: usize = 2 * MIN_SHARED;
+pub(crate) const MIN_STRIPS: usize = 2 * MIN_SHARED;
 
 /// The movers in the order they move (see the module docs).
 #[derive(Debug, Default)]
@@ -78,10 +78,23 @@ impl KinematicEngine {
     /// Moves every body that moves on its own (carried ones go with their carrier), in the
     /// order of the module docs; `par`'s workers share the strips of a pass.
     pub(crate) fn move_bodies(&mut self, dt: f64, par: &dyn Parallel) {
-        self.plan_moves();
-        let plan = std::mem::take(&mut self.plan);
         let mut lanes = std::mem::take(&mut self.lanes);
         lanes.resize_with(par.workers().max(1), Lane::default);
+        if self.moving < MIN_STRIPS {
+            let lane = &mut lanes[0];
+            lane.contacts.clear();
+            for b in 0..self.bodies.len() {
+                if self.bodies[b].moves() && self.bodies[b].carrier.is_none() {
+                    // SAFETY: this thread alone moves bodies in this world (no pass runs).
+                    unsafe { self.advance(lane, b, dt) };
+                }
+            }
+            self.contacts.extend_from_slice(&lane.contacts);
+            self.lanes = lanes;
+            return;
+        }
+        self.plan_moves();
+        let plan = std::mem::take(&mut self.plan);
         for parity in 0..2 {
             let strips = || (parity..plan.strips()).step_by(2);
             let total: usize = strips().map(|s| plan.strip(s).len()).sum();
@@ -130,11 +143,7 @@ impl KinematicEngine {
         let plan = &mut self.plan;
         plan.serial.clear();
         plan.strip_of.clear();
-        let movers = self
-            .bodies
-            .iter()
-            .filter(|b| b.moves() && b.carrier.is_none());
-        let layout = self.layout.filter(|_| movers.count() >= MIN_STRIPS);
+        let layout = self.layout;
         let strips = layout.map_or(0, |l| l.ny.div_ceil(STRIP));
         plan.start.clear();
         plan.start.resize(strips + 1, 0);
@@ -293,11 +302,12 @@ impl KinematicEngine {
                 // `cand` holds the accepted pose's prims (the loop stopped there): the body's
                 // own, then each carried body's in cargo order.
                 motion.pose = pose;
-                let own = std::iter::once(id).chain(body.cargo.iter().copied());
-                let slots = own.flat_map(|m| self.bodies[m as usize].prims());
-                for (i, p) in slots.zip(&cand) {
-                    // SAFETY: a prim of `b` or its cargo (this function's contract).
-                    unsafe { self.prims.set_shared(i, *p) };
+                let mut from = cand.iter();
+                for m in std::iter::once(id).chain(body.cargo.iter().copied()) {
+                    for (i, p) in self.bodies[m as usize].prims().zip(&mut from) {
+                        // SAFETY: a prim of `b` or its cargo (this function's contract).
+                        unsafe { self.prims.set_shared(i, *p) };
+                    }
                 }
             }
             lane.scratch = cand;
@@ -322,9 +332,13 @@ impl KinematicEngine {
     ///
     /// # Safety
     /// As [`KinematicEngine::advance`] for `b`.
+    #[inline]
     unsafe fn put_motion(&self, b: usize, motion: Motion, lane: &mut Lane) {
         // SAFETY: `b` is the caller's (contract).
         unsafe { self.motion.set_shared(b, motion) };
+        if self.bodies[b].cargo.is_empty() {
+            return;
+        }
         let Motion {
             pose,
             linvel: v,
