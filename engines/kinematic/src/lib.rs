@@ -134,8 +134,9 @@ impl KinematicEngine {
         }
     }
 
-    /// Forgets the grid: queries test every collider until the next step rebuilds it. The
-    /// tests use it to check the grid's answers against brute force on the same world.
+    /// Forgets the grid: queries test every collider, rays without culling, until the next step
+    /// rebuilds it. The tests use it to check the grid's answers against brute force on the
+    /// same world.
     pub fn drop_index(&mut self) {
         self.layout = None;
         self.outside.clear();
@@ -577,17 +578,35 @@ impl PhysicEngine for KinematicEngine {
                 });
             }
         };
+        // Without a grid every prim gets the exact test, unculled: the tests' brute force.
+        let cull = self.layout.is_some();
+        // Rays along an axis are culled exactly by the bounds test alone.
+        let slanted = d.x.abs() > 1e-9 && d.y.abs() > 1e-9;
+        let inv = (1.0 / d.x, 1.0 / d.y);
         let test = |best: &mut Option<RayHit>, i: u32| {
             let p = self.prims.get_ref(i as usize);
             // Cull by the bounds of what is left of the ray (most candidates in a crowd).
             let reach = best.map_or(max_distance, |h| h.distance);
             let (ex, ey) = (o.x + d.x * reach, o.y + d.y * reach);
-            if p.aabb[0] > o.x.max(ex)
-                || p.aabb[2] < o.x.min(ex)
-                || p.aabb[1] > o.y.max(ey)
-                || p.aabb[3] < o.y.min(ey)
+            if cull
+                && (p.aabb[0] > o.x.max(ex)
+                    || p.aabb[2] < o.x.min(ex)
+                    || p.aabb[1] > o.y.max(ey)
+                    || p.aabb[3] < o.y.min(ey))
             {
                 return;
+            }
+            // A diagonal ray crosses far less than its bounds: keep the prims whose bounds it
+            // crosses within reach (a slab test without divisions) for the exact test.
+            if cull && slanted {
+                let (x0, x1) = ((p.aabb[0] - o.x) * inv.0, (p.aabb[2] - o.x) * inv.0);
+                let (y0, y1) = ((p.aabb[1] - o.y) * inv.1, (p.aabb[3] - o.y) * inv.1);
+                let enter = x0.min(x1).max(y0.min(y1));
+                let leave = x0.max(x1).min(y0.max(y1));
+                // (With a nanometre to spare for rounding: a grazing hit stays.)
+                if enter > leave + 1e-9 || leave < -1e-9 || enter > reach + 1e-9 {
+                    return;
+                }
             }
             if let Some((t, n)) = p.cast(&o, &d, max_distance) {
                 offer(best, p.body, t, n);

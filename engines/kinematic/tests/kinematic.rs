@@ -385,6 +385,12 @@ fn rays_and_radius_queries_through_the_grid_agree_with_brute_force() {
                 if rng.random_bool(0.05) {
                     d = Vec3::new(0.0, 0.0, -1.0);
                 }
+                // Rays along an axis, which skip the slab cull.
+                if rng.random_bool(0.05) {
+                    d.x = 0.0;
+                } else if rng.random_bool(0.05) {
+                    d.y = 0.0;
+                }
                 (o, d, rng.random_range(0.1..30.0))
             })
             .collect();
