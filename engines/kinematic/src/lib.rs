@@ -220,23 +220,12 @@ impl KinematicEngine {
         let layout = self.layout.expect("laid out above");
         self.entries.clear();
         self.outside.clear();
-        self.moving = self
-            .bodies
-            .iter()
-            .filter(|b| b.moves() && b.carrier.is_none())
-            .count();
-        // Swept bounds per body are for planning strips, which small worlds do without.
-        let plan = self.moving >= motion::MIN_STRIPS;
-        self.sweeps.clear();
-        let none = ([f64::MAX, f64::MAX, f64::MIN, f64::MIN], true);
-        self.sweeps
-            .resize(if plan { self.bodies.len() } else { 0 }, none);
-        let mut unplanned = none;
+        self.moving = 0;
         for (k, b) in self.bodies.iter().enumerate() {
             if !b.moves() {
                 continue;
             }
-            let sweep = self.sweeps.get_mut(k).unwrap_or(&mut unplanned);
+            self.moving += usize::from(b.carrier.is_none());
             // A carried body turns about its carrier: its reach counts from there.
             let arm = b
                 .carrier
@@ -244,20 +233,12 @@ impl KinematicEngine {
             let m = self.motion.get(k);
             let reach = m.linvel.xy().norm() * dt + m.angvel.norm() * dt * arm + 1e-6;
             for i in b.prims() {
-                let a = self.prims.get(i).aabb;
+                let a = self.prims.get_ref(i).aabb;
                 let swept = [a[0] - reach, a[1] - reach, a[2] + reach, a[3] + reach];
-                let s = &mut sweep.0;
-                *s = [
-                    s[0].min(swept[0]),
-                    s[1].min(swept[1]),
-                    s[2].max(swept[2]),
-                    s[3].max(swept[3]),
-                ];
                 if layout.holds(&swept) {
                     self.entries.push((i as u32, swept));
                 } else {
                     self.outside.push(i as u32);
-                    sweep.1 = false;
                 }
             }
         }

@@ -138,8 +138,24 @@ impl KinematicEngine {
         self.lanes = lanes;
     }
 
-    /// Sorts the movers into strips, or the serial rest (needs [`KinematicEngine::sweeps`]).
+    /// Sorts the movers into strips, or the serial rest (from the grid's entries).
     fn plan_moves(&mut self) {
+        // Each body's prims' bounds swept over the step, and whether all lie in the grid.
+        let none = ([f64::MAX, f64::MAX, f64::MIN, f64::MIN], true);
+        self.sweeps.clear();
+        self.sweeps.resize(self.bodies.len(), none);
+        for &(i, s) in &self.entries {
+            let sweep = &mut self.sweeps[self.prims.get_ref(i as usize).body as usize].0;
+            *sweep = [
+                sweep[0].min(s[0]),
+                sweep[1].min(s[1]),
+                sweep[2].max(s[2]),
+                sweep[3].max(s[3]),
+            ];
+        }
+        for &i in &self.outside {
+            self.sweeps[self.prims.get_ref(i as usize).body as usize].1 = false;
+        }
         let plan = &mut self.plan;
         plan.serial.clear();
         plan.strip_of.clear();
@@ -163,7 +179,9 @@ impl KinematicEngine {
                         ];
                     }
                     let (_, y0, _, y1) = layout.span(&bounds);
-                    (inside && y1 - y0 < STRIP).then_some(y0 / STRIP)
+                    // (A body without prims has empty bounds: it moves one by one.)
+                    let fits = inside && bounds[1] <= bounds[3] && y1 - y0 < STRIP;
+                    fits.then_some(y0 / STRIP)
                 }) {
                     Some(s) => {
                         strip = s as u32;
