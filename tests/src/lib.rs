@@ -144,6 +144,33 @@ pub fn build_fast(scene: &Path, workers: usize) -> Result<Environment, SsxError>
 }
 
 /// Steps `n` times, failing the test on error.
+/// Every number of every body state (pose, quaternion, velocities), as bits: two runs agree
+/// bit for bit when these are equal.
+pub fn state_bits(states: &[ssx_core::BodyState]) -> Vec<u64> {
+    states
+        .iter()
+        .flat_map(|s| {
+            let q = s.pose.rotation.quaternion();
+            [
+                s.pose.translation.x,
+                s.pose.translation.y,
+                s.pose.translation.z,
+                q.w,
+                q.i,
+                q.j,
+                q.k,
+                s.linvel.x,
+                s.linvel.y,
+                s.linvel.z,
+                s.angvel.x,
+                s.angvel.y,
+                s.angvel.z,
+            ]
+        })
+        .map(f64::to_bits)
+        .collect()
+}
+
 pub fn step_n(env: &mut Environment, n: u64) {
     for _ in 0..n {
         env.step().expect("step");

@@ -31,18 +31,23 @@ fn engines(gravity: Vec3) -> Vec<(String, Box<dyn PhysicEngine>)> {
     names
         .into_iter()
         .map(|n| {
-            let e = reg
-                .create_engine(
-                    &n,
-                    &EngineConfig {
-                        gravity,
-                        timestep: DT,
-                    },
-                )
-                .unwrap();
+            let e = engine(&n, gravity);
             (n, e)
         })
         .collect()
+}
+
+/// Engine `name` with the given gravity and the tests' timestep.
+fn engine(name: &str, gravity: Vec3) -> Box<dyn PhysicEngine> {
+    registry()
+        .create_engine(
+            name,
+            &EngineConfig {
+                gravity,
+                timestep: DT,
+            },
+        )
+        .unwrap()
 }
 
 fn body(kind: BodyKind, xyz: [f64; 3], shape: Shape) -> BodySpec {
@@ -318,16 +323,7 @@ fn a_box_dropped_onto_another_rests_on_it() {
 #[test]
 fn the_same_world_steps_to_the_same_bits() {
     let run = |name: &str| {
-        let reg = registry();
-        let mut e = reg
-            .create_engine(
-                name,
-                &EngineConfig {
-                    gravity: Vec3::new(0.0, 0.0, -9.81),
-                    timestep: DT,
-                },
-            )
-            .unwrap();
+        let mut e = engine(name, Vec3::new(0.0, 0.0, -9.81));
         e.add_body(&ground()).unwrap();
         for i in 0..20 {
             let x = (i % 5) as f64 * 0.3;
@@ -363,19 +359,11 @@ fn the_same_world_steps_to_the_same_bits() {
 }
 
 /// A crowd that meets: 400 planar boxes on a tight grid (enough for the kinematic engine to
-/// share its passes among the workers) (some turned, a few carrying a cube),
-/// each driven by its own velocity command towards the middle, and a few boxes dropped on them.
-/// Stepped with `par`; the final states.
+/// share its passes among the workers), some turned, a few carrying a cube, each driven by its
+/// own velocity command towards the middle, and a few boxes dropped on them. Stepped with
+/// `par`; the final states.
 fn crowd_run(name: &str, par: &dyn ssx_core::Parallel) -> Vec<BodyState> {
-    let mut e = registry()
-        .create_engine(
-            name,
-            &EngineConfig {
-                gravity: Vec3::new(0.0, 0.0, -9.81),
-                timestep: DT,
-            },
-        )
-        .unwrap();
+    let mut e = engine(name, Vec3::new(0.0, 0.0, -9.81));
     e.add_body(&ground()).unwrap();
     let mut movers = Vec::new();
     for i in 0..400 {
@@ -427,26 +415,7 @@ fn crowd_run(name: &str, par: &dyn ssx_core::Parallel) -> Vec<BodyState> {
 
 #[test]
 fn a_crowd_steps_to_the_same_bits_on_one_two_and_three_workers() {
-    let bits = |states: &[BodyState]| -> Vec<u64> {
-        states
-            .iter()
-            .flat_map(|s| {
-                let q = s.pose.rotation.quaternion();
-                [
-                    s.pose.translation.x,
-                    s.pose.translation.y,
-                    s.pose.translation.z,
-                    q.w,
-                    q.k,
-                    s.linvel.x,
-                    s.linvel.y,
-                    s.linvel.z,
-                    s.angvel.z,
-                ]
-            })
-            .map(f64::to_bits)
-            .collect()
-    };
+    let bits = ssx_tests::state_bits;
     for name in registry().names(PluginKind::Engine) {
         let reference = crowd_run(name, &ssx_core::Serial);
         // The crowd did meet: many movers ended away from where they would have glided to

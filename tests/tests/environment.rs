@@ -13,28 +13,7 @@ use ssx_core::{Clock, Driver, Mode, Sensor, SimulationExtension, SsxError, Virtu
 use ssx_tests::{Workspace, build_fast, build_fast_with, build_with, registry, repo_root, step_n};
 
 fn bits(env: &ssx_core::Environment) -> Vec<u64> {
-    env.states()
-        .iter()
-        .flat_map(|s| {
-            let q = s.pose.rotation.quaternion();
-            [
-                s.pose.translation.x,
-                s.pose.translation.y,
-                s.pose.translation.z,
-                q.w,
-                q.i,
-                q.j,
-                q.k,
-                s.linvel.x,
-                s.linvel.y,
-                s.linvel.z,
-                s.angvel.x,
-                s.angvel.y,
-                s.angvel.z,
-            ]
-        })
-        .map(f64::to_bits)
-        .collect()
+    ssx_tests::state_bits(env.states())
 }
 
 fn swarm_scene(ws: &Workspace) -> std::path::PathBuf {

@@ -316,25 +316,34 @@ fn a_counter_keeps_counting_across_a_swap_that_hands_its_state_over() {
     assert_eq!(after, (1.0, 3.0));
 }
 
-/// The Rust SDK's side of the hand-over (`Sensor::save` / `Sensor::restore`): the `tally` sensor
-/// of the Rust fixture library, swapped for the same build, continues its count.
-#[test]
-fn a_rust_sensor_hands_its_count_over_through_the_sdk() {
-    let ws = Workspace::new();
+/// A world of one body with the Rust fixture's `tally` sensor (`descriptor`) from a copy of the
+/// library in `ws`: the environment, the built library and the copy.
+fn tally_world(ws: &Workspace, descriptor: &str) -> (Environment, PathBuf, PathBuf) {
     let built = ssx_tests::rust_plugin_dir().join("libssx_test_plugins.so");
     let lib = ws.path().join("libtally.so");
     std::fs::copy(&built, &lib).unwrap();
     ws.write(
         "t.json",
-        r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
-  "sensors": [ { "name": "n", "library": "libtally.so", "plugin": "tally", "descriptor": {} } ] }"#,
+        &format!(
+            r#"{{ "bodies": [ {{ "name": "b", "mass": 1.0, "colliders": [ {{ "shape": {{ "sphere": {{ "radius": 0.1 }} }} }} ] }} ],
+  "sensors": [ {{ "name": "n", "library": "libtally.so", "plugin": "tally", "descriptor": {descriptor} }} ] }}"#
+        ),
     );
     let scene = ws.write(
         "s.json",
         r#"{ "timestep": 0.001, "gravity": [0, 0, 0], "artifacts": [ { "name": "t", "artifact": "t.json" } ] }"#,
     );
     let clock = Arc::new(MonotonicClock::new(Duration::ZERO));
-    let mut env = build_with(&scene, &registry(), 1, Mode::Fast, false, clock).unwrap();
+    let env = build_with(&scene, &registry(), 1, Mode::Fast, false, clock).unwrap();
+    (env, built, lib)
+}
+
+/// The Rust SDK's side of the hand-over (`Sensor::save` / `Sensor::restore`): the `tally` sensor
+/// of the Rust fixture library, swapped for the same build, continues its count.
+#[test]
+fn a_rust_sensor_hands_its_count_over_through_the_sdk() {
+    let ws = Workspace::new();
+    let (mut env, built, lib) = tally_world(&ws, "{}");
     ssx_tests::step_n(&mut env, 50);
     let reading = |env: &Environment| env.reading("t", "n").unwrap().values().to_vec();
     assert_eq!(reading(&env), [50.0, 0.0]);
@@ -355,20 +364,7 @@ fn a_rust_sensor_hands_its_count_over_through_the_sdk() {
 #[test]
 fn an_idle_sensor_is_called_on_its_sampling_steps_only() {
     let ws = Workspace::new();
-    let built = ssx_tests::rust_plugin_dir().join("libssx_test_plugins.so");
-    let lib = ws.path().join("libtally.so");
-    std::fs::copy(&built, &lib).unwrap();
-    ws.write(
-        "t.json",
-        r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
-  "sensors": [ { "name": "n", "library": "libtally.so", "plugin": "tally", "descriptor": { "every": 4 } } ] }"#,
-    );
-    let scene = ws.write(
-        "s.json",
-        r#"{ "timestep": 0.001, "gravity": [0, 0, 0], "artifacts": [ { "name": "t", "artifact": "t.json" } ] }"#,
-    );
-    let clock = Arc::new(MonotonicClock::new(Duration::ZERO));
-    let mut env = build_with(&scene, &registry(), 1, Mode::Fast, false, clock).unwrap();
+    let (mut env, built, lib) = tally_world(&ws, r#"{ "every": 4 }"#);
     let reading = |env: &Environment| {
         let r = env.reading("t", "n").unwrap();
         (r.values().to_vec(), r.step())
