@@ -586,6 +586,7 @@ impl Environment {
                 self.catalog.body_kind.push(spec.kind);
                 self.catalog.body_bounds.push(spec.bounds());
                 self.catalog.body_artifact.push(id);
+                self.catalog.body_local.push(bi as u32);
             }
             let bodies = first..first + art.bodies.len() as u32;
             let first_joint = self.catalog.joint_motorised.len() as u32;

@@ -76,6 +76,9 @@ pub struct Catalog {
     pub(crate) artifacts: Vec<ArtifactInfo>,
     pub(crate) by_name: HashMap<String, ArtifactId>,
     pub(crate) body_artifact: Vec<ArtifactId>,
+    /// Each body's index within its artifact (kept apart from `artifacts` so that naming a ray's
+    /// or a contact's body reads 4 bytes, not another artifact's record).
+    pub(crate) body_local: Vec<u32>,
     pub(crate) body_mass: Vec<f64>,
     pub(crate) body_inertia: Vec<Vec3>,
     pub(crate) body_kind: Vec<BodyKind>,
@@ -143,6 +146,10 @@ impl<'a> World<'a> {
     /// The artifact a body belongs to.
     pub fn owner(&self, id: BodyId) -> ArtifactId {
         self.catalog.body_artifact[id.index()]
+    }
+    /// A body's index within its artifact ([`World::owner`]'s bodies).
+    pub fn local_index(&self, id: BodyId) -> u32 {
+        self.catalog.body_local[id.index()]
     }
     /// Number of artifacts.
     pub fn artifact_count(&self) -> usize {

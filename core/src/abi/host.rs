@@ -365,11 +365,9 @@ unsafe extern "C" fn host_contacts(
         found.clear();
         f.world.contacts(id, &mut found);
         for (i, c) in found.iter().take(capacity).enumerate() {
-            let owner = f.world.owner(c.other);
-            let first = f.world.artifact(owner).bodies.start;
             let entry = SsxContact {
-                artifact: owner.0,
-                body: c.other.0 - first,
+                artifact: f.world.owner(c.other).0,
+                body: f.world.local_index(c.other),
                 point: [c.point.x, c.point.y, c.point.z],
                 force: [c.force.x, c.force.y, c.force.z],
             };
@@ -462,17 +460,13 @@ unsafe extern "C" fn host_ray_cast(
         let result = f.world.cast_ray(Point3::from(o), d, max_distance, ignore);
         *out(hit)? = match result {
             None => SsxRayHit::default(),
-            Some(h) => {
-                let owner = f.world.owner(h.body);
-                let first = f.world.artifact(owner).bodies.start;
-                SsxRayHit {
-                    hit: 1,
-                    artifact: owner.0,
-                    body: h.body.0 - first,
-                    distance: h.distance,
-                    normal: [h.normal.x, h.normal.y, h.normal.z],
-                }
-            }
+            Some(h) => SsxRayHit {
+                hit: 1,
+                artifact: f.world.owner(h.body).0,
+                body: f.world.local_index(h.body),
+                distance: h.distance,
+                normal: [h.normal.x, h.normal.y, h.normal.z],
+            },
         };
         Ok(())
     })
@@ -905,7 +899,7 @@ unsafe extern "C" fn host_attachment(
         let (carrier, offset) = f.world.attachment(held).ok_or(SSX_ERR_NOT_FOUND)?;
         let owner = f.world.owner(carrier);
         *out(carrier_artifact)? = owner.0;
-        *out(carrier_body)? = carrier.0 - f.world.artifact(owner).bodies.start;
+        *out(carrier_body)? = f.world.local_index(carrier);
         let p = offset.translation.vector;
         let q = offset.rotation.quaternion();
         write_doubles(position, [p.x, p.y, p.z])?;
