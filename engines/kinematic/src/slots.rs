@@ -7,9 +7,10 @@ use std::cell::UnsafeCell;
 /// guarantees, as [`Slots::set_shared`] asks, that nobody else touches the slot meanwhile.
 pub(crate) struct Slots<T>(Vec<UnsafeCell<T>>);
 
-// SAFETY: through `&Slots` a slot is only read, except by `set_shared`, whose callers promise
-// that no other thread reads or writes that slot until they are done with it.
-unsafe impl<T: Send> Sync for Slots<T> {}
+// SAFETY: through `&Slots` a slot is only read (threads share `&T`, hence `T: Sync`), except by
+// `set_shared`, whose callers promise that no other thread reads or writes that slot until they
+// are done with it (values cross threads that way, hence `T: Send`).
+unsafe impl<T: Send + Sync> Sync for Slots<T> {}
 
 impl<T> Default for Slots<T> {
     fn default() -> Self {
