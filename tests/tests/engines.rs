@@ -359,9 +359,9 @@ fn the_same_world_steps_to_the_same_bits() {
 }
 
 /// A crowd that meets: 400 planar boxes on a tight grid (enough for the kinematic engine to
-/// share its passes among the workers), some turned, a few carrying a cube, each driven by its
-/// own velocity command towards the middle, and a few boxes dropped on them. Stepped with
-/// `par`; the final states.
+/// share its passes among the workers), some turned, a few carrying a cube and one carrying
+/// another box, each driven by its own velocity command towards the middle, and a few boxes
+/// dropped on them. Stepped with `par`; the final states.
 fn crowd_run(name: &str, par: &dyn ssx_core::Parallel) -> Vec<BodyState> {
     let mut e = engine(name, Vec3::new(0.0, 0.0, -9.81));
     e.add_body(&ground()).unwrap();
@@ -387,6 +387,10 @@ fn crowd_run(name: &str, par: &dyn ssx_core::Parallel) -> Vec<BodyState> {
             e.attach(cube, carrier, Pose::translation(0.0, 0.0, 0.2))
                 .unwrap();
         }
+        // And one carried by a body that comes after it (the kinematic engine takes the
+        // carrier's velocity from before its integration, as in id order).
+        e.attach(movers[5].0, movers[390].0, Pose::translation(0.0, 0.0, 0.3))
+            .unwrap();
     }
     for i in 0..6 {
         e.add_body(&body(

@@ -32,6 +32,7 @@ use ssx_core::engine::{
 };
 use ssx_core::math::nalgebra::{Matrix3, SymmetricEigen};
 use ssx_core::math::{Point3, Pose, Vec3};
+use ssx_core::parallel::{self, Parallel};
 use ssx_core::spatial::{self as grid, Grid, Layout, ListGrid};
 
 /// A body as the engine keeps it.
@@ -79,6 +80,14 @@ impl Body {
     }
 }
 
+/// One worker's share of filing the movers in the grid: what it found, in id order.
+#[derive(Debug, Default)]
+struct SweepLane {
+    entries: Vec<(u32, [f64; 4])>,
+    outside: Vec<u32>,
+    moving: usize,
+}
+
 /// The kinematic 2.5D [`PhysicEngine`].
 pub struct KinematicEngine {
     gravity: Vec3,
@@ -106,6 +115,10 @@ pub struct KinematicEngine {
     sweeps: Vec<([f64; 4], bool)>,
     /// Bodies that move on their own this step (not static, not carried).
     moving: usize,
+    /// The bodies something carries, in id order.
+    carried: Vec<u32>,
+    /// The workers' shares of filing the movers in the grid.
+    sweep_lanes: Vec<SweepLane>,
     /// The order the movers move in, and the workers' lanes (motion.rs).
     plan: motion::Plan,
     lanes: Vec<motion::Lane>,
@@ -129,6 +142,8 @@ impl KinematicEngine {
             entries: Vec::new(),
             sweeps: Vec::new(),
             moving: 0,
+            carried: Vec::new(),
+            sweep_lanes: Vec::new(),
             plan: motion::Plan::default(),
             lanes: Vec::new(),
         }
@@ -212,88 +227,158 @@ impl KinematicEngine {
     }
 
     /// Files every moving prim under its bounds swept over the coming step.
-    fn index_movers(&mut self, dt: f64) {
+    fn index_movers(&mut self, dt: f64, par: &dyn Parallel) {
         let outside_limit = 64.max(self.prims.len() / 10);
         if self.layout.is_none() || self.static_dirty || self.outside.len() > outside_limit {
             self.relayout();
         }
         let layout = self.layout.expect("laid out above");
+        // Each lane sweeps an id range of bodies; the lanes' lists, joined in order, are what one
+        // thread would have listed, so the grid is the same whatever the workers.
+        let n = self.bodies.len();
+        let lanes = if n >= motion::MIN_STRIPS {
+            par.workers().max(1)
+        } else {
+            1
+        };
+        let mut sweeps = std::mem::take(&mut self.sweep_lanes);
+        sweeps.resize_with(lanes, SweepLane::default);
+        let engine = &*self;
+        parallel::for_each_mut(par, &mut sweeps, &|k, lane| {
+            lane.entries.clear();
+            lane.outside.clear();
+            lane.moving = 0;
+            for b in parallel::share(n, lanes, k) {
+                engine.sweep(b, dt, &layout, lane);
+            }
+        });
         self.entries.clear();
         self.outside.clear();
         self.moving = 0;
-        for (k, b) in self.bodies.iter().enumerate() {
-            if !b.moves() {
-                continue;
-            }
-            self.moving += usize::from(b.carrier.is_none());
-            // A carried body turns about its carrier: its reach counts from there.
-            let arm = b
-                .carrier
-                .map_or(b.reach, |(_, o)| o.translation.vector.xy().norm() + b.reach);
-            let m = self.motion.get(k);
-            let reach = m.linvel.xy().norm() * dt + m.angvel.norm() * dt * arm + 1e-6;
-            for i in b.prims() {
-                let a = self.prims.get_ref(i).aabb;
-                let swept = [a[0] - reach, a[1] - reach, a[2] + reach, a[3] + reach];
-                if layout.holds(&swept) {
-                    self.entries.push((i as u32, swept));
-                } else {
-                    self.outside.push(i as u32);
-                }
-            }
+        for lane in &sweeps {
+            self.entries.extend_from_slice(&lane.entries);
+            self.outside.extend_from_slice(&lane.outside);
+            self.moving += lane.moving;
         }
+        self.sweep_lanes = sweeps;
         self.movers.build(&layout, &self.entries);
     }
 
-    /// Integrates a body's velocity over the step (forces, gravity, damping).
-    fn accelerate(&mut self, b: usize, dt: f64) {
-        let gravity = self.gravity;
-        if let Some((c, _)) = self.bodies[b].carrier {
-            // Carried: it moves as its carrier does (for the swept bounds), nothing else.
-            let carrier = self.motion.get(c as usize);
-            let m = self.motion.get_mut(b);
-            (m.linvel, m.angvel) = (carrier.linvel, carrier.angvel);
-            let body = &mut self.bodies[b];
-            body.force = Vec3::zeros();
-            body.torque = Vec3::zeros();
+    /// Files body `b`'s prims under their bounds swept over the step into `lane` (or its
+    /// outside list when they leave the grid).
+    fn sweep(&self, b: usize, dt: f64, layout: &Layout, lane: &mut SweepLane) {
+        let body = &self.bodies[b];
+        if !body.moves() {
             return;
         }
-        let body = &mut self.bodies[b];
-        let m = self.motion.get_mut(b);
-        match body.kind {
-            BodyKind::Static => return,
-            BodyKind::Kinematic => (m.linvel, m.angvel) = body.command,
-            BodyKind::Dynamic => {
-                let mut acc = body.force / body.mass;
-                if !body.planar {
-                    acc += gravity;
-                }
-                m.linvel += acc * dt;
-                m.linvel *= 1.0 / (1.0 + dt * body.linear_damping);
-                if body.planar {
-                    if body.principal.z > 0.0 {
-                        m.angvel.z += body.torque.z / body.inertia[(2, 2)] * dt;
-                    }
-                } else {
-                    // Euler's equations in the world frame: I ω' = τ − ω × I ω.
-                    let r = m.pose.rotation.to_rotation_matrix();
-                    let world = r.matrix() * body.inertia * r.matrix().transpose();
-                    if let Some(inv) = world.try_inverse() {
-                        let w = m.angvel;
-                        m.angvel += inv * (body.torque - w.cross(&(world * w))) * dt;
-                    }
-                }
-                m.angvel *= 1.0 / (1.0 + dt * body.angular_damping);
+        lane.moving += usize::from(body.carrier.is_none());
+        // A carried body turns about its carrier: its reach counts from there.
+        let arm = body.carrier.map_or(body.reach, |(_, o)| {
+            o.translation.vector.xy().norm() + body.reach
+        });
+        let m = self.motion.get(b);
+        let reach = m.linvel.xy().norm() * dt + m.angvel.norm() * dt * arm + 1e-6;
+        for i in body.prims() {
+            let a = self.prims.get_ref(i).aabb;
+            let swept = [a[0] - reach, a[1] - reach, a[2] + reach, a[3] + reach];
+            if layout.holds(&swept) {
+                lane.entries.push((i as u32, swept));
+            } else {
+                lane.outside.push(i as u32);
             }
         }
-        if body.planar {
-            m.linvel.z = 0.0;
-            m.angvel.x = 0.0;
-            m.angvel.y = 0.0;
+    }
+
+    /// Integrates every body's velocity over the step (forces, gravity, damping), free bodies
+    /// shared among `par`'s workers in id ranges. A carried body takes its carrier's velocity as
+    /// one thread in id order would leave it: from before the carrier's integration when the
+    /// carrier comes later, after it when it comes earlier.
+    fn accelerate_all(&mut self, dt: f64, par: &dyn Parallel) {
+        let n = self.bodies.len();
+        let carried = std::mem::take(&mut self.carried);
+        let carrier_later =
+            |e: &Self, b: u32| e.bodies[b as usize].carrier.is_some_and(|(c, _)| c > b);
+        for &b in &carried {
+            if carrier_later(self, b) {
+                self.accelerate_carried(b as usize);
+            }
         }
+        let gravity = self.gravity;
+        let lanes = if n >= motion::MIN_STRIPS {
+            par.workers().max(1)
+        } else {
+            1
+        };
+        let chunk = n.div_ceil(lanes).max(1);
+        let mut parts: Vec<_> = self
+            .bodies
+            .chunks_mut(chunk)
+            .zip(self.motion.cells_mut().chunks_mut(chunk))
+            .collect();
+        parallel::for_each_mut(par, &mut parts, &|_, (bodies, motion)| {
+            for (body, m) in bodies.iter_mut().zip(motion.iter_mut()) {
+                if body.carrier.is_none() {
+                    accelerate_free(body, m.get_mut(), gravity, dt);
+                }
+            }
+        });
+        for &b in &carried {
+            if !carrier_later(self, b) {
+                self.accelerate_carried(b as usize);
+            }
+        }
+        self.carried = carried;
+    }
+
+    /// A carried body moves as its carrier does (for the swept bounds), nothing else.
+    fn accelerate_carried(&mut self, b: usize) {
+        let Some((c, _)) = self.bodies[b].carrier else {
+            return;
+        };
+        let carrier = self.motion.get(c as usize);
+        let m = self.motion.get_mut(b);
+        (m.linvel, m.angvel) = (carrier.linvel, carrier.angvel);
+        let body = &mut self.bodies[b];
         body.force = Vec3::zeros();
         body.torque = Vec3::zeros();
     }
+}
+
+/// Integrates a body that nothing carries over the step (forces, gravity, damping).
+fn accelerate_free(body: &mut Body, m: &mut Motion, gravity: Vec3, dt: f64) {
+    match body.kind {
+        BodyKind::Static => return,
+        BodyKind::Kinematic => (m.linvel, m.angvel) = body.command,
+        BodyKind::Dynamic => {
+            let mut acc = body.force / body.mass;
+            if !body.planar {
+                acc += gravity;
+            }
+            m.linvel += acc * dt;
+            m.linvel *= 1.0 / (1.0 + dt * body.linear_damping);
+            if body.planar {
+                if body.principal.z > 0.0 {
+                    m.angvel.z += body.torque.z / body.inertia[(2, 2)] * dt;
+                }
+            } else {
+                // Euler's equations in the world frame: I ω' = τ − ω × I ω.
+                let r = m.pose.rotation.to_rotation_matrix();
+                let world = r.matrix() * body.inertia * r.matrix().transpose();
+                if let Some(inv) = world.try_inverse() {
+                    let w = m.angvel;
+                    m.angvel += inv * (body.torque - w.cross(&(world * w))) * dt;
+                }
+            }
+            m.angvel *= 1.0 / (1.0 + dt * body.angular_damping);
+        }
+    }
+    if body.planar {
+        m.linvel.z = 0.0;
+        m.angvel.x = 0.0;
+        m.angvel.y = 0.0;
+    }
+    body.force = Vec3::zeros();
+    body.torque = Vec3::zeros();
 }
 
 /// Mass, inertia about the body origin (body frame) and principal moments of a body.
@@ -427,6 +512,9 @@ impl PhysicEngine for KinematicEngine {
             self.bodies[carrier.index()].cargo.push(body.0);
         }
         self.bodies[body.index()].carrier = Some((carrier.0, offset));
+        if let Err(at) = self.carried.binary_search(&body.0) {
+            self.carried.insert(at, body.0);
+        }
         Ok(())
     }
 
@@ -442,6 +530,7 @@ impl PhysicEngine for KinematicEngine {
         let m = self.motion.get_mut(body.index());
         (m.linvel.x, m.linvel.y, m.angvel) = (0.0, 0.0, Vec3::zeros());
         self.bodies[c as usize].cargo.retain(|&m| m != body.0);
+        self.carried.retain(|&m| m != body.0);
     }
 
     fn attachment(&self, body: BodyId) -> Option<(BodyId, Pose)> {
@@ -507,12 +596,10 @@ impl PhysicEngine for KinematicEngine {
         self.step_on(dt, &ssx_core::parallel::Serial);
     }
 
-    fn step_on(&mut self, dt: f64, par: &dyn ssx_core::parallel::Parallel) {
+    fn step_on(&mut self, dt: f64, par: &dyn Parallel) {
         self.contacts.clear();
-        for b in 0..self.bodies.len() {
-            self.accelerate(b, dt);
-        }
-        self.index_movers(dt);
+        self.accelerate_all(dt, par);
+        self.index_movers(dt, par);
         self.move_bodies(dt, par);
         // One entry per pair and body, in body order.
         self.contacts.sort_by_key(|(b, c)| (*b, c.other));

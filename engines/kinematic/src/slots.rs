@@ -65,6 +65,11 @@ impl<T: Copy> Slots<T> {
         unsafe { *self.0[i].get() = value }
     }
 
+    /// The slots themselves, for splitting among threads that each take theirs `&mut`.
+    pub fn cells_mut(&mut self) -> &mut [UnsafeCell<T>] {
+        &mut self.0
+    }
+
     /// Every value, in order.
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
         (0..self.len()).map(|i| self.get(i))
