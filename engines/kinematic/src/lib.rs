@@ -276,7 +276,9 @@ impl KinematicEngine {
         let arm = body.carrier.map_or(body.reach, |(_, o)| {
             o.translation.vector.xy().norm() + body.reach
         });
-        let m = self.motion.get(b);
+        // It moves as its carrier does now: the carrier's integrated velocity, not the copy
+        // it took when its own turn came (before a carrier of a later id was integrated).
+        let m = self.motion.get(body.carrier.map_or(b, |(c, _)| c as usize));
         let reach = m.linvel.xy().norm() * dt + m.angvel.norm() * dt * arm + 1e-6;
         for i in body.prims() {
             let a = self.prims.get_ref(i).aabb;

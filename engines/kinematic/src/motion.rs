@@ -489,8 +489,9 @@ mod tests {
     /// The invariant the strips' `unsafe` rests on: a body moved in a strip (a planar body, and
     /// what it carries) keeps every prim of its move inside the bounds its prims were filed under
     /// for the step. Random planar bodies: boxes and tilted cylinders, off-centre colliders,
-    /// fast turns, some carrying a box where it holds it; and some given cargo that jumps to
-    /// them on this move, which must move alone.
+    /// fast turns, some carrying a box where it holds it, some pushed hard while carrying a box
+    /// of an earlier id; and some given cargo that jumps to them on this move, and tumbling
+    /// boxes, which must move alone.
     #[test]
     fn a_planar_move_stays_within_its_swept_bounds() {
         let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
@@ -514,6 +515,10 @@ mod tests {
             angular_damping: 0.0,
             planar: false,
         };
+        // Boxes that later bodies will carry (a carrier after its cargo in id order).
+        let early: Vec<_> = (0..10)
+            .map(|k| e.add_body(&box_at([k as f64, -45.0, 1.0])).unwrap())
+            .collect();
         let mut movers = Vec::new();
         for i in 0..300 {
             let xyz = [
@@ -571,6 +576,20 @@ mod tests {
             }
             movers.push(id);
         }
+        let pushed: Vec<_> = early
+            .iter()
+            .enumerate()
+            .map(|(j, &cargo)| {
+                let carrier = movers[j * 17 + 1];
+                e.attach(
+                    cargo,
+                    carrier,
+                    pose_from_xyz_rpy([0.3, 0.9, 0.5], [0.0, 0.0, 0.4]),
+                )
+                .unwrap();
+                carrier
+            })
+            .collect();
         // One step places the cargo; then more is attached, which jumps on the next move.
         e.step(0.01);
         for (_, &id) in movers.iter().enumerate().filter(|(k, _)| k % 7 == 3) {
@@ -589,6 +608,19 @@ mod tests {
                     0.0,
                 ),
                 angular: Vec3::new(0.0, 0.0, rng.random_range(-40.0..40.0)),
+            });
+        }
+        // Carriers pushed hard (1 m/s more each step): their cargo, integrated before them,
+        // must still be filed for where they take it.
+        for &id in &pushed {
+            e.apply(&BodyCommand::Velocity {
+                body: id,
+                linear: Vec3::new(0.5, 0.0, 0.0),
+                angular: Vec3::zeros(),
+            });
+            e.apply(&BodyCommand::Force {
+                body: id,
+                force: Vec3::new(0.0, 500.0, 0.0),
             });
         }
         // Bodies that tumble: their tilts leave any bounds a turn about z allows for.
@@ -614,6 +646,7 @@ mod tests {
         let jumping = movers.iter().enumerate().filter(|(k, _)| k % 7 == 3);
         assert!(jumping.clone().all(|(_, id)| serial.contains(&id.0)));
         assert!(tumbling.iter().all(|id| serial.contains(&id.0)));
+        assert!(pushed.iter().any(|id| !serial.contains(&id.0)));
         for &id in movers.iter().filter(|id| !serial.contains(&id.0)) {
             let b = id.0 as usize;
             let body = &e.bodies[b];
