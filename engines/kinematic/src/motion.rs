@@ -3,16 +3,16 @@
 //! Bodies move one at a time, each seeing the moves made before it (Stage's rule). The order
 //! comes from the grid: its rows are cut into strips [`STRIP`] cells high, and a mover belongs
 //! to the strip of the lowest row that its bounds swept over the step meet. A planar mover whose
-//! swept bounds meet at most [`STRIP`] rows (with what it carries) *fits*: its move stays within
-//! those bounds (they allow for any turn about z), so it reads and writes only prims filed in the
-//! rows it meets, and every body filed there belongs to its own strip or one beside it. So strips
-//! two apart never meet: the even strips move at once, shared among the workers, each strip's
-//! movers in id order; then the odd strips; then, one by one in id order, the movers that do not
-//! fit (not planar, whose tilts the bounds do not cover; taller than a strip; partly outside
-//! the grid).
-//! A world with fewer than [`MIN_STRIPS`] movers moves them all in id order. The order depends
-//! on the world alone, and contacts are kept in strip order, so results do not depend on the
-//! number of workers.
+//! swept bounds meet at most [`STRIP`] rows (with what it carries, all of it where it is held)
+//! *fits*: its move stays within those bounds (they allow for any turn about z; the test below
+//! checks it), so it reads and writes only prims filed in the rows it meets, and every body filed
+//! there belongs to its own strip or one beside it. So strips two apart never meet: the even
+//! strips move at once, shared among the workers, each strip's movers in id order; then the odd
+//! strips; then, one by one in id order, the movers that do not fit (not planar, whose tilts the
+//! bounds do not cover; carrying cargo that jumps to its place on this move; taller than a
+//! strip; partly outside the grid). A world with fewer than [`MIN_STRIPS`] movers moves them all
+//! in id order. The order depends on the world alone, and contacts are kept in strip order, so
+//! results do not depend on the number of workers.
 
 use ssx_core::engine::{BodyId, BodyKind, Contact};
 use ssx_core::math::{Point3, Pose, Rotation, Vec3};
