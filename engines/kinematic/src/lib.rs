@@ -26,6 +26,7 @@ mod slots;
 
 use shape::Prim;
 use slots::Slots;
+use smallvec::SmallVec;
 use ssx_core::engine::{
     BodyCommand, BodyId, BodyKind, BodySpec, BodyState, Capabilities, Contact, EngineConfig,
     JointId, JointSpec, MassSpec, PhysicEngine, RayHit, Shape, check_attach,
@@ -312,18 +313,21 @@ impl KinematicEngine {
             1
         };
         let chunk = n.div_ceil(lanes).max(1);
-        let mut parts: Vec<_> = self
-            .bodies
-            .chunks_mut(chunk)
-            .zip(self.motion.cells_mut().chunks_mut(chunk))
-            .collect();
-        parallel::for_each_mut(par, &mut parts, &|_, (bodies, motion)| {
-            for (body, m) in bodies.iter_mut().zip(motion.iter_mut()) {
-                if body.carrier.is_none() {
-                    accelerate_free(body, m.get_mut(), gravity, dt);
+        {
+            // Up to four workers without allocating on the step.
+            let mut parts: SmallVec<[_; 4]> = self
+                .bodies
+                .chunks_mut(chunk)
+                .zip(self.motion.cells_mut().chunks_mut(chunk))
+                .collect();
+            parallel::for_each_mut(par, &mut parts, &|_, (bodies, motion)| {
+                for (body, m) in bodies.iter_mut().zip(motion.iter_mut()) {
+                    if body.carrier.is_none() {
+                        accelerate_free(body, m.get_mut(), gravity, dt);
+                    }
                 }
-            }
-        });
+            });
+        }
         for &b in &carried {
             if !carrier_later(self, b) {
                 self.accelerate_carried(b as usize);

@@ -44,6 +44,8 @@ pub(crate) struct Plan {
     strip_of: Vec<u32>,
     /// The movers that fit no strip, in id order.
     serial: Vec<u32>,
+    /// Where each strip's next mover goes (scratch for building).
+    next: Vec<u32>,
 }
 
 impl Plan {
@@ -148,12 +150,7 @@ impl KinematicEngine {
         self.sweeps.resize(self.bodies.len(), none);
         for &(i, s) in &self.entries {
             let sweep = &mut self.sweeps[self.prims.get_ref(i as usize).body as usize].0;
-            *sweep = [
-                sweep[0].min(s[0]),
-                sweep[1].min(s[1]),
-                sweep[2].max(s[2]),
-                sweep[3].max(s[3]),
-            ];
+            *sweep = union(sweep, &s);
         }
         for &i in &self.outside {
             self.sweeps[self.prims.get_ref(i as usize).body as usize].1 = false;
@@ -176,12 +173,7 @@ impl KinematicEngine {
                         // Cargo just attached (or moved on its carrier) jumps to its place on
                         // this move, outside the bounds it was filed under.
                         inside &= i && placed(&self.bodies, &self.motion, m as usize, &here);
-                        bounds = [
-                            bounds[0].min(s[0]),
-                            bounds[1].min(s[1]),
-                            bounds[2].max(s[2]),
-                            bounds[3].max(s[3]),
-                        ];
+                        bounds = union(&bounds, &s);
                     }
                     let (_, y0, _, y1) = layout.span(&bounds);
                     // Only a planar body's move stays within its swept bounds (they allow for
@@ -204,17 +196,15 @@ impl KinematicEngine {
         plan.members.clear();
         plan.members.resize(plan.start[strips] as usize, 0);
         // Filled in id order, so each strip lists its movers in id order.
-        let mut fill = std::mem::take(&mut plan.strip_of);
-        let mut next = plan.start.clone();
-        for (b, s) in fill.iter().enumerate() {
-            if *s != u32::MAX {
-                let at = &mut next[*s as usize];
+        plan.next.clear();
+        plan.next.extend_from_slice(&plan.start);
+        for (b, &s) in plan.strip_of.iter().enumerate() {
+            if s != u32::MAX {
+                let at = &mut plan.next[s as usize];
                 plan.members[*at as usize] = b as u32;
                 *at += 1;
             }
         }
-        fill.clear();
-        plan.strip_of = fill;
     }
 
     /// The first other body that `cand` (body `b`'s prims at a new pose) would overlap and its
@@ -465,6 +455,16 @@ impl KinematicEngine {
     }
 }
 
+/// The smallest box holding both (min x, min y, max x, max y).
+fn union(a: &[f64; 4], b: &[f64; 4]) -> [f64; 4] {
+    [
+        a[0].min(b[0]),
+        a[1].min(b[1]),
+        a[2].max(b[2]),
+        a[3].max(b[3]),
+    ]
+}
+
 /// Whether carried body `m` is where its carrier, at `carrier`, holds it.
 fn placed(bodies: &[crate::Body], motion: &crate::Slots<Motion>, m: usize, carrier: &Pose) -> bool {
     let Some((_, offset)) = bodies[m].carrier else {
@@ -652,13 +652,7 @@ mod tests {
             let body = &e.bodies[b];
             let (mut bounds, _) = e.sweeps[b];
             for &m in &body.cargo {
-                let s = e.sweeps[m as usize].0;
-                bounds = [
-                    bounds[0].min(s[0]),
-                    bounds[1].min(s[1]),
-                    bounds[2].max(s[2]),
-                    bounds[3].max(s[3]),
-                ];
+                bounds = super::union(&bounds, &e.sweeps[m as usize].0);
             }
             let m = e.motion.get(b);
             let turn = Rotation::from_axis_angle(&Vec3::z_axis(), m.angvel.z * dt);
