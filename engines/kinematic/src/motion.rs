@@ -499,18 +499,23 @@ mod tests {
             gravity: Vec3::new(0.0, 0.0, -9.81),
             timestep: 0.01,
         });
+        let collider = |shape: Shape, at: Pose| ColliderSpec {
+            shape,
+            local_pose: at,
+            friction: 0.5,
+            restitution: 0.0,
+        };
+        // A free 20 cm cube of 1 kg.
         let box_at = |xyz: [f64; 3]| BodySpec {
             kind: BodyKind::Dynamic,
             pose: pose_from_xyz_rpy(xyz, [0.0, 0.0, 0.0]),
             mass: MassSpec::Mass(1.0),
-            colliders: vec![ColliderSpec {
-                shape: Shape::Box {
+            colliders: vec![collider(
+                Shape::Box {
                     half_extents: Vec3::new(0.1, 0.1, 0.1),
                 },
-                local_pose: Pose::identity(),
-                friction: 0.5,
-                restitution: 0.0,
-            }],
+                Pose::identity(),
+            )],
             linear_damping: 0.0,
             angular_damping: 0.0,
             planar: false,
@@ -526,12 +531,6 @@ mod tests {
                 rng.random_range(-30.0..30.0),
                 0.3,
             ];
-            let collider = |shape: Shape, at: Pose| ColliderSpec {
-                shape,
-                local_pose: at,
-                friction: 0.5,
-                restitution: 0.0,
-            };
             let mut colliders = vec![collider(
                 Shape::Box {
                     half_extents: Vec3::new(rng.random_range(0.05..0.6), 0.2, 0.1),
@@ -550,13 +549,11 @@ mod tests {
                 ));
             }
             let spec = BodySpec {
-                kind: BodyKind::Dynamic,
                 pose: pose_from_xyz_rpy(xyz, [0.0, 0.0, rng.random_range(-3.0..3.0)]),
                 mass: MassSpec::Mass(5.0),
                 colliders,
-                linear_damping: 0.0,
-                angular_damping: 0.0,
                 planar: true,
+                ..box_at(xyz)
             };
             let id = e.add_body(&spec).unwrap();
             if i % 5 == 0 {
