@@ -417,6 +417,21 @@ pub trait PhysicEngine: Send + Sync {
         max_distance: f64,
         exclude: &dyn Fn(BodyId) -> bool,
     ) -> Option<RayHit>;
+    /// [`PhysicEngine::cast_ray`] for each of `directions` from one `origin`, into
+    /// `out[i]` (`out` is as long as `directions`). Engines may share the work of a batch (a
+    /// camera's rays); by default each ray is cast alone.
+    fn cast_rays(
+        &self,
+        origin: Point3,
+        directions: &[Vec3],
+        max_distance: f64,
+        exclude: &dyn Fn(BodyId) -> bool,
+        out: &mut [Option<RayHit>],
+    ) {
+        for (d, slot) in directions.iter().zip(out.iter_mut()) {
+            *slot = self.cast_ray(origin, *d, max_distance, exclude);
+        }
+    }
     /// Appends to `out` every body with a collider within `radius` of `center`, once each, in
     /// ascending id order.
     fn bodies_within(&self, center: Point3, radius: f64, out: &mut Vec<BodyId>);

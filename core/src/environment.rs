@@ -585,6 +585,10 @@ impl Environment {
                     .push(self.engine.body_inertia(body));
                 self.catalog.body_kind.push(spec.kind);
                 self.catalog.body_bounds.push(spec.bounds());
+                let color = art.visuals.iter().find(|v| v.body == bi).map(|v| v.color);
+                self.catalog
+                    .body_color
+                    .push(color.unwrap_or(crate::world::DEFAULT_BODY_COLOR));
                 self.catalog.body_artifact.push(id);
                 self.catalog.body_local.push(bi as u32);
             }

@@ -70,6 +70,9 @@ pub struct MapGrid {
     pub cells: Vec<u8>,
 }
 
+/// The colour of a body without visuals (RGBA).
+pub const DEFAULT_BODY_COLOR: [f32; 4] = [0.7, 0.7, 0.7, 1.0];
+
 /// Static facts about every artifact and body, built once with the world.
 #[derive(Debug, Default)]
 pub struct Catalog {
@@ -84,6 +87,8 @@ pub struct Catalog {
     pub(crate) body_kind: Vec<BodyKind>,
     /// Each body's box in its own frame (least, greatest corner); `None`: no bounded collider.
     pub(crate) body_bounds: Vec<Option<(Vec3, Vec3)>>,
+    /// Each body's colour (RGBA): its first visual's, else [`DEFAULT_BODY_COLOR`].
+    pub(crate) body_color: Vec<[f32; 4]>,
     /// Per joint id: whether it has a motor.
     pub(crate) joint_motorised: Vec<bool>,
     /// The scene's map, if it has one.
@@ -134,6 +139,11 @@ impl<'a> World<'a> {
     pub fn bounds(&self, id: BodyId) -> Option<(Vec3, Vec3)> {
         self.catalog.body_bounds[id.index()]
     }
+    /// The colour a body is drawn in (RGBA 0 to 1): its first visual's, else
+    /// [`DEFAULT_BODY_COLOR`].
+    pub fn color(&self, id: BodyId) -> [f32; 4] {
+        self.catalog.body_color[id.index()]
+    }
     /// The body carrying `id` and its pose in the carrier's frame, if it is attached (as of
     /// this step's physics).
     pub fn attachment(&self, id: BodyId) -> Option<(BodyId, crate::math::Pose)> {
@@ -162,6 +172,21 @@ impl<'a> World<'a> {
     /// Looks an artifact up by name.
     pub fn artifact_by_name(&self, name: &str) -> Option<ArtifactId> {
         self.catalog.by_name.get(name).copied()
+    }
+    /// Casts rays from one origin, one hit (or none) per direction into `out`, as
+    /// [`World::cast_ray`] casts each.
+    pub fn cast_rays(
+        &self,
+        origin: Point3,
+        directions: &[Vec3],
+        max_distance: f64,
+        ignore: Option<ArtifactId>,
+        out: &mut [Option<RayHit>],
+    ) {
+        let catalog = self.catalog;
+        let exclude = |b: BodyId| Some(catalog.body_artifact[b.index()]) == ignore;
+        self.engine
+            .cast_rays(origin, directions, max_distance, &exclude, out);
     }
     /// Casts a ray; bodies of `ignore` (e.g. the caller's own artifact) are not hit.
     pub fn cast_ray(

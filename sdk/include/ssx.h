@@ -26,6 +26,9 @@
 // The ABI version this SDK speaks. A host refuses plugins of any other version.
 #define SSX_ABI_VERSION 3
 
+// Most rays one `ray_cast_many` call casts (a 4096 × 4096 image).
+#define SSX_MAX_RAYS 16777216
+
 // Longest reading description (bytes).
 #define SSX_MAX_DESCRIPTION 4096
 
@@ -330,6 +333,18 @@ typedef struct {
   // (`SSX_ERR_WRONG_PHASE` elsewhere). Added to version 3 after `overlay_shapes`: check
   // `struct_size` covers it (`ssx_sdk::Rate::due_idle` does).
   SsxStatus (*idle)(SsxCtx ctx, uint32_t steps);
+  // Casts `count` rays from one `origin` (`double[3]`) along `directions` (`double[3]` each,
+  // `3 × count` numbers, not necessarily normalised), as `ray_cast` casts each, into `hits`
+  // (`count` records): a range ring's or a camera's rays in one call. With `ignore_own` set
+  // the caller's own artifact is not hit. `SSX_ERR_INVALID_ARGUMENT` when a direction is zero
+  // or not finite, `max_distance` is not finite and positive, or `count` is above
+  // [`SSX_MAX_RAYS`] (nothing is written then). Any phase. Added to version 3 after `idle`:
+  // check `struct_size` covers it (`ssx_sdk::Ctx::ray_cast_many` falls back to `ray_cast`).
+  SsxStatus (*ray_cast_many)(SsxCtx ctx, const double *origin, const double *directions, uintptr_t count, double max_distance, uint32_t ignore_own, SsxRayHit *hits);
+  // The colour body `body` of `artifact` is drawn in (`float[4]`, RGBA 0 to 1: its first
+  // visual's, or the scene's default grey when it has none), for cameras that shade what
+  // their rays hit. Any phase. Added to version 3 with `ray_cast_many`.
+  SsxStatus (*body_color)(SsxCtx ctx, uint32_t artifact, uint32_t body, float *rgba);
 } SsxHostApi;
 
 // Creates an instance from its JSON descriptor. On success stores it in `instance` and returns

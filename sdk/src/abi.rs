@@ -549,7 +549,31 @@ pub struct SsxHostApi {
     /// (`SSX_ERR_WRONG_PHASE` elsewhere). Added to version 3 after `overlay_shapes`: check
     /// `struct_size` covers it (`ssx_sdk::Rate::due_idle` does).
     pub idle: unsafe extern "C" fn(ctx: SsxCtx, steps: u32) -> SsxStatus,
+    /// Casts `count` rays from one `origin` (`double[3]`) along `directions` (`double[3]` each,
+    /// `3 × count` numbers, not necessarily normalised), as `ray_cast` casts each, into `hits`
+    /// (`count` records): a range ring's or a camera's rays in one call. With `ignore_own` set
+    /// the caller's own artifact is not hit. `SSX_ERR_INVALID_ARGUMENT` when a direction is zero
+    /// or not finite, `max_distance` is not finite and positive, or `count` is above
+    /// [`SSX_MAX_RAYS`] (nothing is written then). Any phase. Added to version 3 after `idle`:
+    /// check `struct_size` covers it (`ssx_sdk::Ctx::ray_cast_many` falls back to `ray_cast`).
+    pub ray_cast_many: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        origin: *const f64,
+        directions: *const f64,
+        count: usize,
+        max_distance: f64,
+        ignore_own: u32,
+        hits: *mut SsxRayHit,
+    ) -> SsxStatus,
+    /// The colour body `body` of `artifact` is drawn in (`float[4]`, RGBA 0 to 1: its first
+    /// visual's, or the scene's default grey when it has none), for cameras that shade what
+    /// their rays hit. Any phase. Added to version 3 with `ray_cast_many`.
+    pub body_color:
+        unsafe extern "C" fn(ctx: SsxCtx, artifact: u32, body: u32, rgba: *mut f32) -> SsxStatus,
 }
+
+/// Most rays one `ray_cast_many` call casts (a 4096 × 4096 image).
+pub const SSX_MAX_RAYS: usize = 16_777_216;
 
 /// Longest reading description (bytes).
 pub const SSX_MAX_DESCRIPTION: usize = 4096;

@@ -479,6 +479,50 @@ impl Ctx<'_> {
         })?;
         Ok((hit.hit != 0).then_some(hit))
     }
+    /// Casts one ray from `origin` per direction in `directions`, into `hits` (as long as
+    /// `directions`; `hit == 0` where nothing was hit), in one host call on hosts that have
+    /// `ray_cast_many`, else one `ray_cast` each.
+    pub fn ray_cast_many(
+        &self,
+        origin: [f64; 3],
+        directions: &[[f64; 3]],
+        max_distance: f64,
+        ignore_own: bool,
+        hits: &mut [RayHit],
+    ) -> Result<(), Error> {
+        if hits.len() != directions.len() {
+            return Err(Error(SSX_ERR_INVALID_ARGUMENT));
+        }
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, ray_cast_many)) {
+            for (d, h) in directions.iter().zip(hits.iter_mut()) {
+                *h = self
+                    .ray_cast(origin, *d, max_distance, ignore_own)?
+                    .unwrap_or_default();
+            }
+            return Ok(());
+        }
+        check(unsafe {
+            (self.host.ray_cast_many)(
+                self.ctx,
+                origin.as_ptr(),
+                directions.as_ptr().cast::<f64>(),
+                directions.len(),
+                max_distance,
+                u32::from(ignore_own),
+                hits.as_mut_ptr(),
+            )
+        })
+    }
+    /// The colour (RGBA 0 to 1) body `body` of `artifact` is drawn in; mid grey on hosts that
+    /// predate `body_color`.
+    pub fn body_color(&self, artifact: u32, body: u32) -> Result<[f32; 4], Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, body_color)) {
+            return Ok([0.7, 0.7, 0.7, 1.0]);
+        }
+        let mut rgba = [0f32; 4];
+        check(unsafe { (self.host.body_color)(self.ctx, artifact, body, rgba.as_mut_ptr()) })?;
+        Ok(rgba)
+    }
     /// The artifacts with a body within `radius` of `center` (own excluded), into `out`.
     pub fn neighbours(
         &self,

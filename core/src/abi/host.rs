@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use ssx_sdk::abi::*;
 
-use crate::engine::{BodyId, Contact};
+use crate::engine::{BodyId, Contact, RayHit};
 use crate::math::{Point3, Vec3};
 use crate::plugin::{CommandBuffer, CommandError, Reading, ReadingSource, SwapDesk};
 use crate::stats::StatsView;
@@ -458,16 +458,89 @@ unsafe extern "C" fn host_ray_cast(
         }
         let ignore = if ignore_own != 0 { f.artifact } else { None };
         let result = f.world.cast_ray(Point3::from(o), d, max_distance, ignore);
-        *out(hit)? = match result {
-            None => SsxRayHit::default(),
-            Some(h) => SsxRayHit {
-                hit: 1,
-                artifact: f.world.owner(h.body).0,
-                body: f.world.local_index(h.body),
-                distance: h.distance,
-                normal: [h.normal.x, h.normal.y, h.normal.z],
-            },
-        };
+        *out(hit)? = ray_hit(f.world, result);
+        Ok(())
+    })
+}
+
+/// A ray's hit as plugins see it.
+fn ray_hit(world: &World<'_>, hit: Option<RayHit>) -> SsxRayHit {
+    match hit {
+        None => SsxRayHit::default(),
+        Some(h) => SsxRayHit {
+            hit: 1,
+            artifact: world.owner(h.body).0,
+            body: world.local_index(h.body),
+            distance: h.distance,
+            normal: [h.normal.x, h.normal.y, h.normal.z],
+        },
+    }
+}
+
+unsafe extern "C" fn host_ray_cast_many(
+    ctx: SsxCtx,
+    origin: *const f64,
+    directions: *const f64,
+    count: usize,
+    max_distance: f64,
+    ignore_own: u32,
+    hits: *mut SsxRayHit,
+) -> SsxStatus {
+    // Per-thread scratch lists: no allocation once they have grown to the largest batch.
+    thread_local! {
+        static RAYS: std::cell::RefCell<(Vec<Vec3>, Vec<Option<RayHit>>)> =
+            const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    }
+    host(ctx, |f| {
+        let o = vec3(origin)?;
+        if !(max_distance.is_finite() && max_distance > 0.0)
+            || count > SSX_MAX_RAYS
+            || (count > 0 && (directions.is_null() || hits.is_null()))
+        {
+            return Err(SSX_ERR_INVALID_ARGUMENT);
+        }
+        // SAFETY: `3 × count` doubles at `directions` per the ABI, null checked above.
+        let d = unsafe { slice(directions, 3 * count) };
+        let (mut dirs, mut found) = RAYS.with(|slot| std::mem::take(&mut *slot.borrow_mut()));
+        dirs.clear();
+        dirs.extend(d.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])));
+        let valid = dirs
+            .iter()
+            .all(|v| v.iter().all(|x| x.is_finite()) && v.norm() > 0.0);
+        if valid {
+            found.clear();
+            found.resize(count, None);
+            let ignore = if ignore_own != 0 { f.artifact } else { None };
+            f.world
+                .cast_rays(Point3::from(o), &dirs, max_distance, ignore, &mut found);
+            // SAFETY: `count` records at `hits` per the ABI, null checked above.
+            let out = unsafe { std::slice::from_raw_parts_mut(hits, count) };
+            for (slot, h) in out.iter_mut().zip(&found) {
+                *slot = ray_hit(f.world, *h);
+            }
+        }
+        RAYS.with(|slot| *slot.borrow_mut() = (dirs, found));
+        if valid {
+            Ok(())
+        } else {
+            Err(SSX_ERR_INVALID_ARGUMENT)
+        }
+    })
+}
+
+unsafe extern "C" fn host_body_color(
+    ctx: SsxCtx,
+    artifact: u32,
+    body: u32,
+    rgba: *mut f32,
+) -> SsxStatus {
+    host(ctx, |f| {
+        let c = f.world.color(body_of(f.world, artifact, body)?);
+        if rgba.is_null() {
+            return Err(SSX_ERR_INVALID_ARGUMENT);
+        }
+        // SAFETY: a non-null `float[4]` per the ABI.
+        unsafe { std::slice::from_raw_parts_mut(rgba, 4) }.copy_from_slice(&c);
         Ok(())
     })
 }
@@ -1035,4 +1108,6 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     overlay: host_overlay,
     overlay_shapes: host_overlay_shapes,
     idle: host_idle,
+    ray_cast_many: host_ray_cast_many,
+    body_color: host_body_color,
 };

@@ -51,6 +51,9 @@ pub(crate) struct Range {
     noise: Noise,
     /// Ray directions in the body frame.
     rays: Vec<Vector3<f64>>,
+    /// This step's ray directions in the world frame, and their hits (kept: no allocation).
+    directions: Vec<[f64; 3]>,
+    hits: Vec<ssx_sdk::RayHit>,
     out: Vec<f64>,
     description: Description,
 }
@@ -109,6 +112,8 @@ impl Sensor for Range {
             rate: crate::rate(d.rate_divider, d.stagger, init)?,
             noise: Noise::new(init.seed),
             rays,
+            directions: vec![[0.0; 3]; n],
+            hits: vec![ssx_sdk::RayHit::default(); n],
             out: vec![d.max_range; n],
             d,
             description,
@@ -124,16 +129,18 @@ impl Sensor for Range {
         let [w, x, y, z] = s.orientation;
         let q = UnitQuaternion::from_quaternion(Quaternion::new(w, x, y, z));
         let origin = Vector3::from(s.position) + q * Vector3::from(self.d.position);
-        for (ray, out) in self.rays.iter().zip(&mut self.out) {
-            let dir = q * ray;
-            let hit = ctx.ray_cast(origin.into(), dir.into(), self.d.max_range, true)?;
-            let truth = hit.map_or(self.d.max_range, |h| h.distance);
-            let noisy = if hit.is_some() {
-                truth + self.noise.gauss(self.d.noise)
+        for (ray, dir) in self.rays.iter().zip(&mut self.directions) {
+            *dir = (q * ray).into();
+        }
+        let max = self.d.max_range;
+        ctx.ray_cast_many(origin.into(), &self.directions, max, true, &mut self.hits)?;
+        for (hit, out) in self.hits.iter().zip(&mut self.out) {
+            let reading = if hit.hit != 0 {
+                hit.distance + self.noise.gauss(self.d.noise)
             } else {
-                truth
+                max
             };
-            *out = noisy.clamp(self.d.min_range, self.d.max_range);
+            *out = reading.clamp(self.d.min_range, max);
         }
         ctx.publish(&self.out)?;
         Ok(())
