@@ -12,12 +12,14 @@
 //! | `neighbours` | `[n, then per neighbour: artifact, dx, dy, dz, dvx, dvy, dvz]`, relative to the own body |
 //! | `slam` | `[x, y, yaw]`: the estimated pose of its last scan (the map itself is served by the `explore` extension) |
 //! | `contact` | `[n, |total force|, then per touched body: artifact, body, px, py, pz, fx, fy, fz]` |
+//! | `camera` | `width × height` depths (m), then optionally `width × height` colours `0xRRGGBB`: a ray-cast pinhole camera (see `camera.rs`) |
 //! | `gripper` | what a gripper holds and what lies between its paddles: [`ssx_sdk::gripper`] |
 //!
 //! Sensors with a `rate_divider` publish every that many steps; in between the last reading (and
 //! the step it was taken at) stays. `stagger: true` offsets the sampling step by the instance
 //! seed, so that a swarm's sensors do not all sample on the same step.
 
+mod camera;
 mod contact;
 mod gripper;
 mod imu;
@@ -114,6 +116,7 @@ ssx_sdk::export_plugins!(
     sensor "range" "a fan or ring of range rays in the mount's plane (2.5D: rays pass under what is above them)" => range::Range,
     sensor "neighbours" "relative position and velocity of the artifacts within a radius, optionally in line of sight" => swarm::Neighbours,
     sensor "contact" "the bodies touching a body: where and how hard" => contact::Contact,
+    sensor "camera" "a pinhole camera: a depth image and a colour image, ray-cast on the CPU" => camera::Camera,
     sensor "gripper" "what a gripper's paddles hold and whether the body between them fits" => gripper::Gripper,
     sensor "slam" "a range scanner whose scans at a noisy pose build the robot's occupancy grid in the explore extension" => slam::Slam,
 );
