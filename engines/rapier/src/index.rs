@@ -46,6 +46,9 @@ pub(crate) struct QueryIndex {
     items: Vec<Item>,
     /// Items left out of the layout, tested by every query.
     outside: Vec<u32>,
+    /// The lowest and highest z of the filed items' (padded) boxes: a ray is walked through
+    /// the grid only where it lies between them.
+    heights: (f64, f64),
     /// Scratch lists kept between builds.
     scratch: (Vec<f64>, Vec<f64>),
     entries: Vec<(u32, [f64; 4])>,
@@ -112,6 +115,7 @@ impl QueryIndex {
             finite(b) && b[0] >= bulk[0] && b[1] >= bulk[1] && b[2] <= bulk[2] && b[3] <= bulk[3]
         };
         let mut bounds = [f64::INFINITY, f64::INFINITY, -f64::INFINITY, -f64::INFINITY];
+        let mut heights = (f64::INFINITY, -f64::INFINITY);
         let sizes = &mut self.scratch.0;
         sizes.clear();
         let entries = &mut self.entries;
@@ -130,6 +134,8 @@ impl QueryIndex {
             ];
             sizes.push((b[2] - b[0]).max(b[3] - b[1]));
             entries.push((i as u32, b));
+            let z = (it.aabb.mins.z, it.aabb.maxs.z);
+            heights = (heights.0.min(f64::from(z.0)), heights.1.max(f64::from(z.1)));
         }
         if entries.is_empty() {
             return;
@@ -141,6 +147,7 @@ impl QueryIndex {
         let sparse = (area / entries.len() as f64).sqrt();
         let layout = Layout::covering(bounds, typical.max(sparse).max(0.05));
         self.grid.build(&layout, entries);
+        self.heights = heights;
         for &(i, b) in entries.iter() {
             let (x, y, _, _) = layout.span(&b);
             self.items[i as usize].first = (x as u32, y as u32);
@@ -186,18 +193,33 @@ impl QueryIndex {
         for &i in &self.outside {
             test(i, &mut best, &mut best_t);
         }
-        if let Some(layout) = &self.layout {
+        // Only the part of the ray between the lowest and the highest filed box can meet one
+        // (a camera's rays above every roof, or down to the ground).
+        let (z0, z1) = self.heights;
+        let (enter, exit) = if dir[2] == 0.0 {
+            if (z0..=z1).contains(&origin[2]) {
+                (0.0, max)
+            } else {
+                (1.0, 0.0)
+            }
+        } else {
+            let (a, b) = ((z0 - origin[2]) / dir[2], (z1 - origin[2]) / dir[2]);
+            (a.min(b).max(0.0), a.max(b).min(max))
+        };
+        if let Some(layout) = &self.layout
+            && enter <= exit
+        {
             walk(
                 layout,
-                (origin[0], origin[1]),
+                (origin[0] + dir[0] * enter, origin[1] + dir[1] * enter),
                 (dir[0], dir[1]),
-                max,
+                exit - enter,
                 |x, y, leave| {
                     for &i in self.grid.cell(layout, x, y) {
                         test(i, &mut best, &mut best_t);
                     }
                     // Whatever lies beyond this cell is farther than its exit.
-                    f64::from(best_t) > leave
+                    f64::from(best_t) > leave + enter
                 },
             );
         }

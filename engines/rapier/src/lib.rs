@@ -567,16 +567,9 @@ impl PhysicEngine for RapierEngine {
             return None;
         }
         let dir = direction / norm;
-        let mut best = self
-            .index()
-            .cast_ray(origin.coords.into(), dir.into(), max_distance, exclude)
-            .map(|(body, hit)| RayHit {
-                body,
-                distance: hit.time_of_impact as f64,
-                normal: back_v(hit.normal),
-            });
         // Planes as Rapier's solid half-space cast answers: 0 from inside, else where the ray
         // crosses the surface from above.
+        let mut plane: Option<RayHit> = None;
         for p in &self.planes {
             let height = (origin.coords - p.point).dot(&p.normal);
             let along = dir.dot(&p.normal);
@@ -589,17 +582,34 @@ impl PhysicEngine for RapierEngine {
             };
             if let Some((t, normal)) = hit
                 && t <= max_distance
-                && best.is_none_or(|b| t < b.distance)
+                && plane.is_none_or(|b| t < b.distance)
                 && !exclude(p.body)
             {
-                best = Some(RayHit {
+                plane = Some(RayHit {
                     body: p.body,
                     distance: t,
                     normal,
                 });
             }
         }
-        best
+        // Nothing past the nearest plane can be the answer: the index looks no farther (a
+        // hair beyond, so that a collider touching the plane's hit still wins the tie).
+        let reach = plane.map_or(max_distance, |p| {
+            (p.distance * (1.0 + 1e-9) + 1e-9).min(max_distance)
+        });
+        let best = self
+            .index()
+            .cast_ray(origin.coords.into(), dir.into(), reach, exclude)
+            .map(|(body, hit)| RayHit {
+                body,
+                distance: hit.time_of_impact as f64,
+                normal: back_v(hit.normal),
+            });
+        match (best, plane) {
+            (Some(b), Some(p)) if p.distance < b.distance => Some(p),
+            (None, p) => p,
+            (b, _) => b,
+        }
     }
 
     fn bodies_within(&self, center: Point3, radius: f64, out: &mut Vec<BodyId>) {
