@@ -532,6 +532,7 @@ fn ssxd_plugins_lists_every_bundled_library() {
                 "  sensor  range       a fan or ring of range rays in the mount's plane (2.5D: rays pass under what is above them)",
                 "  sensor  neighbours  relative position and velocity of the artifacts within a radius, optionally in line of sight",
                 "  sensor  contact     the bodies touching a body: where and how hard",
+                "  sensor  camera      a pinhole camera: a depth image and a colour image, ray-cast on the CPU",
                 "  sensor  gripper     what a gripper's paddles hold and whether the body between them fits",
                 "  sensor  slam        a range scanner whose scans at a noisy pose build the robot's occupancy grid in the explore extension",
             ],
