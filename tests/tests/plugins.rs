@@ -429,7 +429,7 @@ fn misusing_the_host_gets_status_codes_not_undefined_behaviour() {
     let scene = driver_scene(&ws, &c_library("misbehaving"), "prober", "{}");
     assert_eq!(
         strict_failure(&scene).to_string(),
-        "artifact 'x': driver 'prober' failed at step 2: bad_handle=2 null=1 wrong_phase=3 out_of_range=5 not_found=4 nan=1 stale=2 describe=3 map_null=1 no_map=4 description=5 (strict mode: stopping)"
+        "artifact 'x': driver 'prober' failed at step 2: bad_handle=2 null=1 wrong_phase=3 out_of_range=5 not_found=4 nan=1 stale=2 describe=3 map_null=1 no_map=4 description=5 rays_zero=1 rays_cap=1 rays_null=1 rays_ok=0 rays_kept=1 color=5 (strict mode: stopping)"
     );
 }
 
