@@ -89,7 +89,6 @@ use schema::*;
 
 /// Default density of colliders (kg/m³): water.
 pub const DEFAULT_DENSITY: f64 = 1000.0;
-const DEFAULT_COLOR: [f32; 4] = [0.7, 0.7, 0.7, 1.0];
 
 /// A loaded, checked scene, ready to build.
 #[derive(Clone, Debug)]
@@ -1090,7 +1089,7 @@ impl Loader<'_> {
                 }
             };
             let color = match b.color {
-                None => DEFAULT_COLOR,
+                None => ssx_core::world::DEFAULT_BODY_COLOR,
                 Some(c) => {
                     if let Some(k) = c.iter().position(|x| x.0 > 1.0) {
                         return Err(src.err(

@@ -501,30 +501,27 @@ unsafe extern "C" fn host_ray_cast_many(
         }
         // SAFETY: `3 × count` doubles at `directions` per the ABI, null checked above.
         let d = unsafe { slice(directions, 3 * count) };
-        let (mut dirs, mut found) = RAYS.with(|slot| std::mem::take(&mut *slot.borrow_mut()));
-        dirs.clear();
-        dirs.extend(d.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])));
-        let valid = dirs
-            .iter()
-            .all(|v| v.iter().all(|x| x.is_finite()) && v.norm() > 0.0);
-        if valid {
+        let usable =
+            |c: &[f64]| c.iter().all(|x| x.is_finite()) && Vec3::new(c[0], c[1], c[2]).norm() > 0.0;
+        if !d.chunks_exact(3).all(usable) {
+            return Err(SSX_ERR_INVALID_ARGUMENT);
+        }
+        RAYS.with(|slot| {
+            let (dirs, found) = &mut *slot.borrow_mut();
+            dirs.clear();
+            dirs.extend(d.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])));
             found.clear();
             found.resize(count, None);
             let ignore = if ignore_own != 0 { f.artifact } else { None };
             f.world
-                .cast_rays(Point3::from(o), &dirs, max_distance, ignore, &mut found);
+                .cast_rays(Point3::from(o), dirs, max_distance, ignore, found);
             // SAFETY: `count` records at `hits` per the ABI, null checked above.
-            let out = unsafe { std::slice::from_raw_parts_mut(hits, count) };
-            for (slot, h) in out.iter_mut().zip(&found) {
+            let out = unsafe { slice_mut(hits, count) };
+            for (slot, h) in out.iter_mut().zip(found.iter()) {
                 *slot = ray_hit(f.world, *h);
             }
-        }
-        RAYS.with(|slot| *slot.borrow_mut() = (dirs, found));
-        if valid {
-            Ok(())
-        } else {
-            Err(SSX_ERR_INVALID_ARGUMENT)
-        }
+        });
+        Ok(())
     })
 }
 
