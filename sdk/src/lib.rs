@@ -22,6 +22,7 @@
 
 pub mod abi;
 pub mod bus;
+pub mod camera;
 pub mod explore;
 pub mod geometry;
 pub mod gripper;

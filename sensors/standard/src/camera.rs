@@ -28,10 +28,9 @@
 //! a thirty-third of a frame instead of one step a whole frame; `"global"` casts the whole image
 //! on one step (every `rate_divider`-th, offset by `stagger`) and is idle in between.
 
-use std::f64::consts::PI;
-
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use serde::Deserialize;
+use ssx_sdk::camera::{Pinhole, pack};
 use ssx_sdk::{Ctx, Init, Rate, RayHit, Sensor, limits};
 
 use crate::noise::{Noise, non_negative};
@@ -109,82 +108,10 @@ fn yes() -> bool {
     true
 }
 
-/// Pinhole intrinsics (pixels), OpenCV's convention: pixel (u, v)'s centre is at (u, v).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Intrinsics {
-    fx: f64,
-    fy: f64,
-    cx: f64,
-    cy: f64,
-}
-
-impl Intrinsics {
-    fn of(d: &Descriptor) -> Result<Self, String> {
-        let (w, h) = (f64::from(d.width), f64::from(d.height));
-        let centre = |key: &str, v: Option<f64>, default: f64| match v {
-            None => Ok(default),
-            Some(v) => ssx_sdk::within(key, v, -limits::RATE, limits::RATE),
-        };
-        let fx = match (d.fov, d.fx) {
-            (Some(_), Some(_)) => {
-                return Err(
-                    "invalid descriptor: give either 'fov' or 'fx' (with 'fy', 'cx', 'cy'), not both"
-                        .into(),
-                );
-            }
-            (None, None) if d.fy.is_some() => {
-                return Err("invalid descriptor: 'fy' needs 'fx'".into());
-            }
-            (fov, None) => {
-                let fov = fov.unwrap_or(PI / 3.0);
-                if !(fov > 0.0 && fov < PI) {
-                    return Err(format!(
-                        "invalid descriptor: 'fov' (the horizontal field of view) must be in (0, π) rad, under 180°, got {}",
-                        ssx_sdk::number(fov)
-                    ));
-                }
-                (w / 2.0) / (fov / 2.0).tan()
-            }
-            (None, Some(fx)) => positive("fx", fx)?,
-        };
-        let fy = match d.fy {
-            Some(fy) => positive("fy", fy)?,
-            None => fx,
-        };
-        Ok(Intrinsics {
-            fx,
-            fy,
-            cx: centre("cx", d.cx, (w - 1.0) / 2.0)?,
-            cy: centre("cy", d.cy, (h - 1.0) / 2.0)?,
-        })
-    }
-    /// Pixel (u, v)'s ray in the mount frame, as (1, −x, −y) with x, y on the image plane at
-    /// unit distance: x right, y down.
-    fn ray(&self, u: usize, v: usize) -> (f64, f64) {
-        (
-            (u as f64 - self.cx) / self.fx,
-            (v as f64 - self.cy) / self.fy,
-        )
-    }
-}
-
-/// A focal length: finite, above 0, at most `limits::RATE` pixels.
-fn positive(key: &str, v: f64) -> Result<f64, String> {
-    if v > 0.0 && v <= limits::RATE {
-        Ok(v)
-    } else {
-        Err(format!(
-            "invalid descriptor: '{key}' must be above 0 and at most {} pixels, got {}",
-            limits::RATE,
-            ssx_sdk::number(v)
-        ))
-    }
-}
-
 pub(crate) struct Camera {
     width: usize,
     height: usize,
-    k: Intrinsics,
+    k: Pinhole,
     near: f64,
     far: f64,
     /// The longest ray that can still read within `far`.
@@ -229,7 +156,7 @@ impl Sensor for Camera {
             ));
         }
         init.body_index("body", d.body)?;
-        let k = Intrinsics::of(&d)?;
+        let k = Pinhole::new(d.width, d.height, d.fov, d.fx, d.fy, d.cx, d.cy)?;
         non_negative("near", d.near)?;
         ssx_sdk::within("far", d.far, 0.0, limits::DISTANCE)?;
         if d.near >= d.far {
@@ -351,11 +278,6 @@ impl Sensor for Camera {
         }
         Ok(())
     }
-}
-
-/// A colour as the reading carries it: 0xRRGGBB.
-fn pack([r, g, b]: [u8; 3]) -> f64 {
-    f64::from(u32::from(r) << 16 | u32::from(g) << 8 | u32::from(b))
 }
 
 impl Camera {
