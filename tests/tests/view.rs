@@ -326,6 +326,93 @@ fn a_recording_has_every_channel_a_pose_per_step_and_ends_at_the_runs_final_stat
     assert!(v["specific_force"]["z"].is_number() && v["values"].as_array().unwrap().len() == 6);
 }
 
+#[test]
+fn a_recording_of_the_camera_scene_carries_its_images_calibration_and_optical_frame() {
+    use foxglove::schemas::{CameraCalibration, RawImage};
+    let dir = Workspace::new();
+    let file = dir.path().join("camera.mcap");
+    let scene = repo_root().join("artifacts/scenes/camera.json");
+    let mut env = build_recorded(&scene, &registry(), false, &file).unwrap();
+    // 30 frames a second at 100 steps a second: a frame every 3 steps, the 10th at step 30.
+    ssx_tests::step_n(&mut env, 30);
+    let reading = env.reading("rover", "camera").unwrap();
+    assert_eq!(reading.step(), 30);
+    let last = reading.values().to_vec();
+    drop(env); // finishes the file
+
+    let (topics, clean) = read_mcap(&file);
+    assert!(clean);
+    assert!(
+        !topics.contains_key("/readings/rover/camera"),
+        "images are not written out as JSON numbers"
+    );
+    let (w, h) = (320usize, 240usize);
+    let images = |topic: &str| -> Vec<(u64, RawImage)> {
+        topics[topic]
+            .iter()
+            .map(|(t, b)| (*t, RawImage::decode(&b[..]).unwrap()))
+            .collect()
+    };
+    let depth = images("/cameras/rover/camera/depth");
+    let colour = images("/cameras/rover/camera/image");
+    // One message per frame, at the frame's step.
+    let times: Vec<u64> = depth.iter().map(|(t, _)| *t).collect();
+    assert_eq!(times, (1..=10).map(|k| k * 30_000_000).collect::<Vec<_>>());
+    assert_eq!(colour.len(), 10);
+    let (_, d) = depth.last().unwrap();
+    assert_eq!(
+        (d.width, d.height, d.encoding.as_str(), d.step, d.data.len()),
+        (320, 240, "32FC1", 1280, w * h * 4)
+    );
+    assert_eq!(d.frame_id, "rover/camera/optical");
+    // The image is the last reading, to the float.
+    for (i, px) in d.data.chunks_exact(4).enumerate() {
+        let v = f32::from_le_bytes(px.try_into().unwrap());
+        let want = last[i] as f32;
+        assert!(
+            v == want || (v.is_nan() && want.is_nan()),
+            "pixel {i}: {v} vs {want}"
+        );
+    }
+    let (_, c) = colour.last().unwrap();
+    assert_eq!(
+        (c.width, c.height, c.encoding.as_str(), c.step, c.data.len()),
+        (320, 240, "rgb8", 960, w * h * 3)
+    );
+    for (i, px) in c.data.chunks_exact(3).enumerate() {
+        assert_eq!(px, ssx_sdk::camera::unpack(last[w * h + i]), "pixel {i}");
+    }
+    // The calibration: fx = 160 / tan(0.6), centred.
+    let cal =
+        CameraCalibration::decode(&topics["/cameras/rover/camera/calibration"][9].1[..]).unwrap();
+    let fx = 160.0 / 0.6f64.tan();
+    assert_eq!((cal.width, cal.height), (320, 240));
+    assert!(
+        (cal.k[0] - fx).abs() < 1e-9 && (cal.k[4] - fx).abs() < 1e-9,
+        "{:?}",
+        cal.k
+    );
+    assert_eq!((cal.k[2], cal.k[5], cal.k[8]), (159.5, 119.5, 1.0));
+    assert_eq!(cal.frame_id, "rover/camera/optical");
+    // /tf places the optical frame on the rover's body: 0.2 m ahead and 0.15 m up, looking
+    // along the body's x tilted 0.15 rad down (its z axis is the mount's x).
+    let tf = FrameTransforms::decode(&topics["/tf"].last().unwrap().1[..]).unwrap();
+    let t = tf
+        .transforms
+        .iter()
+        .find(|t| t.child_frame_id == "rover/camera/optical")
+        .expect("the optical frame is in /tf");
+    assert_eq!(t.parent_frame_id, "rover/base");
+    let p = t.translation.unwrap();
+    assert_eq!((p.x, p.y, p.z), (0.2, 0.0, 0.15));
+    let q = t.rotation.unwrap();
+    let r =
+        nalgebra::UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(q.w, q.x, q.y, q.z));
+    let ahead = r * nalgebra::Vector3::z();
+    let want = nalgebra::Vector3::new(0.15f64.cos(), 0.0, -0.15f64.sin());
+    assert!((ahead - want).norm() < 1e-12, "{ahead:?}");
+}
+
 fn count_tf(path: &Path) -> (usize, bool) {
     let (topics, clean) = read_mcap(path);
     (topics.get("/tf").map_or(0, Vec::len), clean)

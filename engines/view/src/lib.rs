@@ -10,6 +10,7 @@
 //! the step goes on ([`frame`]). Channels and their schemas: `docs/view.md`.
 #![warn(missing_docs)]
 
+mod camera;
 mod frame;
 mod hub;
 mod live;
@@ -32,7 +33,7 @@ pub use live::ViewOptions;
 pub use log_layer::LogLayer;
 pub use publish::{Side, topics};
 pub use record::RecordOptions;
-pub use scene::{RangeGeometry, SceneInfo, SensorKind, WORLD_FRAME};
+pub use scene::{CameraGeometry, RangeGeometry, SceneInfo, SensorKind, WORLD_FRAME};
 
 use frame::Pipe;
 use live::Live;

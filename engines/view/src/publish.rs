@@ -11,6 +11,7 @@ use foxglove::schemas::{
 };
 use foxglove::{Channel, ChannelBuilder, Context, PartialMetadata, RawChannel, Schema, SinkId};
 
+use crate::camera::CameraChannels;
 use crate::frame::Frame;
 use crate::scene::{SceneInfo, SensorInfo, SensorKind, WORLD_FRAME, vec3};
 
@@ -32,6 +33,9 @@ pub mod topics {
     pub const READINGS: &str = "/readings/";
     /// Prefix of the extensions' overlays, `/overlays/<extension>/<name>` (`foxglove.Grid`).
     pub const OVERLAYS: &str = "/overlays/";
+    /// Prefix of the cameras' images and calibrations, `/cameras/<artifact>/<sensor>/depth`,
+    /// `.../image` and `.../calibration` (`foxglove.RawImage`, `foxglove.CameraCalibration`).
+    pub const CAMERAS: &str = crate::camera::CAMERAS;
 }
 
 /// Something other than a frame for the channels: a log line or the statistics.
@@ -103,7 +107,10 @@ pub(crate) struct Channels {
     log: Channel<Log>,
     clock: Arc<RawChannel>,
     stats: Arc<RawChannel>,
-    readings: Vec<Arc<RawChannel>>,
+    /// By sensor slot: its readings as JSON (not for cameras: their images go on their own).
+    readings: Vec<Option<Arc<RawChannel>>>,
+    /// By sensor slot: a camera's image channels.
+    cameras: Vec<Option<CameraChannels>>,
     /// The extensions' overlays, made as they first appear (`<extension>/<name>`, channel).
     overlays: Vec<(String, OverlayChannel)>,
     ctx: Arc<Context>,
@@ -130,7 +137,7 @@ impl Channels {
         max_rays: usize,
     ) -> Result<Self, String> {
         let rays = RayPlan::new(&scene_info.sensors, max_rays);
-        let tf_msg = FrameTransforms {
+        let mut tf_msg = FrameTransforms {
             transforms: scene_info
                 .frames
                 .iter()
@@ -141,11 +148,19 @@ impl Channels {
                 })
                 .collect(),
         };
+        // Each camera's optical frame, fixed on its body, after the bodies' transforms.
+        for s in &scene_info.sensors {
+            if let SensorKind::Camera(g) = &s.kind {
+                let body = &scene_info.frames[g.body as usize];
+                tf_msg.transforms.push(crate::camera::transform(s, g, body));
+            }
+        }
         let readings = scene_info
             .sensors
             .iter()
             .map(|s| {
                 let (name, schema) = match s.kind {
+                    SensorKind::Camera(_) => return Ok(None),
                     SensorKind::Pose => ("ssx.PoseReading", POSE_SCHEMA),
                     SensorKind::Imu => ("ssx.ImuReading", IMU_SCHEMA),
                     SensorKind::Range(_) | SensorKind::Values => ("ssx.Reading", VALUES_SCHEMA),
@@ -156,8 +171,17 @@ impl Channels {
                     name,
                     schema,
                 )
+                .map(Some)
             })
             .collect::<Result<_, _>>()?;
+        let cameras = scene_info
+            .sensors
+            .iter()
+            .map(|s| match &s.kind {
+                SensorKind::Camera(g) => Some(CameraChannels::new(ctx, s, g)),
+                _ => None,
+            })
+            .collect();
         Ok(Self {
             scene: ctx.channel_builder(topics::SCENE).build(),
             tf: ctx.channel_builder(topics::TF).build(),
@@ -166,6 +190,7 @@ impl Channels {
             clock: json_channel(ctx, topics::CLOCK, "ssx.Clock", CLOCK_SCHEMA)?,
             stats: json_channel(ctx, topics::STATS, "ssx.Stats", STATS_SCHEMA)?,
             readings,
+            cameras,
             overlays: Vec::new(),
             ctx: Arc::clone(ctx),
             scene_info,
@@ -214,8 +239,10 @@ impl Channels {
         }
 
         if self.tf.has_sinks() {
-            for (t, p) in self.tf_msg.transforms.iter_mut().zip(&f.poses) {
+            for t in &mut self.tf_msg.transforms {
                 t.timestamp = stamp(ns);
+            }
+            for (t, p) in self.tf_msg.transforms.iter_mut().zip(&f.poses) {
                 t.translation = vec3(p[0], p[1], p[2]);
                 t.rotation = Some(Quaternion {
                     x: p[3],
@@ -244,8 +271,13 @@ impl Channels {
                 e.metadata = self.rays.metadata();
                 rays.push(e);
             }
-            let ch = &self.readings[slot as usize];
-            if ch.has_sinks() {
+            if let (SensorKind::Camera(g), Some(ch)) = (&sensor.kind, &self.cameras[slot as usize])
+            {
+                self.messages += ch.publish(g, values, stamp(ns), || at(ns));
+            }
+            if let Some(ch) = &self.readings[slot as usize]
+                && ch.has_sinks()
+            {
                 reading_json(&mut self.text, f, &sensor.kind, values);
                 ch.log_with_meta(self.text.as_bytes(), at(ns));
                 self.messages += 1;

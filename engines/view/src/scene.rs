@@ -20,6 +20,8 @@ pub enum SensorKind {
     Pose,
     /// The standard `imu` sensor: `[fx, fy, fz, wx, wy, wz]`.
     Imu,
+    /// The standard `camera` sensor: depth and colour images ([`ssx_sdk::camera`]).
+    Camera(CameraGeometry),
     /// Anything else: its values as they are.
     Values,
 }
@@ -35,6 +37,51 @@ pub struct RangeGeometry {
     pub directions: Vec<[f64; 3]>,
     /// Distance read when nothing is hit.
     pub max_range: f64,
+}
+
+/// A camera's image size, intrinsics and optical frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CameraGeometry {
+    /// Global body id of the mount.
+    pub body: u32,
+    /// Image size (pixels).
+    pub width: u32,
+    /// See `width`.
+    pub height: u32,
+    /// Intrinsics.
+    pub pinhole: ssx_sdk::camera::Pinhole,
+    /// Whether the reading carries a colour image after the depths.
+    pub color: bool,
+    /// The optical frame (z ahead, x right, y down) in the body frame: position, and
+    /// orientation as x, y, z, w.
+    pub position: [f64; 3],
+    /// See `position`.
+    pub orientation: [f64; 4],
+}
+
+/// The standard camera's descriptor, as far as showing its images goes (the sensor itself
+/// checks it).
+#[derive(Deserialize)]
+struct CameraDescriptor {
+    width: u32,
+    height: u32,
+    fov: Option<f64>,
+    fx: Option<f64>,
+    fy: Option<f64>,
+    cx: Option<f64>,
+    cy: Option<f64>,
+    #[serde(default = "yes")]
+    color: bool,
+    #[serde(default)]
+    position: [f64; 3],
+    #[serde(default)]
+    rpy: [f64; 3],
+    #[serde(default)]
+    body: u32,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The standard range sensor's descriptor, as far as drawing goes (the sensor itself checks it).
@@ -109,6 +156,8 @@ impl SceneInfo {
                             .map_or(SensorKind::Values, SensorKind::Range),
                         "pose" => SensorKind::Pose,
                         "imu" => SensorKind::Imu,
+                        "camera" => camera_geometry(&s.plugin.descriptor, info.bodies.start)
+                            .map_or(SensorKind::Values, SensorKind::Camera),
                         _ => SensorKind::Values,
                     }
                 };
@@ -149,6 +198,26 @@ fn range_geometry(descriptor: &serde_json::Value, first_body: u32) -> Option<Ran
         position: d.position,
         directions,
         max_range: d.max_range,
+    })
+}
+
+fn camera_geometry(descriptor: &serde_json::Value, first_body: u32) -> Option<CameraGeometry> {
+    use nalgebra::{Quaternion as Q, UnitQuaternion};
+    let d = CameraDescriptor::deserialize(descriptor).ok()?;
+    let pinhole =
+        ssx_sdk::camera::Pinhole::new(d.width, d.height, d.fov, d.fx, d.fy, d.cx, d.cy).ok()?;
+    let [w, x, y, z] = ssx_sdk::camera::OPTICAL_IN_MOUNT;
+    let [roll, pitch, yaw] = d.rpy;
+    let q = UnitQuaternion::from_euler_angles(roll, pitch, yaw)
+        * UnitQuaternion::from_quaternion(Q::new(w, x, y, z));
+    Some(CameraGeometry {
+        body: first_body + d.body,
+        width: d.width,
+        height: d.height,
+        pinhole,
+        color: d.color,
+        position: d.position,
+        orientation: [q.i, q.j, q.k, q.w],
     })
 }
 
