@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Status } from '../../engines/view/assets/status.js';
-import { readFrame, worldRays, Services, MISS } from '../../engines/view/assets/frames.js';
+import { readFrame, readCamera, worldRays, Services, MISS } from '../../engines/view/assets/frames.js';
 
 const stats = (steps, sim, wall, extra = {}) => ({
   steps, sim_time_s: sim, wall_time_s: wall, achieved_rt_factor: sim / wall, deadline_misses: 0, ...extra,
@@ -138,4 +138,21 @@ test('service calls are written as the Foxglove protocol says and answered by ca
   const pending = s.call('/ssx/frame', {});
   s.close();
   await assert.rejects(pending, /disconnected/);
+});
+
+test('a camera picture is read as RGBA with its step, and an empty answer as none', () => {
+  const head = (w, h, step) => {
+    const b = new Uint8Array(24), dv = new DataView(b.buffer);
+    dv.setUint32(0, 1, true); dv.setUint32(4, w, true); dv.setUint32(8, h, true); dv.setFloat64(16, step, true);
+    return b;
+  };
+  const bytes = new Uint8Array(24 + 8);
+  bytes.set(head(2, 1, 33));
+  bytes.set([200, 10, 20, 255, 0, 0, 0, 255], 24);
+  const p = readCamera(bytes);
+  assert.deepEqual([p.step, p.width, p.height, Array.from(p.rgba)], [33, 2, 1, [200, 10, 20, 255, 0, 0, 0, 255]]);
+  assert.equal(readCamera(head(0, 0, 33)), null);
+  assert.throws(() => readCamera(head(2, 1, 33)), /ssx.camera: 24 bytes for 2 × 1/);
+  const v2 = head(0, 0, 1); v2[0] = 2;
+  assert.throws(() => readCamera(v2), /ssx.camera: version 2, this page reads 1/);
 });

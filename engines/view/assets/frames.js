@@ -3,6 +3,7 @@
 // it draws and never falls behind. No three.js here: node's test runner loads this file.
 
 export const FRAME_ENCODING = 'ssx.frame.v1';
+export const CAMERA_ENCODING = 'ssx.camera.v1';
 export const MISS = 65535;
 
 // A frame response (ssx.frame.v1) as { step, time, wall, count, poses (Float32Array, 7 a body),
@@ -28,6 +29,20 @@ export function readFrame(bytes) {
   }
   if (i !== b.length) throw new Error(`ssx.frame: ${b.length} bytes, ${i} read`);
   return frame;
+}
+
+// A camera picture (/ssx/camera, ssx.camera.v1) as { step, width, height, rgba
+// (Uint8ClampedArray, 4 bytes a pixel, ready for ImageData) }, or null when the daemon had none
+// newer than asked.
+export function readCamera(bytes) {
+  const b = bytes.slice();
+  const dv = new DataView(b.buffer);
+  const version = dv.getUint32(0, true);
+  if (version !== 1) throw new Error(`ssx.camera: version ${version}, this page reads 1`);
+  const width = dv.getUint32(4, true), height = dv.getUint32(8, true);
+  if (b.length !== 24 + 4 * width * height) throw new Error(`ssx.camera: ${b.length} bytes for ${width} × ${height}`);
+  if (!width || !height) return null;
+  return { step: dv.getFloat64(16, true), width, height, rgba: new Uint8ClampedArray(b.buffer, 24, 4 * width * height) };
 }
 
 const HIT = [1, 0.35, 0.1], FAR = [0.45, 0.75, 0.45];

@@ -9,7 +9,7 @@
 import * as THREE from 'three';
 import { OrbitControls } from 'three/addons/OrbitControls.js';
 import { pb, num, sub, all, utf8 } from './wire.js';
-import { readFrame, worldRays, Services, FRAME_ENCODING } from './frames.js';
+import { readFrame, readCamera, worldRays, Services, FRAME_ENCODING, CAMERA_ENCODING } from './frames.js';
 import { Bodies } from './bodies.js';
 import { Rays } from './rays.js';
 import { Status } from './status.js';
@@ -93,6 +93,39 @@ function onLayout(l) {
   layout = l;
   frameOf = l.frames.map(id => bodies.frame(id));
   status.onRays(l.rays.shown, l.rays.total);
+  showCameras(l.cameras || []);
+}
+// A camera's picture in the top right corner (/ssx/camera): the chosen camera's newest one,
+// asked for again when it has been drawn, like the frames.
+let cameraIndex = -1, cameraStep = 0, cameraInFlight = false, cameraPending = null;
+function showCameras(cameras) {
+  const box = document.getElementById('camera'), pick = document.getElementById('camera-pick');
+  pick.replaceChildren(...cameras.map((c, i) => new Option(`${c.path} (${c.width} × ${c.height})`, i)),
+    new Option('no camera', -1));
+  box.hidden = cameras.length === 0;
+  cameraIndex = cameras.length ? 0 : -1;
+  pick.value = String(cameraIndex);
+  cameraStep = 0;
+  pick.onchange = () => { cameraIndex = Number(pick.value); cameraStep = 0; document.getElementById('camera-image').hidden = cameraIndex < 0; };
+}
+function pullCamera() {
+  if (!services || cameraIndex < 0 || cameraInFlight) return;
+  cameraInFlight = true;
+  const ask = services, index = cameraIndex;
+  ask.call('/ssx/camera', { camera: index, after: cameraStep }).then(r => {
+    if (r.encoding !== CAMERA_ENCODING) throw new Error('/ssx/camera answered in ' + r.encoding);
+    const p = readCamera(r.payload);
+    if (p && index === cameraIndex) { cameraPending = p; cameraStep = p.step; }
+  }).catch(e => { if (ask === services) console.error('ssx view: ' + e.message); })
+    .finally(() => { if (ask === services) cameraInFlight = false; });
+}
+function drawCamera() {
+  if (!cameraPending) return;
+  const p = cameraPending, canvas = document.getElementById('camera-image');
+  cameraPending = null;
+  if (canvas.width !== p.width || canvas.height !== p.height) { canvas.width = p.width; canvas.height = p.height; }
+  canvas.getContext('2d').putImageData(new ImageData(p.rgba, p.width, p.height), 0, 0);
+  state.camera = { path: layout.cameras[cameraIndex].path, step: p.step, width: p.width, height: p.height };
 }
 function pull() {
   if (!services || !layout || inFlight) return;
@@ -264,6 +297,7 @@ function connect() {
       if (msg.op === 'advertiseServices') {
         ask.advertise(msg);
         if (ask.has('/ssx/layout') && ask.has('/ssx/frame')) {
+          cameraInFlight = false;
           ask.call('/ssx/layout', {}).then(r => {
             onLayout(JSON.parse(utf8.decode(r.payload)));
             services = ask;
@@ -300,6 +334,8 @@ renderer.setAnimationLoop(now => {
   const fresh = pending != null;
   applyFrame();
   pull();
+  drawCamera();
+  pullCamera();
   for (const [topic, bytes] of pendingGrids) onGrid(bytes, topic);
   dirty ||= fresh || pendingGrids.size > 0 || rays.dirty != null || sceneChanged;
   pendingGrids.clear();

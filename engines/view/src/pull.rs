@@ -12,6 +12,10 @@
 //! - `/ssx/frame` (request `{"after": step}`, JSON): the first state newer than `after`, at once
 //!   when there is one, else when the next frame is published. Response `ssx.frame.v1`, little
 //!   endian, 4-byte aligned ([`FrameState::encode`]).
+//! - `/ssx/camera` (request `{"camera": index, "after": step}`): the newest picture of the
+//!   layout's camera `index`, answered at once: `ssx.camera.v1` ([`Picture::encode`]), empty
+//!   (0 × 0) when it has none newer than `after`. A camera's picture is kept only once someone
+//!   asked for it.
 //!
 //! Foxglove and other clients keep the pushed channels (`/tf`, `/rays`, ...); nothing here
 //! changes them.
@@ -24,7 +28,7 @@ use serde_json::json;
 
 use crate::frame::Frame;
 use crate::publish::RayPlan;
-use crate::scene::{SceneInfo, SensorKind};
+use crate::scene::{CameraGeometry, SceneInfo, SensorKind};
 
 /// Service names, fixed: docs/view.md lists them.
 pub const LAYOUT_SERVICE: &str = "/ssx/layout";
@@ -32,6 +36,10 @@ pub const LAYOUT_SERVICE: &str = "/ssx/layout";
 pub const FRAME_SERVICE: &str = "/ssx/frame";
 /// The frame response's encoding.
 pub const FRAME_ENCODING: &str = "ssx.frame.v1";
+/// See [`LAYOUT_SERVICE`].
+pub const CAMERA_SERVICE: &str = "/ssx/camera";
+/// The camera response's encoding.
+pub const CAMERA_ENCODING: &str = "ssx.camera.v1";
 /// A ray distance that hit nothing within range.
 pub const MISS: u16 = u16::MAX;
 
@@ -82,7 +90,67 @@ impl FrameState {
     }
 }
 
-/// The two services' shared state: written by the publisher thread, read by the server's.
+/// A camera's newest picture, as the page draws it.
+#[derive(Default)]
+struct Picture {
+    step: u64,
+    width: u32,
+    height: u32,
+    /// `width × height` RGBA pixels, row by row from the top left.
+    rgba: Vec<u8>,
+}
+
+impl Picture {
+    /// `ssx.camera.v1`: u32 version (1), u32 width, u32 height, u32 0, f64 step, then
+    /// `width × height × 4` bytes of RGBA; 0 × 0 and no pixels when the picture is not newer
+    /// than `after`.
+    fn encode(&self, after: u64) -> Vec<u8> {
+        let fresh = self.step > after;
+        let mut out = Vec::with_capacity(24 + if fresh { self.rgba.len() } else { 0 });
+        out.extend_from_slice(&1u32.to_le_bytes());
+        let (w, h) = if fresh {
+            (self.width, self.height)
+        } else {
+            (0, 0)
+        };
+        for v in [w, h, 0] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.step as f64).to_le_bytes());
+        if fresh {
+            out.extend_from_slice(&self.rgba);
+        }
+        out
+    }
+
+    /// A camera reading as a picture: its colours, or without colour its depths in grey
+    /// (white near, darker with distance, black where nothing is seen, white too near).
+    fn fill(&mut self, step: u64, g: &CameraGeometry, values: &[f64]) {
+        let pixels = g.width as usize * g.height as usize;
+        if values.len() != pixels * if g.color { 2 } else { 1 } {
+            return;
+        }
+        (self.step, self.width, self.height) = (step, g.width, g.height);
+        self.rgba.clear();
+        if g.color {
+            for &c in &values[pixels..] {
+                let [r, g, b] = ssx_sdk::camera::unpack(c);
+                self.rgba.extend_from_slice(&[r, g, b, 255]);
+            }
+        } else {
+            for &d in values {
+                let v = if d.is_nan() {
+                    255
+                } else {
+                    (510.0 / (2.0 + d.max(0.0))).round() as u8
+                };
+                self.rgba.extend_from_slice(&[v, v, v, 255]);
+            }
+        }
+    }
+}
+
+/// The services' shared state: written by the publisher thread, read by the server's.
 pub(crate) struct Pull {
     state: Mutex<FrameState>,
     /// Calls waiting for a state newer than theirs: (after, responder).
@@ -91,6 +159,11 @@ pub(crate) struct Pull {
     wanted: AtomicBool,
     /// By sensor slot: its index among the drawn sensors, and its range.
     drawn: Vec<Option<(usize, f64)>>,
+    /// By sensor slot: its index among the cameras.
+    camera_of: Vec<Option<usize>>,
+    /// By camera: its newest picture, and whether anyone asked for it (until then it is not
+    /// kept).
+    pictures: Vec<(Mutex<Picture>, AtomicBool)>,
     layout: Vec<u8>,
 }
 
@@ -99,7 +172,16 @@ impl Pull {
         let mut drawn = Vec::with_capacity(scene.sensors.len());
         let mut sensors = Vec::new();
         let mut geometries: Vec<serde_json::Value> = Vec::new();
+        let mut cameras = Vec::new();
+        let mut camera_of = Vec::with_capacity(scene.sensors.len());
         for (slot, s) in scene.sensors.iter().enumerate() {
+            camera_of.push(match &s.kind {
+                SensorKind::Camera(g) => {
+                    cameras.push(json!({"path": s.path, "width": g.width, "height": g.height, "color": g.color}));
+                    Some(cameras.len() - 1)
+                }
+                _ => None,
+            });
             match &s.kind {
                 SensorKind::Range(g) if plan.drawn[slot] => {
                     drawn.push(Some((sensors.len(), g.max_range)));
@@ -127,6 +209,7 @@ impl Pull {
             "geometries": geometries,
             "sensors": sensors,
             "rays": {"total": plan.total, "shown": plan.shown},
+            "cameras": cameras,
         });
         let count = sensors.len();
         Self {
@@ -137,17 +220,22 @@ impl Pull {
             waiting: Mutex::new(Vec::new()),
             wanted: AtomicBool::new(false),
             drawn,
+            pictures: (0..cameras.len())
+                .map(|_| (Mutex::new(Picture::default()), AtomicBool::new(false)))
+                .collect(),
+            camera_of,
             layout: layout.to_string().into_bytes(),
         }
     }
 
-    /// The two services, for the server.
+    /// The three services, for the server.
     pub fn services(self: &std::sync::Arc<Self>) -> Vec<Service> {
         let json_schema = |name: &str, schema: &str| {
             foxglove::Schema::new(name, "jsonschema", schema.as_bytes().to_vec())
         };
         let layout = std::sync::Arc::clone(self);
         let frame = std::sync::Arc::clone(self);
+        let camera = std::sync::Arc::clone(self);
         vec![
             Service::builder(
                 LAYOUT_SERVICE,
@@ -169,6 +257,17 @@ impl Pull {
                 ),
             )
             .handler(FrameHandler(frame)),
+            Service::builder(
+                CAMERA_SERVICE,
+                ServiceSchema::new("ssx.Camera").with_request(
+                    "json",
+                    json_schema(
+                        "ssx.CameraRequest",
+                        r#"{"type":"object","properties":{"camera":{"type":"integer","description":"index into the layout's cameras"},"after":{"type":"integer","description":"the step of the picture the client has; the answer is newer or empty"}}}"#,
+                    ),
+                ),
+            )
+            .handler(CameraHandler(camera)),
         ]
     }
 
@@ -183,6 +282,15 @@ impl Pull {
         s.poses
             .extend(f.poses.iter().flat_map(|p| p.map(|x| x as f32)));
         for &(slot, start, len) in &f.readings {
+            if let (Some(Some(c)), SensorKind::Camera(g)) = (
+                self.camera_of.get(slot as usize),
+                &info.sensors[slot as usize].kind,
+            ) && self.pictures[*c].1.load(Ordering::Relaxed)
+            {
+                let mut p = self.pictures[*c].0.lock().expect("not poisoned");
+                p.fill(f.step, g, f.values(start, len));
+                continue;
+            }
             let (Some(Some((index, range))), SensorKind::Range(_)) = (
                 self.drawn.get(slot as usize),
                 &info.sensors[slot as usize].kind,
@@ -207,12 +315,51 @@ impl Pull {
     }
 }
 
+impl Pull {
+    /// `/ssx/camera`: the newest picture of one camera, at once.
+    fn picture(&self, payload: &[u8]) -> Result<Vec<u8>, String> {
+        let v: serde_json::Value = serde_json::from_slice(payload)
+            .map_err(|e| format!("{CAMERA_SERVICE}: the request is not JSON: {e}"))?;
+        let index = |key: &str| match v.get(key) {
+            None | Some(serde_json::Value::Null) => Ok(0),
+            Some(a) => a.as_u64().ok_or_else(|| {
+                format!("{CAMERA_SERVICE}: \"{key}\" must be a whole number from 0, got {a}")
+            }),
+        };
+        let (camera, after) = (index("camera")?, index("after")?);
+        let (picture, wanted) = self.pictures.get(camera as usize).ok_or_else(|| {
+            format!(
+                "{CAMERA_SERVICE}: no camera {camera}; the scene has {}",
+                self.pictures.len()
+            )
+        })?;
+        self.wanted.store(true, Ordering::Relaxed);
+        wanted.store(true, Ordering::Relaxed);
+        Ok(picture.lock().expect("not poisoned").encode(after))
+    }
+}
+
 /// A distance as `u16` over `range`; [`MISS`] when nothing was hit within it.
 fn scale(d: f64, range: f64) -> u16 {
     if d.is_finite() && d >= 0.0 && d < range - 1e-9 {
         (d / range * f64::from(MISS - 1)).round() as u16
     } else {
         MISS
+    }
+}
+
+/// Answers a picture call at once.
+struct CameraHandler(std::sync::Arc<Pull>);
+
+impl foxglove::websocket::service::Handler for CameraHandler {
+    fn call(&self, request: Request, mut responder: Responder) {
+        match self.0.picture(request.payload()) {
+            Ok(bytes) => {
+                responder.set_encoding(CAMERA_ENCODING);
+                responder.respond_ok(bytes);
+            }
+            Err(e) => responder.respond_err(e),
+        }
     }
 }
 
@@ -282,6 +429,40 @@ mod tests {
         let b = s.encode(0);
         assert_eq!(b.len(), 60 + 4 + (8 + 8) + (8 + 4));
         assert_eq!(b.len() % 4, 0);
+    }
+
+    #[test]
+    fn a_picture_is_sent_once_newer_than_the_callers_in_rgba() {
+        let g = CameraGeometry {
+            body: 0,
+            width: 2,
+            height: 1,
+            pinhole: ssx_sdk::camera::Pinhole::new(2, 1, None, None, None, None, None).unwrap(),
+            color: true,
+            position: [0.0; 3],
+            orientation: [0.0, 0.0, 0.0, 1.0],
+        };
+        let mut p = Picture::default();
+        let red = ssx_sdk::camera::pack([200, 10, 20]);
+        p.fill(9, &g, &[1.0, f64::INFINITY, red, 0.0]);
+        let b = p.encode(5);
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+        assert_eq!((u32_at(0), u32_at(4), u32_at(8), u32_at(12)), (1, 2, 1, 0));
+        assert_eq!(f64::from_le_bytes(b[16..24].try_into().unwrap()), 9.0);
+        assert_eq!(&b[24..], &[200, 10, 20, 255, 0, 0, 0, 255]);
+        // Not newer than the caller's: empty.
+        let empty = p.encode(9);
+        assert_eq!(empty.len(), 24);
+        assert_eq!(&empty[4..12], &[0; 8], "0 × 0");
+        // Depth only: grey by distance, black where nothing is seen, white too near.
+        let g = CameraGeometry { color: false, ..g };
+        p.fill(10, &g, &[0.0, f64::INFINITY]);
+        assert_eq!(&p.rgba, &[255, 255, 255, 255, 0, 0, 0, 255]);
+        p.fill(11, &g, &[f64::NAN, 8.0]);
+        assert_eq!(&p.rgba, &[255, 255, 255, 255, 51, 51, 51, 255]);
+        // A reading of the wrong length is not drawn.
+        p.fill(12, &g, &[1.0]);
+        assert_eq!(p.step, 11);
     }
 
     #[test]
