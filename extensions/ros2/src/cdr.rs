@@ -138,4 +138,52 @@ mod tests {
         }
         assert_eq!(decode::<Twist>(&be, 64).unwrap(), t);
     }
+
+    #[test]
+    fn an_images_bytes_are_written_as_cdr_writes_a_uint8_sequence() {
+        use crate::msgs::{Header, Image, Time};
+        // The same fields with serde's own byte-by-byte sequence, as the reference.
+        #[derive(serde::Serialize, serde::Deserialize)]
+        struct Plain {
+            header: Header,
+            height: u32,
+            width: u32,
+            encoding: String,
+            is_bigendian: u8,
+            step: u32,
+            data: Vec<u8>,
+        }
+        impl crate::msgs::Message for Plain {
+            const TYPE: &'static crate::types::TypeDef = &crate::msgs::IMAGE;
+        }
+        let header = Header {
+            stamp: Time::from_secs(1.5),
+            frame_id: "rover/camera/optical".into(),
+        };
+        let data = vec![7u8, 8, 9, 10, 11, 12];
+        let image = Image {
+            header: header.clone(),
+            height: 1,
+            width: 2,
+            encoding: "rgb8".into(),
+            is_bigendian: 0,
+            step: 6,
+            data: data.clone(),
+        };
+        let plain = Plain {
+            header,
+            height: 1,
+            width: 2,
+            encoding: "rgb8".into(),
+            is_bigendian: 0,
+            step: 6,
+            data,
+        };
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        encode(&image, &mut a);
+        encode(&plain, &mut b);
+        assert_eq!(a, b);
+        assert_eq!(&a[a.len() - 10..], &[6, 0, 0, 0, 7, 8, 9, 10, 11, 12]);
+        assert_eq!(decode::<Image>(&a, 1024).unwrap(), image);
+    }
 }

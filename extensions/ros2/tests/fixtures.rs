@@ -70,6 +70,8 @@ fn every_message_type_matches_rosbags_byte_for_byte_and_hash_for_hash() {
             "nav_msgs/msg/Odometry" => check::<Odometry>(entry),
             "sensor_msgs/msg/LaserScan" => check::<LaserScan>(entry),
             "sensor_msgs/msg/Imu" => check::<Imu>(entry),
+            "sensor_msgs/msg/Image" => check::<Image>(entry),
+            "sensor_msgs/msg/CameraInfo" => check::<CameraInfo>(entry),
             "nav_msgs/msg/OccupancyGrid" => check::<OccupancyGrid>(entry),
             other => panic!("fixtures.json has {other}, which this test does not know"),
         }
@@ -82,6 +84,8 @@ fn every_message_type_matches_rosbags_byte_for_byte_and_hash_for_hash() {
         &ODOMETRY,
         &LASER_SCAN,
         &IMU,
+        &IMAGE,
+        &CAMERA_INFO,
         &POSE_STAMPED,
         &OCCUPANCY_GRID,
         &TWIST,
