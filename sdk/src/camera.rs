@@ -20,6 +20,32 @@ const MAX_PIXELS_AWAY: f64 = 1e6;
 /// x along the mount's −y, its y along the mount's −z.
 pub const OPTICAL_IN_MOUNT: [f64; 4] = [0.5, -0.5, 0.5, -0.5];
 
+/// The optical frame's orientation (w x y z) in the body frame, for a camera mounted at `rpy`
+/// (roll, pitch, yaw about the body's fixed x, y, z axes, in that order: R = Rz·Ry·Rx).
+pub fn optical_orientation([roll, pitch, yaw]: [f64; 3]) -> [f64; 4] {
+    let (sr, cr) = (roll / 2.0).sin_cos();
+    let (sp, cp) = (pitch / 2.0).sin_cos();
+    let (sy, cy) = (yaw / 2.0).sin_cos();
+    let mount = [
+        cr * cp * cy + sr * sp * sy,
+        sr * cp * cy - cr * sp * sy,
+        cr * sp * cy + sr * cp * sy,
+        cr * cp * sy - sr * sp * cy,
+    ];
+    hamilton(mount, OPTICAL_IN_MOUNT)
+}
+
+/// The quaternion product a·b (w x y z): b's rotation, then a's.
+fn hamilton(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+    let ([aw, ax, ay, az], [bw, bx, by, bz]) = (a, b);
+    [
+        aw * bw - ax * bx - ay * by - az * bz,
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+    ]
+}
+
 /// Pinhole intrinsics (pixels).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Pinhole {
@@ -128,6 +154,7 @@ pub fn unpack(c: f64) -> [u8; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::f64::consts::FRAC_PI_2;
 
     #[test]
     fn a_ninety_degree_camera_has_its_focal_length_at_half_the_width() {
@@ -148,26 +175,46 @@ mod tests {
         assert_eq!(unpack(f64::NAN), [0, 0, 0]);
     }
 
+    /// `v` turned by `q` (w x y z).
+    fn rotate(q: [f64; 4], v: [f64; 3]) -> [f64; 3] {
+        let r = hamilton(
+            hamilton(q, [0.0, v[0], v[1], v[2]]),
+            [q[0], -q[1], -q[2], -q[3]],
+        );
+        [r[1], r[2], r[3]]
+    }
+
+    fn near(a: [f64; 3], b: [f64; 3]) -> bool {
+        a.iter().zip(b).all(|(p, q)| (p - q).abs() < 1e-12)
+    }
+
     #[test]
     fn the_optical_frame_looks_along_the_mount_x_with_x_right_and_y_down() {
-        // Rotate the optical axes by OPTICAL_IN_MOUNT (w x y z) by hand.
-        let [w, x, y, z] = OPTICAL_IN_MOUNT;
-        let rot = |v: [f64; 3]| {
-            let (qv, s) = ([x, y, z], w);
-            let cross = |a: [f64; 3], b: [f64; 3]| {
-                [
-                    a[1] * b[2] - a[2] * b[1],
-                    a[2] * b[0] - a[0] * b[2],
-                    a[0] * b[1] - a[1] * b[0],
-                ]
-            };
-            let t = cross(qv, v).map(|c| 2.0 * c);
-            let u = cross(qv, t);
-            [0, 1, 2].map(|i| v[i] + s * t[i] + u[i])
-        };
-        let near = |a: [f64; 3], b: [f64; 3]| a.iter().zip(b).all(|(p, q)| (p - q).abs() < 1e-12);
-        assert!(near(rot([0.0, 0.0, 1.0]), [1.0, 0.0, 0.0]), "z ahead");
-        assert!(near(rot([1.0, 0.0, 0.0]), [0.0, -1.0, 0.0]), "x right");
-        assert!(near(rot([0.0, 1.0, 0.0]), [0.0, 0.0, -1.0]), "y down");
+        let q = OPTICAL_IN_MOUNT;
+        assert!(near(rotate(q, [0.0, 0.0, 1.0]), [1.0, 0.0, 0.0]), "z ahead");
+        assert!(
+            near(rotate(q, [1.0, 0.0, 0.0]), [0.0, -1.0, 0.0]),
+            "x right"
+        );
+        assert!(near(rotate(q, [0.0, 1.0, 0.0]), [0.0, 0.0, -1.0]), "y down");
+        assert_eq!(optical_orientation([0.0; 3]), OPTICAL_IN_MOUNT);
+    }
+
+    #[test]
+    fn a_mount_turned_and_tilted_looks_where_its_rpy_says() {
+        // Pitched a quarter turn: looking straight down, the image's right still the body's −y.
+        let q = optical_orientation([0.0, FRAC_PI_2, 0.0]);
+        assert!(near(rotate(q, [0.0, 0.0, 1.0]), [0.0, 0.0, -1.0]));
+        assert!(near(rotate(q, [1.0, 0.0, 0.0]), [0.0, -1.0, 0.0]));
+        // Yawed a quarter turn: looking along the body's +y.
+        let q = optical_orientation([0.0, 0.0, FRAC_PI_2]);
+        assert!(near(rotate(q, [0.0, 0.0, 1.0]), [0.0, 1.0, 0.0]));
+        // Tilted down by 0.15 rad and rolled: the axis ahead ignores the roll.
+        let q = optical_orientation([0.3, 0.15, 0.0]);
+        let ahead = rotate(q, [0.0, 0.0, 1.0]);
+        assert!(
+            near(ahead, [0.15f64.cos(), 0.0, -0.15f64.sin()]),
+            "{ahead:?}"
+        );
     }
 }

@@ -48,6 +48,7 @@ fn an_independent_ros2_client_finds_drives_and_steps_the_shipped_scene_beside_a_
         .args(["--connect", &format!("tcp/127.0.0.1:{port}")])
         .arg("--map")
         .arg(repo_root().join("artifacts/maps/office.png"))
+        .args(["--camera", "camera"])
         .args(["--timeout", "30"])
         .output()
         .expect("run the ROS 2 client");

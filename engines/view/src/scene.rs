@@ -202,14 +202,10 @@ fn range_geometry(descriptor: &serde_json::Value, first_body: u32) -> Option<Ran
 }
 
 fn camera_geometry(descriptor: &serde_json::Value, first_body: u32) -> Option<CameraGeometry> {
-    use nalgebra::{Quaternion as Q, UnitQuaternion};
     let d = CameraDescriptor::deserialize(descriptor).ok()?;
     let pinhole =
         ssx_sdk::camera::Pinhole::new(d.width, d.height, d.fov, d.fx, d.fy, d.cx, d.cy).ok()?;
-    let [w, x, y, z] = ssx_sdk::camera::OPTICAL_IN_MOUNT;
-    let [roll, pitch, yaw] = d.rpy;
-    let q = UnitQuaternion::from_euler_angles(roll, pitch, yaw)
-        * UnitQuaternion::from_quaternion(Q::new(w, x, y, z));
+    let [w, x, y, z] = ssx_sdk::camera::optical_orientation(d.rpy);
     Some(CameraGeometry {
         body: first_body + d.body,
         width: d.width,
@@ -217,7 +213,7 @@ fn camera_geometry(descriptor: &serde_json::Value, first_body: u32) -> Option<Ca
         pinhole,
         color: d.color,
         position: d.position,
-        orientation: [q.i, q.j, q.k, q.w],
+        orientation: [x, y, z, w],
     })
 }
 

@@ -142,6 +142,8 @@ def main():
     ap.add_argument("--node", default="ssx")
     ap.add_argument("--robot", default="rover")
     ap.add_argument("--laser", default="laser", help="the robot's scanner sensor (its frame)")
+    ap.add_argument("--camera", default="", help="the robot's camera sensor, to check its image, depth and "
+                    "camera_info (none by default)")
     ap.add_argument("--speed", type=float, default=0.3, help="commanded linear speed (m/s)")
     ap.add_argument("--timestep", type=float, default=0.01)
     ap.add_argument("--map", help="the scene's map image (PNG), to check /map's size against")
@@ -167,6 +169,8 @@ def discover(session, a):
               ("SS", f"/{a.node}/resume"), ("SS", f"/{a.node}/step"), ("MS", f"/{a.node}/step_n")}
     if a.map:
         wanted.add(("MP", "/map"))
+    if a.camera:
+        wanted |= {("MP", f"/{a.robot}/{a.camera}/{t}") for t in ("image", "depth", "camera_info")}
     end = time.monotonic() + a.timeout
     while True:
         ents = [Entity(r.ok.key_expr) for r in session.liveliness().get(f"@ros2_lv/{a.domain}/**", timeout=2)
@@ -215,6 +219,8 @@ def run(session, a):
                                              s.angle_max, abs_tol=1e-4), "scan angles and ranges disagree")
     finite = [r for r in s.ranges if np.isfinite(r)]
     check(all(s.range_min <= r <= s.range_max for r in finite), "scan ranges beyond their limits")
+
+    seen = camera(session, ents, a) if a.camera else ""
 
     # 3. cmd_vel: drive at the commanded speed, measured from odom over the last second.
     cmd = session.declare_publisher(ents[("MS", f"/{a.robot}/cmd_vel")].data_key())
@@ -288,6 +294,14 @@ def run(session, a):
     laser = tfs.get((f"{a.robot}/base_link", f"{a.robot}/{a.laser}"))
     check(laser is not None, f"/tf_static has no {a.robot}/{a.laser}: {sorted(tfs)}")
     done = f"tf_static {len(tfs)} transforms"
+    if a.camera:
+        optical = tfs.get((f"{a.robot}/base_link", f"{a.robot}/{a.camera}_optical"))
+        check(optical is not None, f"/tf_static has no {a.robot}/{a.camera}_optical: {sorted(tfs)}")
+        # The optical z axis (ahead) in base_link: q (0, 0, 1) q*, from the quaternion alone.
+        q = optical.transform.rotation
+        ahead = (2 * (q.x * q.z + q.w * q.y), 2 * (q.y * q.z - q.w * q.x), 1 - 2 * (q.x * q.x + q.y * q.y))
+        check(ahead[0] > 0.9 and abs(ahead[1]) < 1e-9, f"the camera's optical z is {ahead} in base_link")
+        done += f", camera looking along {tuple(round(x, 4) for x in ahead)}"
     if a.map:
         grid = Topic(session, ents[("MP", "/map")], latched=True).wait(1, a.timeout)[0][3]
         w, h = png_size(a.map)
@@ -297,7 +311,32 @@ def run(session, a):
         done += f", map {w}x{h} with {occupied} occupied cells"
     return (f"node '{a.node}' with {len(ents)} topics and services; clock {len(ticks)}+ msgs; "
             f"odom {speed:.4f} m/s (positions {travelled:.4f}) for {a.speed} commanded; "
-            f"pause/step/step_n/resume ok; {done}")
+            f"pause/step/step_n/resume ok; {seen}{done}")
+
+
+def camera(session, ents, a):
+    """The camera's three topics: sizes, encodings and frames agree; depths are metres within the
+    clip range or +inf; the calibration's principal point is the image centre."""
+    cam = f"/{a.robot}/{a.camera}"
+    image, depth, info = (Topic(session, ents[("MP", f"{cam}/{t}")]) for t in ("image", "depth", "camera_info"))
+    frame = f"{a.robot}/{a.camera}_optical"
+    im = image.wait(2, a.timeout)[-1][3]
+    w, h = im.width, im.height
+    check(im.encoding == "rgb8" and im.step == 3 * w and len(im.data) == 3 * w * h and w * h > 0,
+          f"{cam}/image: {w}x{h} {im.encoding}, step {im.step}, {len(im.data)} bytes")
+    check(im.header.frame_id == frame, f"{cam}/image frame {im.header.frame_id}")
+    dm = depth.wait(2, a.timeout)[-1][3]
+    check((dm.width, dm.height, dm.encoding, dm.step, len(dm.data)) == (w, h, "32FC1", 4 * w, 4 * w * h),
+          f"{cam}/depth: {dm.width}x{dm.height} {dm.encoding}, step {dm.step}, {len(dm.data)} bytes")
+    d = np.frombuffer(bytes(dm.data), dtype="<f4")
+    seen = d[np.isfinite(d)]
+    check(len(seen) > 0 and np.all(seen >= 0.0), f"{cam}/depth: {len(seen)} finite depths, least {seen.min(initial=0)}")
+    check(np.all(np.isfinite(d) | (d == np.inf) | np.isnan(d)), f"{cam}/depth has -inf")
+    ci = info.wait(1, a.timeout)[-1][3]
+    check((ci.width, ci.height, ci.header.frame_id) == (w, h, frame), f"{cam}/camera_info {ci.width}x{ci.height} {ci.header.frame_id}")
+    check(ci.k[0] > 0 and ci.k[4] > 0 and (ci.k[2], ci.k[5], ci.k[8]) == ((w - 1) / 2, (h - 1) / 2, 1.0),
+          f"{cam}/camera_info K {list(ci.k)}")
+    return f"camera {w}x{h} rgb8 + 32FC1 ({len(seen)} pixels see something) fx {ci.k[0]:.1f}; "
 
 
 if __name__ == "__main__":

@@ -351,6 +351,8 @@ struct ReadingTopic {
     artifact: u32,
     sensor: u32,
     last: u64,
+    /// The values it takes (a camera's depths, or its colours; all of most readings).
+    span: std::ops::Range<usize>,
 }
 
 /// What the stepping thread writes each step, resolved on the first.
@@ -396,6 +398,97 @@ fn described(ctx: &Ctx<'_>, artifact: u32) -> Result<Vec<Described>, String> {
         });
     }
     Ok(out)
+}
+
+/// A camera's topics: `<robot>/<sensor>/image` (`rgb8`, when it has colour),
+/// `<robot>/<sensor>/depth` (`32FC1`, metres; +inf where nothing is seen, NaN too near) and
+/// `<robot>/<sensor>/camera_info`, in the optical frame `<robot>/<sensor>_optical` that
+/// `/tf_static` places on the robot's base_link (REP 103's optical convention: z ahead, x right,
+/// y down). Each takes only its part of the reading.
+fn camera_topics(
+    ros: &RosShared,
+    plan: &mut Plan,
+    statics: &mut Vec<TransformStamped>,
+    (artifact, robot, base): (u32, &str, &str),
+    s: &Described,
+) {
+    let d = &s.description;
+    let (width, height) = (num(d, "width") as u32, num(d, "height") as u32);
+    let pixels = width as usize * height as usize;
+    let frame = format!("{robot}/{}_optical", s.name);
+    let at = |i: usize| d["position"][i].as_f64().unwrap_or(0.0);
+    let rpy = [0, 1, 2].map(|i| d["rpy"][i].as_f64().unwrap_or(0.0));
+    statics.push(TransformStamped {
+        header: header(base),
+        child_frame_id: frame.clone(),
+        transform: Transform {
+            translation: Vector3 {
+                x: at(0),
+                y: at(1),
+                z: at(2),
+            },
+            rotation: Quaternion::from_wxyz(ssx_sdk::camera::optical_orientation(rpy)),
+        },
+    });
+    let image = |encoding: &str, step: u32| Image {
+        header: header(&frame),
+        height,
+        width,
+        encoding: encoding.into(),
+        is_bigendian: 0,
+        step,
+        data: Vec::new(),
+    };
+    let (fx, fy, cx, cy) = (num(d, "fx"), num(d, "fy"), num(d, "cx"), num(d, "cy"));
+    let info = CameraInfo {
+        header: header(&frame),
+        height,
+        width,
+        distortion_model: "plumb_bob".into(),
+        d: vec![0.0; 5],
+        k: F64Array([fx, 0.0, cx, 0.0, fy, cy, 0.0, 0.0, 1.0]),
+        r: F64Array([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]),
+        p: F64Array([fx, 0.0, cx, 0.0, 0.0, fy, cy, 0.0, 0.0, 0.0, 1.0, 0.0]),
+        ..CameraInfo::default()
+    };
+    let mut topics = vec![
+        (
+            "depth",
+            &IMAGE,
+            What::Depth(Box::new(image("32FC1", 4 * width))),
+            0..pixels,
+        ),
+        (
+            "camera_info",
+            &CAMERA_INFO,
+            What::CameraInfo(Box::new(info)),
+            0..0,
+        ),
+    ];
+    if d["color"] == true {
+        topics.push((
+            "image",
+            &IMAGE,
+            What::Colour(Box::new(image("rgb8", 3 * width))),
+            pixels..2 * pixels,
+        ));
+    }
+    for (name, t, what, span) in topics {
+        let topic = ros.publisher(
+            &format!("{robot}/{}/{name}", s.name),
+            t,
+            Qos::best_effort(5),
+            what,
+        );
+        plan.readings.push(ReadingTopic {
+            topic,
+            artifact,
+            sensor: s.sensor,
+            last: 0,
+            span,
+        });
+    }
+    plan.largest = plan.largest.max(8 * (1 + pixels));
 }
 
 fn num(v: &serde_json::Value, key: &str) -> f64 {
@@ -484,6 +577,10 @@ impl Plan {
                 .count();
             for s in &sensors {
                 let d = &s.description;
+                if d["kind"] == "camera" {
+                    camera_topics(ros, &mut plan, &mut statics, (a, robot, &base), s);
+                    continue;
+                }
                 let period = (timestep * num(d, "rate_divider").max(1.0)) as f32;
                 let (name, what, width) = match d["kind"].as_str() {
                     Some("range") => {
@@ -566,6 +663,7 @@ impl Plan {
                     artifact: a,
                     sensor: s.sensor,
                     last: 0,
+                    span: 0..usize::MAX,
                 });
                 plan.largest = plan.largest.max(8 * (1 + width));
             }
@@ -686,9 +784,10 @@ impl Plan {
                 continue;
             }
             r.last = taken;
+            let span = r.span.start.min(values.len())..r.span.end.min(values.len());
             send(r.topic, &mut |b| {
                 put(b, &[time]);
-                put(b, values);
+                put(b, &values[span.clone()]);
             });
         }
         Ok(())

@@ -47,6 +47,12 @@ pub enum What {
     Imu(Box<Imu>),
     /// `<robot>/pose`: position and orientation (w x y z) from a pose sensor.
     Pose(Box<PoseStamped>),
+    /// `<robot>/<camera>/depth`: a camera's depths (m), as `32FC1`.
+    Depth(Box<Image>),
+    /// `<robot>/<camera>/image`: a camera's colours (`0xRRGGBB` numbers), as `rgb8`.
+    Colour(Box<Image>),
+    /// `<robot>/<camera>/camera_info`: fixed but for the stamp, with each picture.
+    CameraInfo(Box<CameraInfo>),
     /// A message fixed at the first step (`/tf_static`, `/map`), sent once.
     Once(Encoder),
 }
@@ -208,6 +214,24 @@ impl RosOut {
                     z: v[3],
                 };
                 m.pose.orientation = quat(&v[4..8]);
+                cdr::encode(&**m, cdr);
+            }
+            What::Depth(m) => {
+                m.header.stamp = stamp;
+                m.data.clear();
+                m.data
+                    .extend(v[1..].iter().flat_map(|&d| (d as f32).to_le_bytes()));
+                cdr::encode(&**m, cdr);
+            }
+            What::Colour(m) => {
+                m.header.stamp = stamp;
+                m.data.clear();
+                m.data
+                    .extend(v[1..].iter().flat_map(|&c| ssx_sdk::camera::unpack(c)));
+                cdr::encode(&**m, cdr);
+            }
+            What::CameraInfo(m) => {
+                m.header.stamp = stamp;
                 cdr::encode(&**m, cdr);
             }
             What::Once(write) => write(cdr),
