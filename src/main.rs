@@ -8,12 +8,13 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod rt;
 mod safety;
+mod sweep;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ssx_artifacts::Scene;
@@ -87,6 +88,22 @@ enum Command {
         scene: PathBuf,
         /// The image to write (replaced atomically).
         out: PathBuf,
+    },
+    /// Many runs of one scene as one experiment: parameters and seeds from a sweep file,
+    /// `--jobs` runs at a time, results in OUT/results.csv (docs/sweeps.md). Run it again to
+    /// finish a sweep that was stopped.
+    Sweep {
+        /// The sweep file.
+        sweep: PathBuf,
+        /// The directory for the runs and the results (made if missing).
+        #[arg(long)]
+        out: PathBuf,
+        /// Runs at a time (default: the cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Allow more than 1000 runs.
+        #[arg(long)]
+        yes: bool,
     },
     /// List the plugins a library exports, with its ABI version.
     Plugins {
@@ -175,6 +192,11 @@ struct RunArgs {
     /// disk (a new build copied over it): docs/plugins.md "Swapping a library".
     #[arg(long)]
     watch_plugins: bool,
+    /// Find the scene's relative paths (artifact files, maps, plugin libraries) from this
+    /// directory instead of the scene file's: a scene written elsewhere from another, as
+    /// `ssxd sweep` writes its runs'.
+    #[arg(long)]
+    scene_dir: Option<PathBuf>,
 }
 
 /// `--steps`: a whole number of steps, >= 0.
@@ -239,6 +261,15 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args, &hub),
         Command::Plugins { library } => plugins(library),
         Command::Map { scene, out } => write_map(scene, out),
+        Command::Sweep {
+            sweep,
+            out,
+            jobs,
+            yes,
+        } => match run_sweep(sweep, out, *jobs, *yes) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -254,22 +285,27 @@ fn main() -> ExitCode {
     }
 }
 
+/// The Environment of a scene, built and dropped unrun: every plugin created from its
+/// descriptor, so descriptors are checked too.
+fn built(scene: &Scene, registry: &PluginRegistry) -> Result<Environment, SsxError> {
+    let config = scene.config(1, Mode::Fast, LatePolicy::CatchUp, true);
+    Environment::build(
+        config,
+        registry,
+        &scene.extensions,
+        &scene.artifacts,
+        Box::new(NullRenderEngine::default()),
+        Arc::new(MonotonicClock::new(Duration::ZERO)),
+    )
+}
+
 fn check(path: &Path) -> Result<(), SsxError> {
     let registry = registry();
     let scene = Scene::load(path, &registry)?;
     if let Some(w) = scene.overlap_warning() {
         tracing::warn!("{w}");
     }
-    let config = scene.config(1, Mode::Fast, LatePolicy::CatchUp, true);
-    // Building creates every plugin from its descriptor, so descriptors are checked too.
-    let env = Environment::build(
-        config,
-        &registry,
-        &scene.extensions,
-        &scene.artifacts,
-        Box::new(NullRenderEngine::default()),
-        Arc::new(MonotonicClock::new(Duration::ZERO)),
-    )?;
+    let env = built(&scene, &registry)?;
     let drivers = scene
         .artifacts
         .iter()
@@ -289,6 +325,64 @@ fn check(path: &Path) -> Result<(), SsxError> {
         env.engine().name(),
     );
     Ok(())
+}
+
+/// Exit status: 0 when every run succeeded, 1 when some failed (their rows say why), 130 when
+/// stopped by a signal; 2 for a bad sweep, before anything ran.
+fn run_sweep(
+    file: &Path,
+    out: &Path,
+    jobs: Option<usize>,
+    yes: bool,
+) -> Result<ExitCode, SsxError> {
+    let s = sweep::Sweep::read(file, yes)?;
+    let jobs = match jobs {
+        Some(n) if !(1..=MAX_WORKERS).contains(&n) => {
+            return Err(SsxError::Config(format!(
+                "--jobs must be from 1 to {MAX_WORKERS}, got {n}"
+            )));
+        }
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    std::fs::create_dir_all(out).map_err(|e| SsxError::Io {
+        path: out.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    s.claim(out)?;
+    let registry = registry();
+    let checked = Instant::now();
+    s.prepare(out, |scene, home| {
+        built(&Scene::load_in(scene, Some(home), &registry)?, &registry).map(drop)
+    })?;
+    eprintln!(
+        "sweep: {} runs checked in {:.1} s; running {jobs} at a time",
+        s.len(),
+        checked.elapsed().as_secs_f64()
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .map_err(|e| SsxError::Config(format!("cannot install the signal handler: {e}")))?;
+    }
+    let (ran, failed) = s.run(out, jobs, &stop)?;
+    let csv = out.join("results.csv");
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!(
+            "sweep: stopped after {ran} runs ({failed} failed); run the same command again to finish it; results so far in {}",
+            csv.display()
+        );
+        return Ok(ExitCode::from(EXIT_SECOND_SIGNAL as u8));
+    }
+    eprintln!(
+        "sweep: {ran} runs, {failed} failed; results in {}",
+        csv.display()
+    );
+    Ok(if failed > 0 {
+        ExitCode::from(EXIT_RUN_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn write_map(path: &Path, out: &Path) -> Result<(), SsxError> {
@@ -444,7 +538,7 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let registry = registry();
-    let mut scene = Scene::load(path, &registry)?;
+    let mut scene = Scene::load_in(path, o.scene_dir.as_deref(), &registry)?;
     if let Some(engine) = &o.engine {
         if !registry.has(PluginKind::Engine, engine) {
             return Err(SsxError::Config(format!(

@@ -123,8 +123,22 @@ impl Scene {
     /// Reads and checks a scene and every file it names. Plugin and engine names are checked
     /// against `registry`; descriptors are checked by the plugins when they are created.
     pub fn load(path: &Path, registry: &PluginRegistry) -> Result<Scene, SsxError> {
+        Self::load_in(path, None, registry)
+    }
+
+    /// [`Scene::load`], with the scene's relative paths (artifact files, maps, plugin
+    /// libraries) found from `home` instead of the scene file's directory: a scene written
+    /// elsewhere from another (a sweep's runs) names what the original names.
+    pub fn load_in(
+        path: &Path,
+        home: Option<&Path>,
+        registry: &PluginRegistry,
+    ) -> Result<Scene, SsxError> {
         let budget = std::cell::Cell::new(limits::MAX_TOTAL_BYTES);
-        let top = Source::read(path, None, &budget)?;
+        let mut top = Source::read(path, None, &budget)?;
+        if let Some(home) = home {
+            top.home = home.to_path_buf();
+        }
         let scene: SceneFile = top.parse()?;
         let timestep = scene
             .timestep
@@ -316,6 +330,9 @@ impl Scene {
 #[derive(Debug)]
 struct Source {
     path: PathBuf,
+    /// Where the paths it names are found (the file's directory, unless the scene is loaded
+    /// from elsewhere: [`Scene::load_in`]).
+    home: PathBuf,
     text: String,
     index: PositionIndex,
 }
@@ -350,6 +367,7 @@ impl Source {
         let (index, problem) = PositionIndex::scan(&text, limits::MAX_DEPTH);
         let src = Self {
             path: path.to_path_buf(),
+            home: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
             text,
             index: PositionIndex::default(),
         };
@@ -497,9 +515,10 @@ impl Source {
 
     /// A path named in this file, resolved against the file's directory.
     fn resolve(&self, named: &Path) -> PathBuf {
-        match self.path.parent() {
-            Some(dir) if named.is_relative() => dir.join(named),
-            _ => named.to_path_buf(),
+        if named.is_relative() {
+            self.home.join(named)
+        } else {
+            named.to_path_buf()
         }
     }
 }
@@ -644,8 +663,8 @@ impl Loader<'_> {
             };
         };
         let lib_at = format!("{at}.library");
-        let dir = src.path.parent().unwrap_or(Path::new("."));
-        let path = ssx_core::abi::find_library(named, dir).map_err(|m| src.err(&lib_at, m))?;
+        let path =
+            ssx_core::abi::find_library(named, &src.home).map_err(|m| src.err(&lib_at, m))?;
         // Driver and sensor libraries from a private copy, as the run opens them: a library
         // that is pinned (it also exports an extension) must never stay mapped from a file a
         // new build may be written over.
