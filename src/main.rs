@@ -94,16 +94,22 @@ enum Command {
     /// finish a sweep that was stopped.
     Sweep {
         /// The sweep file.
-        sweep: PathBuf,
+        #[arg(required_unless_present = "summary")]
+        sweep: Option<PathBuf>,
         /// The directory for the runs and the results (made if missing).
-        #[arg(long)]
-        out: PathBuf,
+        #[arg(long, required_unless_present = "summary")]
+        out: Option<PathBuf>,
         /// Runs at a time (default: the cores).
         #[arg(long)]
         jobs: Option<usize>,
         /// Allow more than 1000 runs.
         #[arg(long)]
         yes: bool,
+        /// Summarise a sweep's results instead of running it: per configuration, the mean,
+        /// standard deviation and 95% interval of each kept figure (printed, and written to
+        /// DIR/summary.csv).
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["sweep", "out", "jobs", "yes"])]
+        summary: Option<PathBuf>,
     },
     /// List the plugins a library exports, with its ABI version.
     Plugins {
@@ -262,14 +268,21 @@ fn main() -> ExitCode {
         Command::Plugins { library } => plugins(library),
         Command::Map { scene, out } => write_map(scene, out),
         Command::Sweep {
-            sweep,
-            out,
+            summary: Some(dir), ..
+        } => sweep::summary(dir),
+        Command::Sweep {
+            sweep: Some(sweep),
+            out: Some(out),
             jobs,
             yes,
+            ..
         } => match run_sweep(sweep, out, *jobs, *yes) {
             Ok(code) => return code,
             Err(e) => Err(e),
         },
+        Command::Sweep { .. } => {
+            unreachable!("clap requires a sweep file and --out without --summary")
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

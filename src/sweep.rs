@@ -632,6 +632,153 @@ impl Sweep {
     }
 }
 
+/// Two-sided 95% quantiles of Student's t for 1 to 30 degrees of freedom; 1.96 beyond.
+const T95: [f64; 30] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045, 2.042,
+];
+
+/// n, mean, sample standard deviation and the half-width of the 95% interval of the mean
+/// (Student's t); the last two are NaN for fewer than two values.
+fn spread(x: &[f64]) -> (usize, f64, f64, f64) {
+    let n = x.len();
+    let mean = x.iter().sum::<f64>() / n as f64;
+    if n < 2 {
+        return (n, mean, f64::NAN, f64::NAN);
+    }
+    let sd = (x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let t = T95.get(n - 2).copied().unwrap_or(1.96);
+    (n, mean, sd, t * sd / (n as f64).sqrt())
+}
+
+/// `ssxd sweep --summary DIR`: every configuration (the runs with the same parameter values,
+/// over their seeds) with each kept figure's n, mean, standard deviation and 95% interval;
+/// printed and written to `DIR/summary.csv`. Failed runs and missing figures are left out
+/// (n says how many counted).
+pub fn summary(dir: &Path) -> Result<(), SsxError> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p).map_err(|e| SsxError::Io {
+            path: p.to_path_buf(),
+            message: format!("{e} (is this a sweep's --out directory?)"),
+        })
+    };
+    let f: SweepFile =
+        serde_json::from_str(&read(&dir.join("sweep.json"))?).map_err(|e| SsxError::Io {
+            path: dir.join("sweep.json"),
+            message: e.to_string(),
+        })?;
+    let mut results: Vec<Value> = Vec::new();
+    let runs = std::fs::read_dir(dir.join("runs")).map_err(|e| SsxError::Io {
+        path: dir.join("runs"),
+        message: e.to_string(),
+    })?;
+    let mut paths: Vec<PathBuf> = runs
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("result.json"))
+        .filter(|p| p.exists())
+        .collect();
+    paths.sort();
+    for p in paths {
+        results.push(serde_json::from_str(&read(&p)?).map_err(|e| SsxError::Io {
+            path: p.clone(),
+            message: e.to_string(),
+        })?);
+    }
+    // Configurations in the order their first run appears.
+    let mut configs: Vec<(Value, Vec<&Value>)> = Vec::new();
+    for r in &results {
+        match configs.iter_mut().find(|(v, _)| *v == r["values"]) {
+            Some((_, rs)) => rs.push(r),
+            None => configs.push((r["values"].clone(), vec![r])),
+        }
+    }
+    let mut csv = String::new();
+    for p in &f.parameters {
+        csv.push_str(&cell(&p.path));
+        csv.push(',');
+    }
+    csv.push_str("figure,n,mean,sd,ci95_low,ci95_high\n");
+    let mut text = String::new();
+    for (values, rs) in &configs {
+        let label: Vec<String> = f
+            .parameters
+            .iter()
+            .zip(values.as_array().into_iter().flatten())
+            .map(|(p, v)| format!("{} = {v}", p.path))
+            .collect();
+        text.push_str(&format!(
+            "{} ({} runs)\n",
+            if label.is_empty() {
+                "all runs".into()
+            } else {
+                label.join(", ")
+            },
+            rs.len()
+        ));
+        for k in &f.keep {
+            let x: Vec<f64> = rs
+                .iter()
+                .filter(|r| r["exit_status"] == 0)
+                .filter_map(|r| r["figures"][k].as_f64())
+                .collect();
+            if x.is_empty() {
+                text.push_str(&format!("  {k}: no values\n"));
+                continue;
+            }
+            let (n, mean, sd, half) = spread(&x);
+            text.push_str(&format!(
+                "  {k}: mean {} sd {} 95% [{}, {}] (n = {n})\n",
+                g(mean),
+                g(sd),
+                g(mean - half),
+                g(mean + half)
+            ));
+            for v in values.as_array().into_iter().flatten() {
+                csv.push_str(&cell(&plain(v)));
+                csv.push(',');
+            }
+            csv.push_str(&format!(
+                "{},{n},{mean},{},{},{}\n",
+                cell(k),
+                num(sd),
+                num(mean - half),
+                num(mean + half)
+            ));
+        }
+    }
+    write_atomically(&dir.join("summary.csv"), csv.as_bytes())?;
+    print!("{text}");
+    println!(
+        "{} runs in {} configurations; table in {}",
+        results.len(),
+        configs.len(),
+        dir.join("summary.csv").display()
+    );
+    Ok(())
+}
+
+/// A number for people: 4 significant digits, "–" for NaN.
+fn g(v: f64) -> String {
+    if v.is_nan() {
+        return "–".into();
+    }
+    if v == 0.0 || !v.is_finite() {
+        return v.to_string();
+    }
+    let decimals = (3 - v.abs().log10().floor() as i32).clamp(0, 12) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// A number for the CSV: empty for NaN.
+fn num(v: f64) -> String {
+    if v.is_nan() {
+        String::new()
+    } else {
+        v.to_string()
+    }
+}
+
 /// A figure from a run's stats: a metric of that name, else the stats field at that dotted
 /// path (`step_time_us.p99`).
 fn figure(stats: &Value, name: &str) -> Option<Value> {
@@ -723,6 +870,24 @@ mod tests {
             parse_path("a[x]").unwrap_err(),
             "'a[x]': 'x' is not an index"
         );
+    }
+
+    #[test]
+    fn numbers_for_people_have_four_significant_digits() {
+        assert_eq!(g(1234.567), "1235");
+        assert_eq!(g(0.0123456), "0.01235");
+        assert_eq!(g(2.5), "2.500");
+        assert_eq!(g(f64::NAN), "–");
+    }
+
+    #[test]
+    fn the_interval_is_students_for_few_runs() {
+        let (n, mean, sd, half) = spread(&[1.0, 2.0, 3.0, 4.0]);
+        assert_eq!((n, mean), (4, 2.5));
+        assert!((sd - 1.2909944487358056).abs() < 1e-15);
+        assert!((half - 3.182 * sd / 2.0).abs() < 1e-12);
+        let (_, _, sd, half) = spread(&[5.0]);
+        assert!(sd.is_nan() && half.is_nan());
     }
 
     #[test]

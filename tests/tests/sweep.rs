@@ -130,6 +130,31 @@ fn a_two_by_three_sweep_gives_six_rows_equal_to_single_runs_of_the_same_scenes()
         assert!(explored > 0.0);
         assert_eq!(row[5], explored.to_string(), "run {k}");
     }
+
+    // The summary: one configuration a row of the table here (one run each, no seeds), each
+    // figure's mean that run's value, with no spread from one run.
+    let o = Command::new(ssxd())
+        .args(["sweep", "--summary"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("6 runs in 6 configurations; table in "),
+        "{stdout}"
+    );
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let lines: Vec<&str> = summary.lines().collect();
+    assert_eq!(
+        lines[0],
+        "artifacts[1].replicate.grid.count,map.building.seed,watch,figure,n,mean,sd,ci95_low,ci95_high"
+    );
+    assert_eq!(lines.len(), 1 + 6 * 3);
+    assert_eq!(
+        lines[1],
+        format!("2,1,[],explore.explored,1,{},,,", table[1][5])
+    );
 }
 
 #[test]
