@@ -105,10 +105,20 @@ enum Command {
         /// Allow more than 1000 runs.
         #[arg(long)]
         yes: bool,
+        /// Check every run, then write OUT/sweep.sbatch, a Slurm job array of one task a chunk
+        /// of runs, instead of running them (docs/sweeps.md).
+        #[arg(long, conflicts_with = "task")]
+        slurm: bool,
+        /// Run only chunk K of the runs: the Slurm array task K (`--task $SLURM_ARRAY_TASK_ID`).
+        #[arg(long, value_name = "K")]
+        task: Option<usize>,
+        /// Runs a chunk, for --slurm and --task.
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+        chunk: u64,
         /// Summarise a sweep's results instead of running it: per configuration, the mean,
         /// standard deviation and 95% interval of each kept figure (printed, and written to
         /// DIR/summary.csv).
-        #[arg(long, value_name = "DIR", conflicts_with_all = ["sweep", "out", "jobs", "yes"])]
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["sweep", "out", "jobs", "yes", "slurm", "task"])]
         summary: Option<PathBuf>,
     },
     /// List the plugins a library exports, with its ABI version.
@@ -275,8 +285,11 @@ fn main() -> ExitCode {
             out: Some(out),
             jobs,
             yes,
+            slurm,
+            task,
+            chunk,
             ..
-        } => match run_sweep(sweep, out, *jobs, *yes) {
+        } => match run_sweep(sweep, out, *jobs, *yes, (*slurm, *task, *chunk as usize)) {
             Ok(code) => return code,
             Err(e) => Err(e),
         },
@@ -347,8 +360,10 @@ fn run_sweep(
     out: &Path,
     jobs: Option<usize>,
     yes: bool,
+    (slurm, task, chunk): (bool, Option<usize>, usize),
 ) -> Result<ExitCode, SsxError> {
     let s = sweep::Sweep::read(file, yes)?;
+    let requested = jobs;
     let jobs = match jobs {
         Some(n) if !(1..=MAX_WORKERS).contains(&n) => {
             return Err(SsxError::Config(format!(
@@ -363,22 +378,39 @@ fn run_sweep(
         message: e.to_string(),
     })?;
     s.claim(out)?;
+    // An array task checks and runs its own chunk; otherwise every run is checked first.
+    let which = match task {
+        Some(k) => s.chunk(k, chunk)?,
+        None => 0..s.len(),
+    };
     let registry = registry();
     let checked = Instant::now();
-    s.prepare(out, |scene, home| {
+    s.prepare(out, which.clone(), |scene, home| {
         built(&Scene::load_in(scene, Some(home), &registry)?, &registry).map(drop)
     })?;
     eprintln!(
-        "sweep: {} runs checked in {:.1} s; running {jobs} at a time",
-        s.len(),
+        "sweep: {} runs checked in {:.1} s",
+        which.len(),
         checked.elapsed().as_secs_f64()
     );
+    if slurm {
+        // Each task asks for --jobs CPUs and runs that many at a time (1 unless said).
+        let cpus = requested.unwrap_or(1);
+        let script = s.write_sbatch(out, chunk, cpus)?;
+        eprintln!(
+            "sweep: wrote {}: {} array tasks of {chunk} runs, {cpus} CPUs each; submit it with sbatch",
+            script.display(),
+            s.len().div_ceil(chunk)
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!("sweep: running {jobs} at a time");
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(&stop))
             .map_err(|e| SsxError::Config(format!("cannot install the signal handler: {e}")))?;
     }
-    let (ran, failed) = s.run(out, jobs, &stop)?;
+    let (ran, failed) = s.run(out, which, jobs, &stop)?;
     let csv = out.join("results.csv");
     if stop.load(std::sync::atomic::Ordering::Relaxed) {
         eprintln!(

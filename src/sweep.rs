@@ -342,6 +342,61 @@ impl Sweep {
         self.runs.len()
     }
 
+    /// The runs of array task `task` of chunks of `chunk` runs, or why there is no such task.
+    pub fn chunk(&self, task: usize, chunk: usize) -> Result<std::ops::Range<usize>, SsxError> {
+        let tasks = self.runs.len().div_ceil(chunk);
+        if task >= tasks {
+            return Err(SsxError::Config(format!(
+                "--task {task}: the sweep's {} runs make {tasks} tasks of {chunk} (0 to {})",
+                self.runs.len(),
+                tasks - 1
+            )));
+        }
+        Ok(task * chunk..((task + 1) * chunk).min(self.runs.len()))
+    }
+
+    /// `out/sweep.sbatch`: a Slurm job array of one task a chunk of `chunk` runs, each task
+    /// `ssxd sweep SWEEP --out OUT --task $SLURM_ARRAY_TASK_ID` with its CPUs as `--jobs`.
+    /// Paths are made absolute: the script runs on other nodes, from another directory (they
+    /// must see `out`, the sweep and its scenes at the same paths: a shared file system).
+    pub fn write_sbatch(&self, out: &Path, chunk: usize, cpus: usize) -> Result<PathBuf, SsxError> {
+        let abs = |p: &Path| {
+            std::path::absolute(p).map_err(|e| SsxError::Io {
+                path: p.to_path_buf(),
+                message: e.to_string(),
+            })
+        };
+        let exe = std::env::current_exe()
+            .map_err(|e| SsxError::Config(format!("cannot find ssxd itself: {e}")))?;
+        let (file, dir) = (abs(&self.file)?, abs(out)?);
+        let tasks = self.runs.len().div_ceil(chunk);
+        let quote = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', "'\\''"));
+        let script = format!(
+            "#!/bin/bash\n\
+             # Written by ssxd sweep --slurm: the sweep {file} ({runs} runs) as {tasks} array tasks of\n\
+             # {chunk} runs (the last may have fewer). Submit with: sbatch {script}\n\
+             # When the array is done: ssxd sweep --summary {dir}\n\
+             # A task that is cut short leaves its finished runs; submitting again runs the rest.\n\
+             #SBATCH --job-name=ssx-sweep\n\
+             #SBATCH --array=0-{last}\n\
+             #SBATCH --cpus-per-task={cpus}\n\
+             #SBATCH --output={log}\n\
+             exec {exe} sweep {qfile} --out {qdir} --task \"$SLURM_ARRAY_TASK_ID\" --chunk {chunk} --jobs \"${{SLURM_CPUS_PER_TASK:-{cpus}}}\"\n",
+            file = file.display(),
+            runs = self.runs.len(),
+            script = dir.join("sweep.sbatch").display(),
+            dir = dir.display(),
+            last = tasks - 1,
+            log = dir.join("slurm-%A_%a.out").display(),
+            exe = quote(&exe),
+            qfile = quote(&file),
+            qdir = quote(&dir),
+        );
+        let path = out.join("sweep.sbatch");
+        write_atomically(&path, script.as_bytes())?;
+        Ok(path)
+    }
+
     /// Takes `out` for this sweep: its copy of the sweep file is `out/sweep.json`. A directory
     /// that holds another sweep's runs (a different sweep file) is refused, so that a resumed
     /// sweep never mixes runs of two.
@@ -367,6 +422,7 @@ impl Sweep {
     pub fn prepare(
         &self,
         out: &Path,
+        which: std::ops::Range<usize>,
         check: impl Fn(&Path, &Path) -> Result<(), SsxError>,
     ) -> Result<(), SsxError> {
         let text = std::fs::read_to_string(&self.base).map_err(|e| SsxError::Io {
@@ -377,7 +433,7 @@ impl Sweep {
             path: self.base.clone(),
             message: format!("not JSON: {e}"),
         })?;
-        for run in &self.runs {
+        for run in &self.runs[which] {
             let mut scene = base.clone();
             for (p, v) in self.parameters.iter().zip(&run.values) {
                 let steps = parse_path(&p.path).expect("checked when read");
@@ -431,21 +487,22 @@ impl Sweep {
     pub fn run(
         &self,
         out: &Path,
+        which: std::ops::Range<usize>,
         jobs: usize,
         stop: &Arc<AtomicBool>,
     ) -> Result<(usize, usize), SsxError> {
         let exe = std::env::current_exe()
             .map_err(|e| SsxError::Config(format!("cannot find ssxd itself: {e}")))?;
-        let todo: Vec<&Run> = self
-            .runs
+        let mine = &self.runs[which];
+        let todo: Vec<&Run> = mine
             .iter()
             .filter(|r| !out.join("runs").join(r.id()).join("result.json").exists())
             .collect();
-        let done_before = self.runs.len() - todo.len();
+        let done_before = mine.len() - todo.len();
         if done_before > 0 {
             eprintln!(
                 "sweep: {done_before} of {} runs already have results; running the other {}",
-                self.runs.len(),
+                mine.len(),
                 todo.len()
             );
         }
@@ -453,7 +510,7 @@ impl Sweep {
         let mut queue = todo.into_iter();
         let mut running: Vec<(Child, &Run, Instant)> = Vec::new();
         let (mut ran, mut failed) = (0usize, 0usize);
-        let total = self.runs.len();
+        let total = mine.len();
         loop {
             while running.len() < jobs && !stop.load(Ordering::Relaxed) {
                 let Some(run) = queue.next() else { break };
@@ -487,7 +544,7 @@ impl Sweep {
                 let ok = self.record(out, run, status.code(), wall)?;
                 ran += 1;
                 failed += usize::from(!ok);
-                self.write_csv(out)?;
+                write_csv(out, &self.parameters, &self.keep)?;
                 let finished = done_before + ran;
                 let per = started.elapsed().as_secs_f64() / ran as f64;
                 let left = (total - finished) as f64 * per;
@@ -499,7 +556,7 @@ impl Sweep {
                 );
             }
         }
-        self.write_csv(out)?;
+        write_csv(out, &self.parameters, &self.keep)?;
         Ok((ran, failed))
     }
 
@@ -588,48 +645,69 @@ impl Sweep {
         write_atomically(&dir.join("result.json"), result.to_string().as_bytes())?;
         Ok(ok)
     }
+}
 
-    /// `results.csv` from every run's result so far, one row a run in run order.
-    fn write_csv(&self, out: &Path) -> Result<(), SsxError> {
-        let mut text = String::from("run");
-        for p in &self.parameters {
-            text.push(',');
-            text.push_str(&cell(&p.path));
-        }
-        text.push_str(",seed");
-        for k in &self.keep {
-            text.push(',');
-            text.push_str(&cell(k));
-        }
-        text.push_str(",exit_status,wall_s,error\n");
-        for run in &self.runs {
-            let path = out.join("runs").join(run.id()).join("result.json");
-            let Some(r) = std::fs::read_to_string(&path)
+/// Every finished run's `result.json` under `out/runs`, in run order.
+fn results(out: &Path) -> Result<Vec<Value>, SsxError> {
+    let runs = out.join("runs");
+    let entries = std::fs::read_dir(&runs).map_err(|e| SsxError::Io {
+        path: runs.clone(),
+        message: format!("{e} (is this a sweep's --out directory?)"),
+    })?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("result.json"))
+        .filter(|p| p.exists())
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| {
+            std::fs::read_to_string(p)
                 .ok()
-                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            else {
-                continue;
-            };
-            text.push_str(&run.id());
-            for v in &run.values {
-                text.push(',');
-                text.push_str(&cell(&plain(v)));
-            }
-            text.push(',');
-            text.push_str(&run.seed.map_or(String::new(), |s| s.to_string()));
-            for k in &self.keep {
-                text.push(',');
-                text.push_str(&cell(&plain(&r["figures"][k])));
-            }
-            text.push_str(&format!(
-                ",{},{:.3},{}\n",
-                plain(&r["exit_status"]),
-                r["wall_s"].as_f64().unwrap_or(0.0),
-                cell(&plain(&r["error"]))
-            ));
-        }
-        write_atomically(&out.join("results.csv"), text.as_bytes())
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .ok_or_else(|| SsxError::Io {
+                    path: p.clone(),
+                    message: "not a run's result".into(),
+                })
+        })
+        .collect()
+}
+
+/// `results.csv`: one row a finished run, in run order: its values, seed, kept figures, exit
+/// status, wall time and error.
+fn write_csv(out: &Path, parameters: &[Parameter], keep: &[String]) -> Result<(), SsxError> {
+    let mut text = String::from("run");
+    for p in parameters {
+        text.push(',');
+        text.push_str(&cell(&p.path));
     }
+    text.push_str(",seed");
+    for k in keep {
+        text.push(',');
+        text.push_str(&cell(k));
+    }
+    text.push_str(",exit_status,wall_s,error\n");
+    for r in results(out)? {
+        text.push_str(&cell(&plain(&r["run"])));
+        for v in r["values"].as_array().into_iter().flatten() {
+            text.push(',');
+            text.push_str(&cell(&plain(v)));
+        }
+        text.push(',');
+        text.push_str(&plain(&r["seed"]));
+        for k in keep {
+            text.push(',');
+            text.push_str(&cell(&plain(&r["figures"][k])));
+        }
+        text.push_str(&format!(
+            ",{},{:.3},{}\n",
+            plain(&r["exit_status"]),
+            r["wall_s"].as_f64().unwrap_or(0.0),
+            cell(&plain(&r["error"]))
+        ));
+    }
+    write_atomically(&out.join("results.csv"), text.as_bytes())
 }
 
 /// Two-sided 95% quantiles of Student's t for 1 to 30 degrees of freedom; 1.96 beyond.
@@ -668,23 +746,10 @@ pub fn summary(dir: &Path) -> Result<(), SsxError> {
             path: dir.join("sweep.json"),
             message: e.to_string(),
         })?;
-    let mut results: Vec<Value> = Vec::new();
-    let runs = std::fs::read_dir(dir.join("runs")).map_err(|e| SsxError::Io {
-        path: dir.join("runs"),
-        message: e.to_string(),
-    })?;
-    let mut paths: Vec<PathBuf> = runs
-        .filter_map(|e| e.ok())
-        .map(|e| e.path().join("result.json"))
-        .filter(|p| p.exists())
-        .collect();
-    paths.sort();
-    for p in paths {
-        results.push(serde_json::from_str(&read(&p)?).map_err(|e| SsxError::Io {
-            path: p.clone(),
-            message: e.to_string(),
-        })?);
-    }
+    // results.csv again from every result: array tasks on several nodes each wrote it with the
+    // results they saw.
+    write_csv(dir, &f.parameters, &f.keep)?;
+    let results = results(dir)?;
     // Configurations in the order their first run appears.
     let mut configs: Vec<(Value, Vec<&Value>)> = Vec::new();
     for r in &results {

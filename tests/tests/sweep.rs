@@ -280,3 +280,66 @@ fn bad_sweep_files_are_refused_before_any_run_with_located_messages() {
         assert_eq!(logs, 0, "{stderr}");
     }
 }
+
+#[test]
+fn a_slurm_array_of_two_tasks_runs_its_chunks_and_the_summary_collects_them_into_one_table() {
+    let ws = Workspace::new();
+    let file = exploration_sweep(&ws, 2.0);
+    let out = ws.path().join("out");
+    let o = sweep(&file, &out, &["--slurm", "--chunk", "4", "--jobs", "2"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("2 array tasks of 4 runs, 2 CPUs each; submit it with sbatch"),
+        "{stderr}"
+    );
+    let script = std::fs::read_to_string(out.join("sweep.sbatch")).unwrap();
+    assert!(script.starts_with("#!/bin/bash\n"));
+    assert!(script.contains("\n#SBATCH --array=0-1\n#SBATCH --cpus-per-task=2\n"));
+    // Nothing ran: the runs were only checked.
+    assert!(!out.join("runs/0000/log.txt").exists());
+    // The two tasks as Slurm starts them, at once (two nodes sharing the directory): the script
+    // itself under bash, with the array variables set.
+    let started: Vec<_> = (0..2)
+        .map(|k| {
+            Command::new("bash")
+                .arg(out.join("sweep.sbatch"))
+                .env("SLURM_ARRAY_TASK_ID", k.to_string())
+                .env("SLURM_CPUS_PER_TASK", "1")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("start the array task")
+        })
+        .collect();
+    let tasks: Vec<_> = started
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    for (k, t) in tasks.iter().enumerate() {
+        let stderr = String::from_utf8_lossy(&t.stderr);
+        assert!(t.status.success(), "task {k}: {stderr}");
+        let runs = [4, 2][k];
+        assert!(
+            stderr.contains(&format!("sweep: {runs} runs checked"))
+                && stderr.contains(&format!("sweep: {runs} runs, 0 failed")),
+            "task {k}: {stderr}"
+        );
+    }
+    let o = Command::new(ssxd())
+        .args(["sweep", "--summary"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = rows(&out);
+    let ids: Vec<&str> = table[1..].iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(ids, ["0000", "0001", "0002", "0003", "0004", "0005"]);
+    // A task past the last is refused.
+    let o = sweep(&file, &out, &["--task", "2", "--chunk", "4"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("--task 2: the sweep's 6 runs make 2 tasks of 4 (0 to 1)")
+    );
+}
