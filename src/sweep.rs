@@ -72,7 +72,14 @@ enum Combine {
 #[serde(untagged)]
 enum Seeds {
     List(Vec<u64>),
-    Range { from: u64, count: u64 },
+    /// `count` seeds from `from`, set at `path` (the scene's `seed` unless said: a generated
+    /// map's `map.cave.seed`, say).
+    Range {
+        from: u64,
+        count: u64,
+        #[serde(default)]
+        path: Option<String>,
+    },
 }
 
 #[derive(Deserialize, Default, Clone, Copy, PartialEq)]
@@ -107,6 +114,8 @@ pub struct Sweep {
     mode: RunMode,
     keep: Vec<String>,
     workers: usize,
+    /// Where a run's seed goes.
+    seed_path: String,
 }
 
 fn bad(file: &Path, at: &str, message: impl std::fmt::Display) -> SsxError {
@@ -298,7 +307,16 @@ impl Sweep {
             Some(Seeds::Range { count: 0, .. }) => {
                 return Err(bad(file, "seeds.count", "must be at least 1"));
             }
-            Some(Seeds::Range { from, count }) => (0..*count).map(|k| Some(from + k)).collect(),
+            Some(Seeds::Range { from, count, .. }) => (0..*count).map(|k| Some(from + k)).collect(),
+        };
+        let seed_path = match &f.seeds {
+            Some(Seeds::Range {
+                path: Some(path), ..
+            }) => {
+                parse_path(path).map_err(|m| bad(file, "seeds.path", m))?;
+                path.clone()
+            }
+            _ => "seed".to_string(),
         };
         let total = combos.len().saturating_mul(seeds.len());
         if total > MANY_RUNS && !yes {
@@ -334,6 +352,7 @@ impl Sweep {
             mode: f.mode,
             keep: f.keep,
             workers: f.workers,
+            seed_path,
         })
     }
 
@@ -446,9 +465,11 @@ impl Sweep {
                 })?;
             }
             if let Some(seed) = run.seed {
-                set(&mut scene, &[Step::Key("seed".into())], seed.into())
-                    .expect("a scene is an object");
+                let steps = parse_path(&self.seed_path).expect("checked when read");
+                set(&mut scene, &steps, seed.into())
+                    .map_err(|m| bad(&self.file, "seeds.path", format!("run {}: {m}", run.id())))?;
             }
+
             let dir = out.join("runs").join(run.id());
             std::fs::create_dir_all(&dir).map_err(|e| SsxError::Io {
                 path: dir.clone(),
@@ -477,7 +498,7 @@ impl Sweep {
             .map(|(p, v)| format!("{} = {v}", p.path))
             .collect();
         if let Some(s) = run.seed {
-            parts.push(format!("seed = {s}"));
+            parts.push(format!("{} = {s}", self.seed_path));
         }
         parts.join(", ")
     }
@@ -544,7 +565,7 @@ impl Sweep {
                 let ok = self.record(out, run, status.code(), wall)?;
                 ran += 1;
                 failed += usize::from(!ok);
-                write_csv(out, &self.parameters, &self.keep)?;
+                write_csv(out, &self.parameters, &self.seed_path, &self.keep)?;
                 let finished = done_before + ran;
                 let per = started.elapsed().as_secs_f64() / ran as f64;
                 let left = (total - finished) as f64 * per;
@@ -556,7 +577,7 @@ impl Sweep {
                 );
             }
         }
-        write_csv(out, &self.parameters, &self.keep)?;
+        write_csv(out, &self.parameters, &self.seed_path, &self.keep)?;
         Ok((ran, failed))
     }
 
@@ -676,13 +697,19 @@ fn results(out: &Path) -> Result<Vec<Value>, SsxError> {
 
 /// `results.csv`: one row a finished run, in run order: its values, seed, kept figures, exit
 /// status, wall time and error.
-fn write_csv(out: &Path, parameters: &[Parameter], keep: &[String]) -> Result<(), SsxError> {
+fn write_csv(
+    out: &Path,
+    parameters: &[Parameter],
+    seed_name: &str,
+    keep: &[String],
+) -> Result<(), SsxError> {
     let mut text = String::from("run");
     for p in parameters {
         text.push(',');
         text.push_str(&cell(&p.path));
     }
-    text.push_str(",seed");
+    text.push(',');
+    text.push_str(&cell(seed_name));
     for k in keep {
         text.push(',');
         text.push_str(&cell(k));
@@ -748,7 +775,13 @@ pub fn summary(dir: &Path) -> Result<(), SsxError> {
         })?;
     // results.csv again from every result: array tasks on several nodes each wrote it with the
     // results they saw.
-    write_csv(dir, &f.parameters, &f.keep)?;
+    let seed_name = match &f.seeds {
+        Some(Seeds::Range {
+            path: Some(path), ..
+        }) => path.as_str(),
+        _ => "seed",
+    };
+    write_csv(dir, &f.parameters, seed_name, &f.keep)?;
     let results = results(dir)?;
     // Configurations in the order their first run appears.
     let mut configs: Vec<(Value, Vec<&Value>)> = Vec::new();
