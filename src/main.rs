@@ -6,6 +6,7 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod boxplot;
 mod rt;
 mod safety;
 mod sweep;

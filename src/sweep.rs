@@ -847,6 +847,46 @@ pub fn summary(dir: &Path) -> Result<(), SsxError> {
     }
     write_atomically(&dir.join("summary.csv"), csv.as_bytes())?;
     print!("{text}");
+    // A box plot per figure: one box a configuration, over its successful runs.
+    let mut plots = Vec::new();
+    let mut unlabelled = false;
+    for k in &f.keep {
+        let boxes: Vec<(String, Vec<f64>)> = configs
+            .iter()
+            .map(|(values, rs)| {
+                let label: Vec<String> =
+                    values.as_array().into_iter().flatten().map(short).collect();
+                let x = rs
+                    .iter()
+                    .filter(|r| r["exit_status"] == 0)
+                    .filter_map(|r| r["figures"][k].as_f64())
+                    .collect();
+                (label.join(", "), x)
+            })
+            .collect();
+        if boxes.iter().all(|(_, x)| x.is_empty()) {
+            continue;
+        }
+        let name: String = k
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let path = dir.join(format!("{name}.png"));
+        unlabelled |= !crate::boxplot::write(&path, k, &boxes).map_err(SsxError::Config)?;
+        plots.push(path.display().to_string());
+    }
+    if !plots.is_empty() {
+        println!("box plots: {}", plots.join(", "));
+    }
+    if unlabelled {
+        println!("(no TrueType font found: the plots have no text; set SSX_PLOT_FONT to a .ttf)");
+    }
     println!(
         "{} runs in {} configurations; table in {}",
         results.len(),
@@ -866,6 +906,15 @@ fn g(v: f64) -> String {
     }
     let decimals = (3 - v.abs().log10().floor() as i32).clamp(0, 12) as usize;
     format!("{v:.decimals$}")
+}
+
+/// A parameter value as a box's label: a file named by path as its name alone.
+fn short(v: &Value) -> String {
+    let text = plain(v);
+    match Path::new(&text).file_stem() {
+        Some(stem) if text.ends_with(".json") => stem.to_string_lossy().into_owned(),
+        _ => text,
+    }
 }
 
 /// A number for the CSV: empty for NaN.

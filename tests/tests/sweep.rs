@@ -155,6 +155,16 @@ fn a_two_by_three_sweep_gives_six_rows_equal_to_single_runs_of_the_same_scenes()
         lines[1],
         format!("2,1,[],explore.explored,1,{},,,", table[1][5])
     );
+    // A box plot a figure, 900 × 560 pixels.
+    for figure in ["explore.explored", "steps", "achieved_rt_factor"] {
+        let png = std::fs::read(out.join(format!("{figure}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{figure}");
+        let (w, h) = (
+            u32::from_be_bytes(png[16..20].try_into().unwrap()),
+            u32::from_be_bytes(png[20..24].try_into().unwrap()),
+        );
+        assert_eq!((w, h), (900, 560), "{figure}");
+    }
 }
 
 #[test]
