@@ -6,7 +6,6 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-mod boxplot;
 mod rt;
 mod safety;
 mod sweep;

@@ -549,7 +549,9 @@ impl Sweep {
                 }
                 break;
             }
-            std::thread::sleep(Duration::from_millis(50));
+            // Polled: a run that ends is noticed within 10 ms (the cost of a sweep over running
+            // the same scenes alone, BENCHMARKS.md).
+            std::thread::sleep(Duration::from_millis(10));
             let mut i = 0;
             while i < running.len() {
                 let status = running[i]
@@ -878,7 +880,7 @@ pub fn summary(dir: &Path) -> Result<(), SsxError> {
             })
             .collect();
         let path = dir.join(format!("{name}.png"));
-        unlabelled |= !crate::boxplot::write(&path, k, &boxes).map_err(SsxError::Config)?;
+        unlabelled |= !ssx_view::plot::box_plot(&path, k, &boxes).map_err(SsxError::Config)?;
         plots.push(path.display().to_string());
     }
     if !plots.is_empty() {

@@ -168,27 +168,8 @@ pub fn write(tracks: &[Track], out: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(written)
 }
 
-/// Registers a TrueType font as plotters' "sans-serif", from `SSX_PLOT_FONT` or the usual places;
-/// false when there is none (plots are then drawn without text).
-pub fn register_plot_font() -> bool {
-    let candidates = [
-        std::env::var("SSX_PLOT_FONT").unwrap_or_default(),
-        "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf".into(),
-        "/usr/share/fonts/dejavu/DejaVuSans.ttf".into(),
-        "/usr/share/fonts/TTF/DejaVuSans.ttf".into(),
-        "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf".into(),
-    ];
-    candidates
-        .iter()
-        .filter(|p| !p.is_empty())
-        .find_map(|p| std::fs::read(p).ok())
-        .is_some_and(|bytes| {
-            // plotters keeps the font for the process's lifetime.
-            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            plotters::style::register_font("sans-serif", plotters::style::FontStyle::Normal, bytes)
-                .is_ok()
-        })
-}
+/// Registers a TrueType font for plots (the view crate's, shared with `ssxd sweep --summary`).
+pub use ssx_view::plot::register_font as register_plot_font;
 
 fn plot(tracks: &[Track], grid: &[f64], path: &Path) -> Result<(), String> {
     use plotters::prelude::*;

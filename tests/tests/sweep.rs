@@ -40,6 +40,15 @@ fn sweep(file: &Path, out: &Path, extra: &[&str]) -> Output {
         .expect("run ssxd sweep")
 }
 
+/// `ssxd sweep --summary OUT`.
+fn summarise(out: &Path) -> Output {
+    Command::new(ssxd())
+        .args(["sweep", "--summary"])
+        .arg(out)
+        .output()
+        .expect("run ssxd sweep --summary")
+}
+
 /// `results.csv` as rows of cells (no cell of these sweeps is quoted).
 fn rows(out: &Path) -> Vec<Vec<String>> {
     std::fs::read_to_string(out.join("results.csv"))
@@ -133,11 +142,7 @@ fn a_two_by_three_sweep_gives_six_rows_equal_to_single_runs_of_the_same_scenes()
 
     // The summary: one configuration a row of the table here (one run each, no seeds), each
     // figure's mean that run's value, with no spread from one run.
-    let o = Command::new(ssxd())
-        .args(["sweep", "--summary"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = summarise(&out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -336,11 +341,7 @@ fn a_slurm_array_of_two_tasks_runs_its_chunks_and_the_summary_collects_them_into
             "task {k}: {stderr}"
         );
     }
-    let o = Command::new(ssxd())
-        .args(["sweep", "--summary"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = summarise(&out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let table = rows(&out);
     let ids: Vec<&str> = table[1..].iter().map(|r| r[0].as_str()).collect();

@@ -16,6 +16,7 @@ mod hub;
 mod live;
 mod log_layer;
 mod page;
+pub mod plot;
 mod publish;
 mod pull;
 mod record;

@@ -1,11 +1,11 @@
-//! Box plots of a sweep's figures (`ssxd sweep --summary`), with plotters.
+//! Plots of runs, with plotters: a sweep's box plots (`ssxd sweep --summary`), and the font
+//! the benchmarks' plots use too.
 
 use std::path::Path;
 
 /// Registers a TrueType font as plotters' "sans-serif", from `SSX_PLOT_FONT` or the usual places;
-/// false when there is none (the plot is then drawn without text). (The tests crate's plots look
-/// for fonts the same way; a binary's code cannot be shared with it.)
-fn register_font() -> bool {
+/// false when there is none (plots are then drawn without text).
+pub fn register_font() -> bool {
     let candidates = [
         std::env::var("SSX_PLOT_FONT").unwrap_or_default(),
         "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf".into(),
@@ -27,7 +27,7 @@ fn register_font() -> bool {
 
 /// One box per configuration (its label, its runs' values) of figure `name`, into `path`
 /// (written to a temporary file and renamed). Returns whether the plot has text.
-pub fn write(path: &Path, name: &str, boxes: &[(String, Vec<f64>)]) -> Result<bool, String> {
+pub fn box_plot(path: &Path, name: &str, boxes: &[(String, Vec<f64>)]) -> Result<bool, String> {
     use plotters::prelude::*;
     let labels = register_font();
     let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
