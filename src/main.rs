@@ -423,6 +423,10 @@ fn run_sweep(
         "sweep: {ran} runs, {failed} failed; results in {}",
         csv.display()
     );
+    // The whole sweep done (not one array task's chunk): its summary, table and box plots.
+    if task.is_none() {
+        sweep::summary(out)?;
+    }
     Ok(if failed > 0 {
         ExitCode::from(EXIT_RUN_FAILED)
     } else {

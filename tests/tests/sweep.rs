@@ -70,6 +70,12 @@ fn a_two_by_three_sweep_gives_six_rows_equal_to_single_runs_of_the_same_scenes()
         stderr.contains("sweep: 6 runs, 0 failed; results in "),
         "{stderr}"
     );
+    // One command: the sweep ends with its summary.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("6 runs in 6 configurations; table in "),
+        "{stdout}"
+    );
     let table = rows(&out);
     assert_eq!(
         table[0],
