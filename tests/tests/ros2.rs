@@ -33,6 +33,17 @@ fn scene(ws: &Workspace, port: u16) -> String {
     hil_scene(ws, "ros2", port, PREFIX, |_| {})
 }
 
+/// The shipped scene with the rover's camera at one frame a second: a test about floods of bad
+/// input leaves the two cores to Zenoh and the flood (in the debug build the 30 Hz camera takes
+/// about a quarter of a core, 2.6 ms of each 10 ms step, and once the flood's refusals were not
+/// all counted within 30 s).
+fn scene_quiet_camera(ws: &Workspace, port: u16) -> String {
+    hil_scene(ws, "ros2", port, PREFIX, |s| {
+        s["artifacts"][1]["overrides"] =
+            serde_json::json!({ "sensors": { "camera": { "rate": 1 } } });
+    })
+}
+
 #[test]
 fn an_independent_ros2_client_finds_drives_and_steps_the_shipped_scene_beside_a_zenoh_client() {
     let _one = one_at_a_time();
@@ -105,7 +116,7 @@ fn bad_ros2_input_is_refused_counted_logged_and_never_reaches_the_driver() {
     let _one = one_at_a_time();
     let ws = Workspace::new();
     let port = free_port();
-    let mut daemon = Daemon::start(&scene(&ws, port), 120);
+    let mut daemon = Daemon::start(&scene_quiet_camera(&ws, port), 120);
     let session = connect(port, &mut daemon);
     let (odom, _odom_sub) = odometry(&session);
     wait_for("the rover's odometry", Duration::from_secs(30), || {
