@@ -52,6 +52,7 @@ pub(crate) struct QueryIndex {
     /// Scratch lists kept between builds.
     scratch: (Vec<f64>, Vec<f64>),
     entries: Vec<(u32, [f64; 4])>,
+    counts: Vec<u32>,
 }
 
 /// The `q`-quantile of `v` (reordering it).
@@ -140,11 +141,30 @@ impl QueryIndex {
         if entries.is_empty() {
             return;
         }
-        // Cells about as large as the typical collider, and no more cells than colliders: a
-        // ray then crosses a few cells holding about one collider each.
+        // Cells about as large as the typical collider, and about one collider a cell where the
+        // colliders are: a ray then crosses a few cells holding about one collider each. How
+        // crowded a collider's cell is, on average over the colliders, on a first layout with
+        // as many cells as colliders: Σc²/n, which is λ + 1 for colliders strewn evenly at λ a
+        // cell. A swarm packed into part of a large arena (dispersal: 1000 robots on 19 m × 19 m
+        // within 127 m × 127 m of walls) has λ ≈ 19 there, and cells shrink by √λ; without it,
+        // its 3.3 m cells held 30 robots each and every ray tested them all.
         let typical = quantile(sizes, 0.5);
+        let n = entries.len();
         let area = (bounds[2] - bounds[0]) * (bounds[3] - bounds[1]);
-        let sparse = (area / entries.len() as f64).sqrt();
+        let coarse = Layout::covering(bounds, (area / n as f64).sqrt().max(0.05));
+        let counts = &mut self.counts;
+        counts.clear();
+        counts.resize(coarse.nx * coarse.ny, 0);
+        let mut squares = 0u64;
+        for (_, b) in entries.iter() {
+            let c = [centre(b, 0), centre(b, 1), centre(b, 0), centre(b, 1)];
+            let (x, y, _, _) = coarse.span(&c);
+            let count = &mut counts[y * coarse.nx + x];
+            squares += 2 * u64::from(*count) + 1;
+            *count += 1;
+        }
+        let crowd = (squares as f64 / n as f64 - 1.0).max(1.0);
+        let sparse = coarse.cell / crowd.sqrt();
         let layout = Layout::covering(bounds, typical.max(sparse).max(0.05));
         self.grid.build(&layout, entries);
         self.heights = heights;
@@ -334,7 +354,9 @@ mod tests {
         Collider, ColliderBuilder, ColliderHandle, PhysicsWorld, QueryFilter, RigidBodyBuilder,
     };
 
-    fn random_world(seed: u64) -> PhysicsWorld {
+    /// 600 random colliders within ±`spread` m of the origin (and ±30 m of wall boxes around
+    /// them when packed closer), a far ball, a box off to the side and a slab under all.
+    fn random_world(seed: u64, spread: f32) -> PhysicsWorld {
         let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
         let mut w = PhysicsWorld::new();
         let add =
@@ -359,11 +381,11 @@ mod tests {
             };
         for _ in 0..600 {
             let at = Vec3::new(
-                rng.random_range(-30.0..30.0),
-                rng.random_range(-30.0..30.0),
+                rng.random_range(-spread..spread),
+                rng.random_range(-spread..spread),
                 rng.random_range(-2.0..4.0),
             );
-            let s = |rng: &mut rand_pcg::Pcg64| rng.random_range(0.02f32..1.5);
+            let s = |rng: &mut rand_pcg::Pcg64| rng.random_range(0.02f32..1.5 * spread / 30.0);
             let shape = match rng.random_range(0..4) {
                 0 => SharedShape::cuboid(s(&mut rng), s(&mut rng), s(&mut rng)),
                 1 => SharedShape::ball(s(&mut rng)),
@@ -371,6 +393,20 @@ mod tests {
                 _ => SharedShape::cylinder(s(&mut rng), s(&mut rng)),
             };
             add(&mut w, at, shape, &mut rng);
+        }
+        // A swarm packed in an arena: its walls, 1 m boxes every metre around it.
+        if spread < 30.0 {
+            for k in -30..30 {
+                let k = k as f32 + 0.5;
+                for at in [(k, -30.0), (k, 30.0), (-30.0, k), (30.0, k)] {
+                    add(
+                        &mut w,
+                        Vec3::new(at.0, at.1, 0.5),
+                        SharedShape::cuboid(0.5, 0.05, 0.5),
+                        &mut rng,
+                    );
+                }
+            }
         }
         // Outliers: far away, and a slab kilometres wide under everything.
         add(
@@ -402,10 +438,19 @@ mod tests {
 
     #[test]
     fn rays_and_balls_answer_as_rapiers_own_pipeline() {
-        for seed in [1, 2] {
-            let w = random_world(seed);
+        // Two worlds spread over the arena, and one packed into a tenth of its width, whose
+        // cells follow the crowd (less than a quarter of the side that one cell a collider
+        // over the whole arena would give).
+        for (seed, spread) in [(1, 30.0), (2, 30.0), (3, 3.0)] {
+            let w = random_world(seed, spread);
             let mut index = QueryIndex::default();
             index.rebuild(&w.colliders);
+            if spread < 30.0 {
+                let cell = index.layout.map(|l| l.cell).unwrap_or(0.0);
+                let whole = (60.0f64 * 60.0 / index.items.len() as f64).sqrt();
+                assert!(cell > 0.0 && cell < whole / 4.0, "cells of {cell} m");
+            }
+            let reach = f64::from(spread) + 5.0;
             assert!(
                 index.outside.len() >= 2 && index.outside.len() <= 3,
                 "the far ball and the slab are kept apart: {}",
@@ -415,8 +460,8 @@ mod tests {
             let (mut hits, mut found) = (0, 0);
             for _ in 0..20_000 {
                 let o = [
-                    rng.random_range(-35.0..35.0),
-                    rng.random_range(-35.0..35.0),
+                    rng.random_range(-reach..reach),
+                    rng.random_range(-reach..reach),
                     rng.random_range(-3.0..5.0),
                 ];
                 let d = loop {
@@ -453,8 +498,8 @@ mod tests {
             let dispatcher = w.narrow_phase.query_dispatcher();
             for _ in 0..5000 {
                 let c = [
-                    rng.random_range(-35.0..35.0),
-                    rng.random_range(-35.0..35.0),
+                    rng.random_range(-reach..reach),
+                    rng.random_range(-reach..reach),
                     rng.random_range(-3.0..5.0),
                 ];
                 let r = rng.random_range(0.01..6.0);

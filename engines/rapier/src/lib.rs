@@ -7,6 +7,7 @@
 mod index;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use index::QueryIndex;
@@ -81,8 +82,11 @@ pub struct RapierEngine {
     plane_culling: bool,
     /// How often a body went out of or into the planes' reach.
     plane_flips: u64,
-    /// The colliders as of the last step, filed for queries by the first query after it.
+    /// The colliders as of the last step, filed for queries by the first query after it, or
+    /// at the end of the step when the step before it was queried.
     index: OnceLock<QueryIndex>,
+    /// Whether the index was asked for since the last step.
+    queried: AtomicBool,
     /// The index before that, whose memory the next one reuses.
     spare: Mutex<QueryIndex>,
 }
@@ -151,6 +155,7 @@ impl RapierEngine {
             plane_culling: true,
             plane_flips: 0,
             index: OnceLock::new(),
+            queried: AtomicBool::new(false),
             spare: Mutex::default(),
         }
     }
@@ -265,6 +270,9 @@ impl RapierEngine {
     }
 
     fn index(&self) -> &QueryIndex {
+        if !self.queried.load(Ordering::Relaxed) {
+            self.queried.store(true, Ordering::Relaxed);
+        }
         self.index.get_or_init(|| {
             let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
             let mut index = std::mem::take(&mut *spare);
@@ -532,6 +540,13 @@ impl PhysicEngine for RapierEngine {
         self.plane_reach(dt as f32);
         self.world.step();
         self.retire_index();
+        // A world whose sensors queried the last step will query this one: file it now, on the
+        // stepping thread, rather than in the first query, where the other workers would wait
+        // on the lock (a futex sleep and wake-up on each of them).
+        if self.queried.swap(false, Ordering::Relaxed) {
+            self.index();
+            self.queried.store(false, Ordering::Relaxed);
+        }
         for h in self.forced.drain(..) {
             if let Some(rb) = self.world.bodies.get_mut(h) {
                 rb.reset_forces(false);
