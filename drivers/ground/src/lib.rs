@@ -190,8 +190,15 @@ impl Driver for DiffDrive {
         let me = ctx.artifact();
         let state = ctx.body_state(me, 0)?;
         let [w, _, _, z] = state.orientation;
-        // Planar: the orientation is a rotation about z.
-        let heading = 2.0 * z.atan2(w);
+        // Planar: the orientation is a rotation about z by the heading θ, (w, z) = r·(cos θ/2,
+        // sin θ/2); its cosine and sine follow without trigonometry, θ itself only when a
+        // behaviour decides.
+        let r2 = w * w + z * z;
+        let (cos, sin) = if r2 > 0.0 {
+            ((w * w - z * z) / r2, 2.0 * w * z / r2)
+        } else {
+            (1.0, 0.0)
+        };
         let (time, step) = ctx.time()?;
         // Range behaviours decide when the range sensor has a fresh sample, the others every step.
         let mut ranges: &[f64] = &[];
@@ -208,10 +215,10 @@ impl Driver for DiffDrive {
         if fresh {
             let wheels = (self.p.wheel_radius, self.p.wheel_base);
             let position = [state.position[0], state.position[1]];
-            self.target = self
-                .p
-                .behaviour
-                .decide(wheels, ranges, (position, heading), time);
+            self.target =
+                self.p
+                    .behaviour
+                    .decide(wheels, ranges, (position, 2.0 * z.atan2(w)), time);
         }
         let target = match self.outside_command(ctx)? {
             Some(c) => c,
@@ -236,10 +243,9 @@ impl Driver for DiffDrive {
             p.max_angular_accel,
             self.timestep,
         );
-        let (s, c) = heading.sin_cos();
         ctx.set_velocity(
             0,
-            [c * self.now.linear, s * self.now.linear, 0.0],
+            [cos * self.now.linear, sin * self.now.linear, 0.0],
             [0.0, 0.0, self.now.angular],
         )?;
         Ok(())
