@@ -17,6 +17,7 @@
 use ssx_core::engine::{BodyId, BodyKind, Contact};
 use ssx_core::math::{Point3, Pose, Rotation, Vec3};
 use ssx_core::parallel::{self, Parallel};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::shape::{self, Prim};
 use crate::{KinematicEngine, Motion};
@@ -46,6 +47,10 @@ pub(crate) struct Plan {
     serial: Vec<u32>,
     /// Where each strip's next mover goes (scratch for building).
     next: Vec<u32>,
+    /// A pass's non-empty strips, the most movers first: the order lanes claim them in.
+    claims: Vec<u32>,
+    /// Each strip's contacts in a pass: (strip, lane, first, end) (scratch for merging).
+    spans: Vec<(u32, usize, usize, usize)>,
 }
 
 impl Plan {
@@ -58,10 +63,12 @@ impl Plan {
     }
 }
 
-/// One worker's share of a pass: the contacts of its strips, in strip order, and scratch.
+/// One worker's share of a pass: the contacts of the strips it moved, and scratch.
 #[derive(Debug, Default)]
 pub(crate) struct Lane {
     contacts: Vec<(u32, Contact)>,
+    /// The strips it moved, in the order it moved them, each with where its contacts begin.
+    strips: Vec<(u32, usize)>,
     scratch: Vec<Prim>,
     cargo_scratch: Vec<Prim>,
 }
@@ -98,37 +105,60 @@ impl KinematicEngine {
             return;
         }
         self.plan_moves();
-        let plan = std::mem::take(&mut self.plan);
+        let mut plan = std::mem::take(&mut self.plan);
         for parity in 0..2 {
-            let strips = || (parity..plan.strips()).step_by(2);
-            let total: usize = strips().map(|s| plan.strip(s).len()).sum();
+            // Lanes claim whole strips, the largest first, as they come free: which lane moves
+            // a strip does not change its result (strips of a parity never meet), only how
+            // evenly the lanes share the pass.
+            let mut claims = std::mem::take(&mut plan.claims);
+            claims.clear();
+            claims.extend(
+                (parity..plan.strips())
+                    .step_by(2)
+                    .filter(|&s| !plan.strip(s).is_empty())
+                    .map(|s| s as u32),
+            );
+            claims.sort_by_key(|&s| std::cmp::Reverse(plan.strip(s as usize).len()));
+            plan.claims = claims;
+            let total: usize = plan
+                .claims
+                .iter()
+                .map(|&s| plan.strip(s as usize).len())
+                .sum();
             if total == 0 {
                 continue;
             }
-            // The lanes a pass is cut into do not change its result, only its speed.
             let n = if total < MIN_SHARED { 1 } else { lanes.len() };
             let engine = &*self;
-            parallel::for_each_mut(par, &mut lanes[..n], &|k, lane| {
+            let plan_ref = &plan;
+            let claimed = AtomicUsize::new(0);
+            parallel::for_each_mut(par, &mut lanes[..n], &|_, lane| {
                 lane.contacts.clear();
-                let mut before = 0;
-                for s in strips() {
-                    let movers = plan.strip(s);
-                    // Strips go to lanes in order, cut where the movers before reach k/n.
-                    let mine = (before * n / total).min(n - 1) == k;
-                    before += movers.len();
-                    if !mine {
-                        continue;
-                    }
-                    for &b in movers {
-                        // SAFETY: `b` fits strip `s`; this pass gives the strips of one parity
-                        // to the lanes whole, so no other thread reads or writes anything `b`'s
-                        // move touches (module docs) until `for_each_mut` returns.
+                lane.strips.clear();
+                while let Some(&s) = plan_ref.claims.get(claimed.fetch_add(1, Ordering::Relaxed)) {
+                    lane.strips.push((s, lane.contacts.len()));
+                    for &b in plan_ref.strip(s as usize) {
+                        // SAFETY: `b` fits strip `s`, which this lane alone claimed; the
+                        // strips of one parity never meet, so no other thread reads or writes
+                        // anything `b`'s move touches (module docs) until `for_each_mut`
+                        // returns.
                         unsafe { engine.advance(lane, b as usize, dt) };
                     }
                 }
             });
-            for lane in &lanes[..n] {
-                self.contacts.extend_from_slice(&lane.contacts);
+            // Contacts in strip order, whichever lane moved each strip.
+            plan.spans.clear();
+            for (k, lane) in lanes[..n].iter().enumerate() {
+                let ends = lane.strips.iter().skip(1).map(|&(_, at)| at);
+                for (&(s, first), end) in lane.strips.iter().zip(ends.chain([lane.contacts.len()]))
+                {
+                    plan.spans.push((s, k, first, end));
+                }
+            }
+            plan.spans.sort_unstable_by_key(|&(s, ..)| s);
+            for &(_, k, first, end) in &plan.spans {
+                self.contacts
+                    .extend_from_slice(&lanes[k].contacts[first..end]);
             }
         }
         let lane = &mut lanes[0];
