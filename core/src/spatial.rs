@@ -86,7 +86,7 @@ impl Grid {
     pub fn build(&mut self, layout: &Layout, entries: &[(u32, [f64; 4])]) {
         let cells = layout.nx * layout.ny;
         self.start.clear();
-        self.start.resize(cells + 1, 0);
+        resize_roomy(&mut self.start, cells + 1, 0);
         for (_, b) in entries {
             let (x0, y0, x1, y1) = layout.span(b);
             for y in y0..=y1 {
@@ -99,10 +99,13 @@ impl Grid {
             self.start[c + 1] += self.start[c];
         }
         self.items.clear();
-        self.items.resize(self.start[cells] as usize, 0);
+        resize_roomy(&mut self.items, self.start[cells] as usize, 0);
         // Fill from the back so each cell ends up in entry order (deterministic, ascending).
         let fill = &mut self.fill;
         fill.clear();
+        if fill.capacity() < cells {
+            fill.reserve(2 * cells);
+        }
         fill.extend_from_slice(&self.start[1..]);
         for (item, b) in entries.iter().rev() {
             let (x0, y0, x1, y1) = layout.span(b);
@@ -141,6 +144,16 @@ impl Grid {
             }
         }
     }
+}
+
+/// Resizes `v` to `len`; when that outgrows it, it reserves twice `len`, so that a grid whose
+/// layout varies a little from step to step (cells sized to the crowd) stops allocating after
+/// its first steps.
+pub fn resize_roomy<T: Clone>(v: &mut Vec<T>, len: usize, value: T) {
+    if v.capacity() < len {
+        v.reserve(2 * len - v.len());
+    }
+    v.resize(len, value);
 }
 
 /// Items by cell as linked lists, for what moves: rebuilding costs the items and the cells they
