@@ -63,6 +63,9 @@ pub struct Outbound {
     grow_to: std::sync::atomic::AtomicUsize,
     /// Whether the buffers have been grown as asked.
     grown: AtomicBool,
+    /// The size last asked for: a buffer that was queued or in flight while the free ones grew
+    /// is grown when it comes back, before it can be taken again.
+    room: std::sync::atomic::AtomicUsize,
 }
 
 /// The publishers, held by whoever is sending.
@@ -100,6 +103,7 @@ impl Outbound {
             }),
             grow_to: std::sync::atomic::AtomicUsize::new(0),
             grown: AtomicBool::new(false),
+            room: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -111,6 +115,7 @@ impl Outbound {
     /// [`grown`]: Outbound::grown
     pub fn grow(&self, bytes: usize) {
         self.grown.store(false, Ordering::Release);
+        self.room.store(bytes, Ordering::Release);
         self.grow_to.store(bytes, Ordering::Release);
     }
 
@@ -207,7 +212,7 @@ impl Outbound {
         self.grow_buffers();
         let mut any = publish_queued(
             &self.out,
-            &self.free,
+            (&self.free, self.room.load(Ordering::Acquire)),
             session,
             keys,
             &mut p.keys,
@@ -218,7 +223,7 @@ impl Outbound {
             // Everything the stepping thread queued before this answer goes first.
             publish_queued(
                 &self.out,
-                &self.free,
+                (&self.free, self.room.load(Ordering::Acquire)),
                 session,
                 keys,
                 &mut p.keys,
@@ -262,12 +267,18 @@ impl Outbound {
 /// Puts every queued message; whether there was any.
 fn publish_queued(
     out: &ArrayQueue<Out>,
-    free: &ArrayQueue<Vec<u8>>,
+    (free, room): (&ArrayQueue<Vec<u8>>, usize),
     session: &zenoh::Session,
     keys: &[OnceLock<PubKey>],
     publishers: &mut Vec<Option<zenoh::pubsub::Publisher<'static>>>,
     ros: &mut Option<crate::ros2::RosOut>,
 ) -> bool {
+    let give_back = |mut buf: Vec<u8>| {
+        if buf.capacity() < room {
+            buf.reserve(room - buf.len());
+        }
+        let _ = free.push(buf);
+    };
     let mut any = false;
     while let Some(Out {
         key,
@@ -280,7 +291,7 @@ fn publish_queued(
             if let Some(r) = ros {
                 r.publish(key, &buf);
             }
-            let _ = free.push(buf);
+            give_back(buf);
             continue;
         }
         let k = key as usize;
@@ -306,7 +317,7 @@ fn publish_queued(
         if let Some(p) = &publishers[k] {
             let _ = p.put(buf.as_slice()).wait();
         }
-        let _ = free.push(buf);
+        give_back(buf);
     }
     any
 }
