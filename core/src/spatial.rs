@@ -103,9 +103,7 @@ impl Grid {
         // Fill from the back so each cell ends up in entry order (deterministic, ascending).
         let fill = &mut self.fill;
         fill.clear();
-        if fill.capacity() < cells {
-            fill.reserve(2 * cells);
-        }
+        reserve_roomy(fill, cells);
         fill.extend_from_slice(&self.start[1..]);
         for (item, b) in entries.iter().rev() {
             let (x0, y0, x1, y1) = layout.span(b);
@@ -150,10 +148,15 @@ impl Grid {
 /// layout varies a little from step to step (cells sized to the crowd) stops allocating after
 /// its first steps.
 pub fn resize_roomy<T: Clone>(v: &mut Vec<T>, len: usize, value: T) {
+    reserve_roomy(v, len);
+    v.resize(len, value);
+}
+
+/// Makes room for `len` elements in all, twice that when it must grow (see [`resize_roomy`]).
+fn reserve_roomy<T>(v: &mut Vec<T>, len: usize) {
     if v.capacity() < len {
         v.reserve(2 * len - v.len());
     }
-    v.resize(len, value);
 }
 
 /// Items by cell as linked lists, for what moves: rebuilding costs the items and the cells they

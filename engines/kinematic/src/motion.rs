@@ -61,6 +61,19 @@ impl Plan {
     fn strip(&self, s: usize) -> &[u32] {
         &self.members[self.start[s] as usize..self.start[s + 1] as usize]
     }
+
+    /// Lists the non-empty strips of one parity in `claims`, the most movers first (ties in
+    /// strip order); returns their movers in all.
+    fn order_claims(&mut self, parity: usize) -> usize {
+        let strips = self.strips();
+        let Plan { start, claims, .. } = self;
+        let len = |s: u32| (start[s as usize + 1] - start[s as usize]) as usize;
+        claims.clear();
+        claims.extend((parity..strips).step_by(2).map(|s| s as u32));
+        claims.retain(|&s| len(s) > 0);
+        claims.sort_by_key(|&s| std::cmp::Reverse(len(s)));
+        claims.iter().map(|&s| len(s)).sum()
+    }
 }
 
 /// One worker's share of a pass: the contacts of the strips it moved, and scratch.
@@ -110,21 +123,7 @@ impl KinematicEngine {
             // Lanes claim whole strips, the largest first, as they come free: which lane moves
             // a strip does not change its result (strips of a parity never meet), only how
             // evenly the lanes share the pass.
-            let mut claims = std::mem::take(&mut plan.claims);
-            claims.clear();
-            claims.extend(
-                (parity..plan.strips())
-                    .step_by(2)
-                    .filter(|&s| !plan.strip(s).is_empty())
-                    .map(|s| s as u32),
-            );
-            claims.sort_by_key(|&s| std::cmp::Reverse(plan.strip(s as usize).len()));
-            plan.claims = claims;
-            let total: usize = plan
-                .claims
-                .iter()
-                .map(|&s| plan.strip(s as usize).len())
-                .sum();
+            let total = plan.order_claims(parity);
             if total == 0 {
                 continue;
             }

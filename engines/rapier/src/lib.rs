@@ -269,10 +269,16 @@ impl RapierEngine {
         }
     }
 
+    /// The index, for a query (which marks the step as queried).
     fn index(&self) -> &QueryIndex {
         if !self.queried.load(Ordering::Relaxed) {
             self.queried.store(true, Ordering::Relaxed);
         }
+        self.filed()
+    }
+
+    /// The index, filed now if it is not yet.
+    fn filed(&self) -> &QueryIndex {
         self.index.get_or_init(|| {
             let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
             let mut index = std::mem::take(&mut *spare);
@@ -544,8 +550,7 @@ impl PhysicEngine for RapierEngine {
         // stepping thread, rather than in the first query, where the other workers would wait
         // on the lock (a futex sleep and wake-up on each of them).
         if self.queried.swap(false, Ordering::Relaxed) {
-            self.index();
-            self.queried.store(false, Ordering::Relaxed);
+            self.filed();
         }
         for h in self.forced.drain(..) {
             if let Some(rb) = self.world.bodies.get_mut(h) {
