@@ -194,22 +194,7 @@ pub fn state_of(env: &Environment, artifact: &str) -> ssx_core::BodyState {
 
 /// The `ssxd` binary built for these tests.
 pub fn ssxd() -> PathBuf {
-    // The tests crate does not build the root binary itself; build it once, on demand.
-    static ONCE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    ONCE.get_or_init(|| {
-        rust_plugin_dir();
-        let root = repo_root();
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "--bin", "ssxd"])
-            .current_dir(&root)
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "building ssxd failed");
-        let target =
-            std::env::var_os("CARGO_TARGET_DIR").map_or(root.join("target"), PathBuf::from);
-        target.join("debug").join("ssxd")
-    })
-    .clone()
+    workspace_build().join("ssxd")
 }
 
 /// The library-swap scenes: the artifact `bot`, a 1 kg ball at z = 1 m in zero gravity, driven
@@ -248,38 +233,43 @@ pub fn c_library(name: &str) -> PathBuf {
 /// The directory holding the workspace's Rust plugin libraries (hover, pose, the test
 /// fixtures), built once on demand.
 pub fn rust_plugin_dir() -> PathBuf {
+    workspace_build()
+}
+
+/// Builds, once per test process, what the tests run but the test build itself does not make:
+/// the `ssxd` binary and the plugin cdylibs. Returns the debug output directory.
+///
+/// The build selects the whole workspace and a test target (this process's own), so cargo
+/// resolves the same features as `cargo test --workspace` and every dependency the test build
+/// made is reused as it is. A narrower build (`-p ssxd`, or the plugins by name) resolves fewer
+/// features, and cargo compiles a second copy of most of the dependency graph: gigabytes of
+/// debug artifacts, which once filled the CI machine's disk.
+fn workspace_build() -> PathBuf {
     static ONCE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     ONCE.get_or_init(|| {
         let root = repo_root();
-        let status = std::process::Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "ssx-driver-hover",
-                "-p",
-                "ssx-driver-velocity",
-                "-p",
-                "ssx-sensors",
-                "-p",
-                "ssx-driver-quadrotor",
-                "-p",
-                "ssx-driver-ground",
-                "-p",
-                "ssx-driver-door",
-                "-p",
-                "ssx-test-plugins",
-                "-p",
-                "ssx-zenoh",
-                "-p",
-                "ssx-explore",
-                "-p",
-                "ssx-driver-explore",
-            ])
-            .current_dir(&root)
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "building the plugin libraries failed");
+        // A test executable is `<target>-<hash>`; anything else selects all the test targets.
+        let own_test = std::env::current_exe()
+            .ok()
+            .and_then(|exe| Some(exe.file_stem()?.to_str()?.rsplit_once('-')?.0.to_owned()));
+        let mut cargo = std::process::Command::new(env!("CARGO"));
+        cargo.args(["build", "--quiet", "--workspace", "--lib", "--bins"]);
+        match &own_test {
+            Some(name)
+                if root
+                    .join("tests/tests")
+                    .join(format!("{name}.rs"))
+                    .is_file() =>
+            {
+                cargo.args(["--test", name])
+            }
+            _ => cargo.arg("--tests"),
+        };
+        let status = cargo.current_dir(&root).status().expect("run cargo build");
+        assert!(
+            status.success(),
+            "building ssxd and the plugin libraries failed"
+        );
         std::env::var_os("CARGO_TARGET_DIR")
             .map_or(root.join("target"), PathBuf::from)
             .join("debug")
