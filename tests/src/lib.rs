@@ -239,32 +239,26 @@ pub fn rust_plugin_dir() -> PathBuf {
 /// Builds, once per test process, what the tests run but the test build itself does not make:
 /// the `ssxd` binary and the plugin cdylibs. Returns the debug output directory.
 ///
-/// The build selects the whole workspace and a test target (this process's own), so cargo
-/// resolves the same features as `cargo test --workspace` and every dependency the test build
-/// made is reused as it is. A narrower build (`-p ssxd`, or the plugins by name) resolves fewer
-/// features, and cargo compiles a second copy of most of the dependency graph: gigabytes of
-/// debug artifacts, which once filled the CI machine's disk.
+/// From an integration test, the build selects the whole workspace and that test target (this
+/// process's own), so cargo resolves the same features as `cargo test --workspace` and every
+/// dependency the test build made is reused as it is. A narrower build (`-p ssxd`, or the
+/// plugins by name) resolves fewer features, and cargo compiles a second copy of most of the
+/// dependency graph: gigabytes of debug artifacts, which once filled the CI machine's disk.
+/// From anything else (a benchmark), the workspace's libraries and binaries alone.
 fn workspace_build() -> PathBuf {
     static ONCE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     ONCE.get_or_init(|| {
         let root = repo_root();
-        // A test executable is `<target>-<hash>`; anything else selects all the test targets.
+        // An integration test's executable is `<target>-<hash>`.
         let own_test = std::env::current_exe()
             .ok()
             .and_then(|exe| Some(exe.file_stem()?.to_str()?.rsplit_once('-')?.0.to_owned()));
         let mut cargo = std::process::Command::new(env!("CARGO"));
         cargo.args(["build", "--quiet", "--workspace", "--lib", "--bins"]);
-        match &own_test {
-            Some(name)
-                if root
-                    .join("tests/tests")
-                    .join(format!("{name}.rs"))
-                    .is_file() =>
-            {
-                cargo.args(["--test", name])
-            }
-            _ => cargo.arg("--tests"),
-        };
+        if let Some(name) = own_test.filter(|n| root.join(format!("tests/tests/{n}.rs")).is_file())
+        {
+            cargo.args(["--test", &name]);
+        }
         let status = cargo.current_dir(&root).status().expect("run cargo build");
         assert!(
             status.success(),
