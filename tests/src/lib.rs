@@ -242,8 +242,9 @@ pub fn rust_plugin_dir() -> PathBuf {
 /// From an integration test, the build selects the whole workspace and that test target (this
 /// process's own), so cargo resolves the same features as `cargo test --workspace` and every
 /// dependency the test build made is reused as it is. A narrower build (`-p ssxd`, or the
-/// plugins by name) resolves fewer features, and cargo compiles a second copy of most of the
-/// dependency graph: gigabytes of debug artifacts, which once filled the CI machine's disk.
+/// plugins by name) resolves fewer features, and cargo compiles a second copy of much of the
+/// dependency graph (117 crates for the plugins' build): gigabytes of debug artifacts, which
+/// once filled the CI machine's disk.
 /// From anything else (a benchmark), the workspace's libraries and binaries alone.
 fn workspace_build() -> PathBuf {
     static ONCE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
