@@ -668,6 +668,7 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
         render,
         Arc::new(MonotonicClock::new(Duration::from_micros(o.spin_margin_us))),
     )?;
+    env.set_scene_source(Box::new(scene.source(o.scene_dir.as_deref(), &registry)));
     if let Some(f) = &stats_file {
         f.write_now(&env.summary())?;
     }

@@ -134,6 +134,17 @@ impl Scene {
         home: Option<&Path>,
         registry: &PluginRegistry,
     ) -> Result<Scene, SsxError> {
+        Self::load_seeded(path, home, registry, None)
+    }
+
+    /// [`Scene::load_in`] with `seed` in place of the file's `"seed"` (None: the file's): what a
+    /// reset with a new seed builds.
+    pub fn load_seeded(
+        path: &Path,
+        home: Option<&Path>,
+        registry: &PluginRegistry,
+        seed: Option<u64>,
+    ) -> Result<Scene, SsxError> {
         let budget = std::cell::Cell::new(limits::MAX_TOTAL_BYTES);
         let mut top = Source::read(path, None, &budget)?;
         if let Some(home) = home {
@@ -177,7 +188,7 @@ impl Scene {
         });
         let mut loader = Loader {
             registry,
-            seed: scene.seed.unwrap_or(0),
+            seed: seed.or(scene.seed).unwrap_or(0),
             cache: HashMap::new(),
             stack: Vec::new(),
             artifacts: Vec::new(),
@@ -192,7 +203,7 @@ impl Scene {
         loader.scene(&top, &scene)?;
         let mut layout = None;
         if let Some(map) = &scene.map {
-            let cells = map::layout(map, |p| top.resolve(p), |at, m| top.err(at, m))?;
+            let cells = map::layout(map, loader.seed, |p| top.resolve(p), |at, m| top.err(at, m))?;
             let walls = map::artifact(map, &cells, |at, m| top.err(at, m))?;
             layout = Some(cells);
             if let Some(first) = loader.names.get("map") {
@@ -248,6 +259,17 @@ impl Scene {
             late_policy,
             strict,
             map: self.map.as_ref().map(|l| std::sync::Arc::new(l.grid())),
+        }
+    }
+
+    /// What an Environment built from this scene makes its artifacts anew from at a reset with
+    /// another seed ([`ssx_core::Environment::set_scene_source`]): the same file, read again
+    /// with the new seed (the run keeps its engine and everything else).
+    pub fn source(&self, home: Option<&Path>, registry: &PluginRegistry) -> SceneFromFile {
+        SceneFromFile {
+            file: self.file.clone(),
+            home: home.map(Path::to_path_buf),
+            registry: registry.clone(),
         }
     }
 
@@ -323,6 +345,24 @@ impl Scene {
             p.y,
             p.z
         ))
+    }
+}
+
+/// A scene file to read again for a reset with a new seed ([`Scene::source`]).
+pub struct SceneFromFile {
+    file: PathBuf,
+    home: Option<PathBuf>,
+    registry: PluginRegistry,
+}
+
+impl ssx_core::SceneSource for SceneFromFile {
+    fn rebuild(&self, seed: u64) -> Result<ssx_core::Rebuilt, SsxError> {
+        let scene =
+            Scene::load_seeded(&self.file, self.home.as_deref(), &self.registry, Some(seed))?;
+        Ok(ssx_core::Rebuilt {
+            map: scene.map.as_ref().map(|l| std::sync::Arc::new(l.grid())),
+            artifacts: scene.artifacts,
+        })
     }
 }
 

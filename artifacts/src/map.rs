@@ -306,6 +306,7 @@ pub const GENERATED_RESOLUTION: f64 = 0.5;
 /// path; `err` makes a located error at a JSON path of the scene's `map`.
 pub fn layout(
     map: &MapFile,
+    scene_seed: u64,
     resolve: impl Fn(&Path) -> PathBuf,
     err: impl Fn(&str, String) -> SsxError,
 ) -> Result<Layout, SsxError> {
@@ -322,7 +323,7 @@ pub fn layout(
         ));
     }
     if map.cave.is_some() || map.building.is_some() {
-        return generated(map, err);
+        return generated(map, scene_seed, err);
     }
     let settings = match (&map.image, &map.yaml) {
         (Some(image), _) => {
@@ -374,7 +375,11 @@ pub fn layout(
 }
 
 /// A cave or a building generated from its seed.
-fn generated(map: &MapFile, err: impl Fn(&str, String) -> SsxError) -> Result<Layout, SsxError> {
+fn generated(
+    map: &MapFile,
+    scene_seed: u64,
+    err: impl Fn(&str, String) -> SsxError,
+) -> Result<Layout, SsxError> {
     use crate::generate::{self, Building, Cave, Kind, Spawn};
     if map.occupied_thresh.is_some() || map.negate {
         return Err(err(
@@ -395,7 +400,7 @@ fn generated(map: &MapFile, err: impl Fn(&str, String) -> SsxError) -> Result<La
                 ));
             }
             let kind = Kind::Cave(Cave {
-                seed: c.seed,
+                seed: c.seed.unwrap_or(scene_seed),
                 cells: cells(&c.size),
                 fill: c.fill.map_or(0.45, |f| f.0),
                 smoothing,
@@ -404,7 +409,7 @@ fn generated(map: &MapFile, err: impl Fn(&str, String) -> SsxError) -> Result<La
         }
         (_, Some(b)) => {
             let kind = Kind::Building(Building {
-                seed: b.seed,
+                seed: b.seed.unwrap_or(scene_seed),
                 cells: cells(&b.size),
                 room: (b.room_size.map_or(5.0, |s| s.0) / res).round().max(1.0) as u32,
                 door: (b.door_width.map_or(1.0, |s| s.0) / res).ceil().max(1.0) as u32,

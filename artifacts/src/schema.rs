@@ -433,8 +433,10 @@ pub struct MapFile {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CaveFile {
-    /// The seed: the same seed makes the same cave on every machine.
-    pub seed: u64,
+    /// The seed: the same seed makes the same cave on every machine (default: the scene's seed,
+    /// so that a reset with a new seed makes a new cave).
+    #[serde(default)]
+    pub seed: Option<u64>,
     /// Width and depth (m).
     pub size: [Size; 2],
     /// Share of rock before smoothing (default 0.45).
@@ -456,8 +458,9 @@ pub struct CaveFile {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct BuildingFile {
-    /// The seed.
-    pub seed: u64,
+    /// The seed (default: the scene's seed, as for a cave).
+    #[serde(default)]
+    pub seed: Option<u64>,
     /// Width and depth (m).
     pub size: [Size; 2],
     /// Least room side (m, default 5).

@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use sync_wrapper::SyncWrapper;
 
+mod reset;
 mod step;
+
+pub use reset::{Rebuilt, SceneSource};
 
 use crate::abi::PluginLoader;
 use crate::clock::Clock;
@@ -430,6 +433,16 @@ pub struct Environment {
     paused: bool,
     /// Steps asked for while paused, still to run.
     pending_steps: u64,
+    /// What creates engines and built-in plugins, again at a reset.
+    registry: PluginRegistry,
+    /// The artifacts the world was built from (a reset builds them again).
+    specs: Vec<ArtifactSpec>,
+    /// The extensions, for one that must be created anew at a reset.
+    extension_specs: Vec<ExtensionSpec>,
+    /// Makes the artifacts anew for another seed ([`Environment::set_scene_source`]).
+    source: Option<Box<dyn SceneSource>>,
+    /// Every visual, as handed to the render engine.
+    render_nodes: Vec<RenderNode>,
 }
 
 impl Environment {
@@ -447,56 +460,12 @@ impl Environment {
         let mut ext = Extensions::default();
         let mut loader = PluginLoader::default();
         for spec in extensions {
-            let label = guard_label(&format!("extension '{}'", spec.name), &spec.plugin, None);
-            let doing = guard::enter(label, Phase::Create, 0);
-            let created = match &spec.plugin.library {
-                Some(lib) => loader.extension(
-                    lib,
-                    &spec.plugin.plugin,
-                    &spec.name,
-                    &spec.plugin.descriptor,
-                ),
-                None => {
-                    let factory = registry
-                        .extension(&spec.plugin.plugin)
-                        .ok_or_else(|| unknown(PluginKind::Extension, &spec.plugin, registry))?;
-                    factory(&spec.plugin.descriptor)
-                }
-            };
-            drop(doing);
-            let mut e = created.map_err(|m| SsxError::PluginCreate {
-                artifact: String::new(),
-                plugin: format!("extension '{}'", spec.name),
-                message: crate::spelling::suggest(&m),
-                origin: spec.plugin.origin.clone().map(Box::new),
-            })?;
-            let _doing = guard::enter(label, Phase::Init, 0);
-            e.init(&ExtensionInit {
-                scene: config.scene.clone(),
-                timestep: config.timestep,
-                seed: config.seed,
-            })
-            .map_err(|m| SsxError::PluginCreate {
-                artifact: String::new(),
-                plugin: format!("extension '{}'", spec.name),
-                message: crate::spelling::suggest(&m),
-                origin: spec.plugin.origin.clone().map(Box::new),
-            })?;
+            let (e, label) = create_extension(spec, &mut loader, registry, &config)?;
             ext.list.push((spec.name.clone(), e));
             ext.labels.push(label);
         }
 
-        let engine_factory = registry.engine(&config.engine).ok_or_else(|| {
-            SsxError::Config(format!(
-                "unknown physics engine '{}' (known: {})",
-                config.engine,
-                registry.names(PluginKind::Engine).join(", ")
-            ))
-        })?;
-        let engine = engine_factory(&EngineConfig {
-            gravity: config.gravity,
-            timestep: config.timestep,
-        });
+        let engine = create_engine(registry, &config)?;
         let engine_label = guard::label(&format!("physics engine '{}'", engine.name()));
         let pool = WorkerPool::new(config.workers)
             .map_err(|e| SsxError::Config(format!("cannot start worker threads: {e}")))?;
@@ -536,12 +505,20 @@ impl Environment {
             faults: Vec::new(),
             paused: false,
             pending_steps: 0,
+            registry: registry.clone(),
+            specs: artifacts.to_vec(),
+            extension_specs: extensions.to_vec(),
+            source: None,
+            render_nodes: Vec::new(),
             config,
         };
         let building = guard::enter(env.engine_label, Phase::Build, 0);
         env.add_bodies(artifacts)?;
         drop(building);
         env.add_plugins(artifacts, registry)?;
+        for node in &env.render_nodes {
+            env.render.add_node(node.clone());
+        }
         let scene = RenderScene {
             name: &env.config.scene,
             timestep: env.config.timestep,
@@ -619,7 +596,7 @@ impl Environment {
             }
             let joints = first_joint..self.catalog.joint_motorised.len() as u32;
             for v in &art.visuals {
-                self.render.add_node(RenderNode {
+                self.render_nodes.push(RenderNode {
                     body: BodyId(first + v.body as u32),
                     local_pose: v.local_pose,
                     shape: v.shape,
@@ -770,6 +747,25 @@ impl Environment {
         Ok(())
     }
 
+    /// Destroys every sensor, then every driver, one by one under their labels.
+    fn destroy_plugins(&mut self) {
+        let step = self.steps;
+        for shard in &mut self.sensor_shards {
+            for item in shard.items.drain(..) {
+                for slot in item.sensors {
+                    let _doing = guard::enter(slot.guard, Phase::Destroy, step);
+                    drop(slot);
+                }
+            }
+        }
+        for shard in &mut self.driver_shards {
+            for slot in shard.items.drain(..) {
+                let _doing = guard::enter(slot.guard, Phase::Destroy, step);
+                drop(slot);
+            }
+        }
+    }
+
     fn plugin_init(&self, art: &ArtifactSpec, index: usize, slot: u32) -> PluginInit {
         let info = &self.catalog.artifacts[index];
         PluginInit {
@@ -875,6 +871,10 @@ impl Environment {
             self.step_until(Some(stop))?;
             self.poll_control()?;
             let now = self.last_step_end;
+            if self.steps < last.1 {
+                // Reset: the status counts from the new step 0.
+                last = (now, self.steps);
+            }
             if now >= last.0 + Duration::from_secs(1) {
                 let sim = (self.steps - last.1) as f64 * self.config.timestep;
                 let status = Status {
@@ -989,6 +989,20 @@ impl Environment {
                 RunRequest::Step(n) if self.paused => {
                     self.pending_steps = self.pending_steps.saturating_add(n);
                 }
+                // A seed whose scene cannot be made is refused before anything is torn down.
+                RunRequest::Reset(seed) => match self.rebuild(seed) {
+                    Err(e) => {
+                        tracing::warn!("reset refused at step {}: {e}; the run goes on", self.steps)
+                    }
+                    Ok(rebuilt) => {
+                        let from = self.steps;
+                        self.start_over(rebuilt)?;
+                        tracing::info!(
+                            "reset by an extension at step {from}: step 0, seed {}",
+                            self.config.seed
+                        );
+                    }
+                },
                 _ => {}
             }
         }
@@ -1299,21 +1313,7 @@ impl Drop for Environment {
     /// Destroys the sensors, then the drivers, one by one under their labels, so that a
     /// `destroy` that crashes or never returns is named. The other fields follow in field order.
     fn drop(&mut self) {
-        let step = self.steps;
-        for shard in &mut self.sensor_shards {
-            for item in shard.items.drain(..) {
-                for slot in item.sensors {
-                    let _doing = guard::enter(slot.guard, Phase::Destroy, step);
-                    drop(slot);
-                }
-            }
-        }
-        for shard in &mut self.driver_shards {
-            for slot in shard.items.drain(..) {
-                let _doing = guard::enter(slot.guard, Phase::Destroy, step);
-                drop(slot);
-            }
-        }
+        self.destroy_plugins();
     }
 }
 
@@ -1352,4 +1352,67 @@ fn world_at<'a>(
         dt: config.timestep,
         gravity: config.gravity,
     }
+}
+
+/// Creates and initialises one extension: from its library, or built in.
+fn create_extension(
+    spec: &ExtensionSpec,
+    loader: &mut PluginLoader,
+    registry: &PluginRegistry,
+    config: &EnvironmentConfig,
+) -> Result<(Box<dyn SimulationExtension>, &'static Label), SsxError> {
+    let label = guard_label(&format!("extension '{}'", spec.name), &spec.plugin, None);
+    let doing = guard::enter(label, Phase::Create, 0);
+    let created = match &spec.plugin.library {
+        Some(lib) => loader.extension(
+            lib,
+            &spec.plugin.plugin,
+            &spec.name,
+            &spec.plugin.descriptor,
+        ),
+        None => {
+            let factory = registry
+                .extension(&spec.plugin.plugin)
+                .ok_or_else(|| unknown(PluginKind::Extension, &spec.plugin, registry))?;
+            factory(&spec.plugin.descriptor)
+        }
+    };
+    drop(doing);
+    let failed = |m: String| SsxError::PluginCreate {
+        artifact: String::new(),
+        plugin: format!("extension '{}'", spec.name),
+        message: crate::spelling::suggest(&m),
+        origin: spec.plugin.origin.clone().map(Box::new),
+    };
+    let mut e = created.map_err(failed)?;
+    let _doing = guard::enter(label, Phase::Init, 0);
+    e.init(&extension_init(config)).map_err(failed)?;
+    Ok((e, label))
+}
+
+/// What an extension is told of the run at its start (and at a reset).
+fn extension_init(config: &EnvironmentConfig) -> ExtensionInit {
+    ExtensionInit {
+        scene: config.scene.clone(),
+        timestep: config.timestep,
+        seed: config.seed,
+    }
+}
+
+/// A new engine of the configuration's kind.
+fn create_engine(
+    registry: &PluginRegistry,
+    config: &EnvironmentConfig,
+) -> Result<Box<dyn PhysicEngine>, SsxError> {
+    let factory = registry.engine(&config.engine).ok_or_else(|| {
+        SsxError::Config(format!(
+            "unknown physics engine '{}' (known: {})",
+            config.engine,
+            registry.names(PluginKind::Engine).join(", ")
+        ))
+    })?;
+    Ok(factory(&EngineConfig {
+        gravity: config.gravity,
+        timestep: config.timestep,
+    }))
 }

@@ -39,8 +39,8 @@ pub use engine::{
     Shape,
 };
 pub use environment::{
-    ArtifactSpec, Environment, EnvironmentConfig, ExtensionSpec, PluginSpec, SensorSpec, Status,
-    StepReport,
+    ArtifactSpec, Environment, EnvironmentConfig, ExtensionSpec, PluginSpec, Rebuilt, SceneSource,
+    SensorSpec, Status, StepReport,
 };
 pub use error::{Origin, PluginFault, SsxError};
 pub use pacer::{LatePolicy, Mode, PaceOutcome, Pacer};

@@ -467,6 +467,9 @@ pub enum RunRequest {
     Resume,
     /// While paused: run this many steps, then stay paused.
     Step(u64),
+    /// Start the run over from step 0 ([`crate::Environment::reset`]), with the scene's seed
+    /// or a new one; a paused run stays paused.
+    Reset(Option<u64>),
 }
 
 impl<'a> ExtensionContext<'a> {
@@ -519,6 +522,14 @@ pub trait SimulationExtension: Send + Sync {
     /// The pictures the extension lays over the floor for views and recordings.
     fn overlays(&self) -> &[crate::render::Overlay] {
         &[]
+    }
+    /// The run starts over from step 0 ([`crate::Environment::reset`]); `init.seed` is the
+    /// scene's seed from now on. Called on the stepping thread after every driver and sensor
+    /// was destroyed, before the new ones are created. `None` (the default): the extension keeps
+    /// nothing across a reset, and the Environment shuts it down and creates it anew from its
+    /// spec; `Some(Ok(()))`: it started over itself and is kept (a network session stays open).
+    fn reset(&mut self, _init: &ExtensionInit) -> Option<Result<(), String>> {
+        None
     }
     /// Stops the extension; called once, after the engines have stopped.
     fn shutdown(&mut self);

@@ -273,6 +273,12 @@ pub trait RenderEngine: Send {
     fn start(&mut self, _scene: &RenderScene<'_>) -> Result<(), String> {
         Ok(())
     }
+    /// After a reset whose world looks different (a new map, other bodies): takes the new
+    /// nodes and scene in place of the old ones. The default refuses: a backend that has
+    /// started streaming or recording a scene keeps it.
+    fn restart(&mut self, _scene: &RenderScene<'_>, _nodes: &[RenderNode]) -> Result<(), String> {
+        Err("it cannot show a world whose bodies or visuals changed (reset with the scene's own seed, or without a view and recording)".into())
+    }
     /// Shows the world as it is after a step. Runs on the stepping thread after the driver
     /// phase: it must not block.
     fn sync(&mut self, frame: &RenderFrame<'_>);
@@ -310,6 +316,10 @@ impl RenderEngine for NullRenderEngine {
     fn add_node(&mut self, node: RenderNode) -> usize {
         self.nodes.push(node);
         self.nodes.len() - 1
+    }
+    fn restart(&mut self, _scene: &RenderScene<'_>, nodes: &[RenderNode]) -> Result<(), String> {
+        nodes.clone_into(&mut self.nodes);
+        Ok(())
     }
     fn sync(&mut self, frame: &RenderFrame<'_>) {
         self.last_synced_step = Some(frame.step);

@@ -106,7 +106,7 @@ static SsxStatus hover_step(void *instance, SsxCtx ctx, SsxErrorBuf *error) {
 
 static const SsxPluginDesc PLUGINS[] = {
     {sizeof(SsxPluginDesc), SSX_KIND_DRIVER, "hover_c", "holds a height by a vertical force (written in C)",
-     hover_create, hover_destroy, hover_step, NULL, NULL, NULL, NULL},
+     hover_create, hover_destroy, hover_step, NULL, NULL, NULL, NULL, NULL},
 };
 
 static const SsxPluginTable TABLE = {SSX_ABI_VERSION, sizeof(SsxPluginTable), 1, PLUGINS};

@@ -366,7 +366,7 @@ typedef SsxStatus (*SsxCallFn)(void *instance, const char *service, const uint8_
 typedef struct {
   // One of the `SSX_CONTROL_*` commands.
   SsxControlCommand command;
-  // Steps to run, for `SSX_CONTROL_STEP`.
+  // Steps to run, for `SSX_CONTROL_STEP`; the new seed, for `SSX_CONTROL_RESET_SEED`.
   uint64_t steps;
 } SsxControl;
 
@@ -406,6 +406,11 @@ typedef struct {
   // instance's first step). An error refuses the whole swap: the old build keeps running.
   // Appended to version 3 with `save`.
   SsxStatus (*restore)(void *instance, const uint8_t *state, uintptr_t len, SsxErrorBuf *error);
+  // Extensions only (may be null): the run starts over (an [`SsxResetFn`]); null, or
+  // `SSX_ERR_NOT_FOUND`, has the host destroy the instance and create it anew from its
+  // descriptor. Called on the main thread between two steps, after every driver and sensor
+  // was destroyed and before the new ones are created. Appended to version 3 after `restore`.
+  SsxStatus (*reset)(void *instance, uint64_t seed, SsxErrorBuf *error);
 } SsxPluginDesc;
 
 // What `ssx_plugin_entry` returns: every plugin in the library. Static, never freed.
@@ -487,6 +492,14 @@ typedef const SsxPluginTable *(*SsxEntryFn)(void);
 
 // While paused: run `steps` more steps, then stay paused. Ignored while running.
 #define SSX_CONTROL_STEP 3
+
+// Start the run over: the world as it was after loading, at step 0, with the scene's seed
+// (every extension's `reset` is called). Paused or running, the run keeps that state.
+#define SSX_CONTROL_RESET 4
+
+// As `SSX_CONTROL_RESET`, with `steps` as the scene's new seed (seeded replica poses, plugin
+// seeds, generated maps without a seed of their own are made anew from it).
+#define SSX_CONTROL_RESET_SEED 5
 
 #ifdef __cplusplus
 extern "C" {

@@ -116,6 +116,12 @@ pub const SSX_CONTROL_PAUSE: SsxControlCommand = 1;
 pub const SSX_CONTROL_RESUME: SsxControlCommand = 2;
 /// While paused: run `steps` more steps, then stay paused. Ignored while running.
 pub const SSX_CONTROL_STEP: SsxControlCommand = 3;
+/// Start the run over: the world as it was after loading, at step 0, with the scene's seed
+/// (every extension's `reset` is called). Paused or running, the run keeps that state.
+pub const SSX_CONTROL_RESET: SsxControlCommand = 4;
+/// As `SSX_CONTROL_RESET`, with `steps` as the scene's new seed (seeded replica poses, plugin
+/// seeds, generated maps without a seed of their own are made anew from it).
+pub const SSX_CONTROL_RESET_SEED: SsxControlCommand = 5;
 
 /// A request from an extension to change the run state, written by its `control` entry.
 #[repr(C)]
@@ -123,7 +129,7 @@ pub const SSX_CONTROL_STEP: SsxControlCommand = 3;
 pub struct SsxControl {
     /// One of the `SSX_CONTROL_*` commands.
     pub command: SsxControlCommand,
-    /// Steps to run, for `SSX_CONTROL_STEP`.
+    /// Steps to run, for `SSX_CONTROL_STEP`; the new seed, for `SSX_CONTROL_RESET_SEED`.
     pub steps: u64,
 }
 
@@ -717,7 +723,25 @@ pub struct SsxPluginDesc {
             error: *mut SsxErrorBuf,
         ) -> SsxStatus,
     >,
+    /// Extensions only (may be null): the run starts over (an [`SsxResetFn`]); null, or
+    /// `SSX_ERR_NOT_FOUND`, has the host destroy the instance and create it anew from its
+    /// descriptor. Called on the main thread between two steps, after every driver and sensor
+    /// was destroyed and before the new ones are created. Appended to version 3 after `restore`.
+    pub reset: Option<
+        unsafe extern "C" fn(
+            instance: *mut c_void,
+            seed: u64,
+            error: *mut SsxErrorBuf,
+        ) -> SsxStatus,
+    >,
 }
+
+/// An extension's reset: the run starts over from step 0 with `seed` as the scene's seed (its
+/// drivers and sensors are created anew). `SSX_OK`: the instance started over itself and is
+/// kept (a network session stays open); `SSX_ERR_NOT_FOUND`: it keeps nothing worth keeping,
+/// and the host destroys it and creates it anew from its descriptor (as for a null entry).
+pub type SsxResetFn =
+    unsafe extern "C" fn(instance: *mut c_void, seed: u64, error: *mut SsxErrorBuf) -> SsxStatus;
 
 /// The size of an [`SsxPluginDesc`] before `save` and `restore` were appended: the smallest
 /// entry a version-3 host takes.

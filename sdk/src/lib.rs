@@ -988,6 +988,13 @@ pub trait Extension: Sized + Send + Sync + 'static {
     fn control(&mut self, _ctx: &Ctx<'_>) -> Result<Control, String> {
         Ok(Control::None)
     }
+    /// The run starts over from step 0 with `seed` as the scene's seed. `None` (the default):
+    /// the extension keeps nothing across a reset, and the host creates it anew from its
+    /// descriptor; `Some(Ok(()))`: it started over itself and is kept (a network session stays
+    /// open).
+    fn reset(&mut self, _seed: u64) -> Option<Result<(), String>> {
+        None
+    }
 }
 
 /// A change of run state an extension asks for (see [`Extension::control`]).
@@ -1001,6 +1008,8 @@ pub enum Control {
     Resume,
     /// While paused, run this many steps and stay paused.
     Step(u64),
+    /// Start the run over (step 0), with the scene's seed or a new one.
+    Reset(Option<u64>),
 }
 
 impl Control {
@@ -1011,6 +1020,8 @@ impl Control {
             Control::Pause => (SSX_CONTROL_PAUSE, 0),
             Control::Resume => (SSX_CONTROL_RESUME, 0),
             Control::Step(n) => (SSX_CONTROL_STEP, n),
+            Control::Reset(None) => (SSX_CONTROL_RESET, 0),
+            Control::Reset(Some(seed)) => (SSX_CONTROL_RESET_SEED, seed),
         };
         SsxControl { command, steps }
     }
@@ -1400,6 +1411,33 @@ pub unsafe extern "C" fn __extension_control<T: Extension>(
 }
 
 #[doc(hidden)]
+pub unsafe extern "C" fn __extension_reset<T: Extension>(
+    inst: *mut c_void,
+    seed: u64,
+    error: *mut SsxErrorBuf,
+) -> SsxStatus {
+    let mut kept = true;
+    let status = guarded(error, || {
+        // SAFETY: a live instance from `__extension_create::<T>`, called on the main thread
+        // between steps, when nothing else runs it.
+        let inst =
+            unsafe { inst.cast::<Instance<AsExtension<T>>>().as_mut() }.ok_or("null instance")?;
+        match inst.value.0.reset(seed) {
+            Some(r) => r,
+            None => {
+                kept = false;
+                Ok(())
+            }
+        }
+    });
+    if status == SSX_OK && !kept {
+        SSX_ERR_NOT_FOUND
+    } else {
+        status
+    }
+}
+
+#[doc(hidden)]
 #[macro_export]
 macro_rules! __ssx_desc {
     (driver, $name:literal, $desc:literal, $ty:ty) => {
@@ -1415,6 +1453,7 @@ macro_rules! __ssx_desc {
             control: None,
             save: Some($crate::__driver_save::<$ty>),
             restore: Some($crate::__driver_restore::<$ty>),
+            reset: None,
         }
     };
     (extension, $name:literal, $desc:literal, $ty:ty) => {
@@ -1430,6 +1469,7 @@ macro_rules! __ssx_desc {
             control: Some($crate::__extension_control::<$ty>),
             save: None,
             restore: None,
+            reset: Some($crate::__extension_reset::<$ty>),
         }
     };
     (sensor, $name:literal, $desc:literal, $ty:ty) => {
@@ -1445,6 +1485,7 @@ macro_rules! __ssx_desc {
             control: None,
             save: Some($crate::__sensor_save::<$ty>),
             restore: Some($crate::__sensor_restore::<$ty>),
+            reset: None,
         }
     };
 }

@@ -795,3 +795,79 @@ fn an_extension_pauses_steps_and_resumes_the_run_without_counting_the_pause_as_l
         clock.now()
     );
 }
+
+/// Builds `scene` on `engine` with 2 workers, fast, with the scene as its reset source.
+fn build_resettable(scene: &std::path::Path, engine: &str) -> ssx_core::Environment {
+    let registry = registry();
+    let mut s = ssx_artifacts::Scene::load(scene, &registry).unwrap();
+    s.engine = engine.into();
+    let mut env = ssx_core::Environment::build(
+        s.config(2, Mode::Fast, ssx_core::LatePolicy::CatchUp, false),
+        &registry,
+        &s.extensions,
+        &s.artifacts,
+        Box::new(ssx_core::NullRenderEngine::default()),
+        Arc::new(ssx_core::MonotonicClock::new(Duration::ZERO)),
+    )
+    .unwrap();
+    env.set_scene_source(Box::new(s.source(None, &registry)));
+    env
+}
+
+#[test]
+fn a_reset_world_runs_the_first_run_again_to_the_bit_on_both_engines() {
+    let scene = repo_root().join("artifacts/scenes/dispersal.json");
+    for engine in ["kinematic", "rapier"] {
+        let mut env = build_resettable(&scene, engine);
+        let start = bits(&env);
+        step_n(&mut env, 150);
+        let first = bits(&env);
+        let range = env.reading("robot_7", "range").unwrap().values().to_vec();
+        assert_ne!(first, start, "{engine}: the robots moved");
+        env.reset(None).unwrap();
+        assert_eq!(env.steps(), 0, "{engine}");
+        assert_eq!(env.sim_time(), 0.0, "{engine}");
+        assert_eq!(
+            env.summary().steps,
+            0,
+            "{engine}: the statistics start over"
+        );
+        assert_eq!(
+            bits(&env),
+            start,
+            "{engine}: the bodies where the scene puts them"
+        );
+        assert!(env.reading("robot_7", "range").unwrap().values().is_empty());
+        step_n(&mut env, 150);
+        assert_eq!(bits(&env), first, "{engine}: the same run again");
+        assert_eq!(
+            env.reading("robot_7", "range").unwrap().values(),
+            &range[..],
+            "{engine}: the same readings"
+        );
+        assert_eq!(env.summary().steps, 150, "{engine}");
+    }
+}
+
+#[test]
+fn a_reset_with_another_seed_moves_the_seeded_replicas_and_the_first_seed_brings_them_back() {
+    let ws = Workspace::new();
+    let scene = swarm_scene(&ws);
+    let mut env = build_resettable(&scene, "rapier");
+    let start = bits(&env);
+    step_n(&mut env, 20);
+    env.reset(Some(4)).unwrap();
+    assert_eq!(env.config().seed, 4);
+    assert_ne!(bits(&env), start, "the random replicas moved with the seed");
+    step_n(&mut env, 20);
+    env.reset(Some(3)).unwrap();
+    assert_eq!(bits(&env), start, "seed 3 is the scene's own");
+    // Without a source, only the scene's own seed can be had again.
+    let mut plain = build_fast(&scene, 1).unwrap();
+    let e = plain.reset(Some(4)).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "cannot reset with seed 4: this Environment was not given a scene source (only a reset with the scene's own seed is possible)"
+    );
+    plain.reset(None).unwrap();
+}

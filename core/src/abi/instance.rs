@@ -295,9 +295,32 @@ impl SimulationExtension for AbiExtension {
             SSX_CONTROL_PAUSE => RunRequest::Pause,
             SSX_CONTROL_RESUME => RunRequest::Resume,
             SSX_CONTROL_STEP if request.steps > 0 => RunRequest::Step(request.steps),
+            SSX_CONTROL_RESET => RunRequest::Reset(None),
+            SSX_CONTROL_RESET_SEED => RunRequest::Reset(Some(request.steps)),
             SSX_CONTROL_NONE | SSX_CONTROL_STEP => RunRequest::None,
             other => return Err(format!("control asked for unknown command {other}")),
         })
+    }
+
+    /// The library's `reset` entry; without one (or when it says it keeps nothing), the
+    /// instance is destroyed and created anew from its descriptor: an extension always
+    /// starts over.
+    fn reset(&mut self, init: &ExtensionInit) -> Option<Result<(), String>> {
+        if let Some(instance) = &mut self.instance
+            && let Some(reset) = instance.desc.reset
+        {
+            let err = instance.err.raw();
+            // SAFETY: the instance is live; called on the stepping thread between steps.
+            match unsafe { reset(instance.instance, init.seed, err) } {
+                SSX_OK => return Some(Ok(())),
+                SSX_ERR_NOT_FOUND => {}
+                status => return Some(Err(format!("reset: {}", instance.err.message(status)))),
+            }
+        }
+        self.instance = None;
+        self.metrics.clear();
+        self.overlays.clear();
+        Some(self.init(init))
     }
 
     fn shutdown(&mut self) {
