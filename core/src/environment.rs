@@ -509,7 +509,7 @@ impl Environment {
             specs: artifacts.to_vec(),
             extension_specs: extensions.to_vec(),
             source: None,
-            render_nodes: Vec::new(),
+            render_nodes: render_nodes(artifacts),
             config,
         };
         let building = guard::enter(env.engine_label, Phase::Build, 0);
@@ -595,14 +595,6 @@ impl Environment {
                 ));
             }
             let joints = first_joint..self.catalog.joint_motorised.len() as u32;
-            for v in &art.visuals {
-                self.render_nodes.push(RenderNode {
-                    body: BodyId(first + v.body as u32),
-                    local_pose: v.local_pose,
-                    shape: v.shape,
-                    color: v.color,
-                });
-            }
             self.catalog.artifacts.push(ArtifactInfo {
                 name: art.name.clone(),
                 bodies,
@@ -990,7 +982,10 @@ impl Environment {
                     self.pending_steps = self.pending_steps.saturating_add(n);
                 }
                 // A seed whose scene cannot be made is refused before anything is torn down.
-                RunRequest::Reset(seed) => match self.rebuild(seed) {
+                RunRequest::Reset(seed) => match self.rebuild(seed).and_then(|r| {
+                    self.show(&r)?;
+                    Ok(r)
+                }) {
                     Err(e) => {
                         tracing::warn!("reset refused at step {}: {e}; the run goes on", self.steps)
                     }
@@ -1292,6 +1287,11 @@ impl Environment {
         }
     }
 
+    /// Every extension's figures (`explore.explored`, ...) as of the last step's end.
+    pub fn metrics(&self) -> &[(String, f64)] {
+        &self.metrics
+    }
+
     /// Statistics so far.
     pub fn summary(&self) -> StatsSummary {
         let wall = self
@@ -1415,4 +1415,21 @@ fn create_engine(
         gravity: config.gravity,
         timestep: config.timestep,
     }))
+}
+
+/// Every visual of `artifacts` as the render engine takes it (bodies numbered in scene order,
+/// as the engines hand out their ids).
+fn render_nodes(artifacts: &[ArtifactSpec]) -> Vec<RenderNode> {
+    let mut first = 0u32;
+    let mut nodes = Vec::new();
+    for art in artifacts {
+        nodes.extend(art.visuals.iter().map(|v| RenderNode {
+            body: BodyId(first + v.body as u32),
+            local_pose: v.local_pose,
+            shape: v.shape,
+            color: v.color,
+        }));
+        first += art.bodies.len() as u32;
+    }
+    nodes
 }

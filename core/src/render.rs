@@ -273,10 +273,10 @@ pub trait RenderEngine: Send {
     fn start(&mut self, _scene: &RenderScene<'_>) -> Result<(), String> {
         Ok(())
     }
-    /// After a reset whose world looks different (a new map, other bodies): takes the new
-    /// nodes and scene in place of the old ones. The default refuses: a backend that has
+    /// Before a reset whose world looks different (a new map, other bodies): takes the new
+    /// nodes in place of the old ones. The default refuses: a backend that has
     /// started streaming or recording a scene keeps it.
-    fn restart(&mut self, _scene: &RenderScene<'_>, _nodes: &[RenderNode]) -> Result<(), String> {
+    fn restart(&mut self, _nodes: &[RenderNode]) -> Result<(), String> {
         Err("it cannot show a world whose bodies or visuals changed (reset with the scene's own seed, or without a view and recording)".into())
     }
     /// Shows the world as it is after a step. Runs on the stepping thread after the driver
@@ -317,7 +317,7 @@ impl RenderEngine for NullRenderEngine {
         self.nodes.push(node);
         self.nodes.len() - 1
     }
-    fn restart(&mut self, _scene: &RenderScene<'_>, nodes: &[RenderNode]) -> Result<(), String> {
+    fn restart(&mut self, nodes: &[RenderNode]) -> Result<(), String> {
         nodes.clone_into(&mut self.nodes);
         Ok(())
     }

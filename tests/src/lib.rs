@@ -256,9 +256,17 @@ fn workspace_build() -> PathBuf {
             .and_then(|exe| Some(exe.file_stem()?.to_str()?.rsplit_once('-')?.0.to_owned()));
         let mut cargo = std::process::Command::new(env!("CARGO"));
         cargo.args(["build", "--quiet", "--workspace", "--lib", "--bins"]);
-        if let Some(name) = own_test.filter(|n| root.join(format!("tests/tests/{n}.rs")).is_file())
+        if let Some(name) = own_test
+            .as_ref()
+            .filter(|n| root.join(format!("tests/tests/{n}.rs")).is_file())
         {
-            cargo.args(["--test", &name]);
+            cargo.args(["--test", name]);
+        } else if let Some(name) = own_test
+            .as_ref()
+            .filter(|n| root.join(format!("examples/{n}.rs")).is_file())
+        {
+            // An example's test (examples/embed.rs): the same features again.
+            cargo.args(["--example", name]);
         }
         let status = cargo.current_dir(&root).status().expect("run cargo build");
         assert!(

@@ -152,7 +152,7 @@ fn teleop_handle_drives_the_group_feels_feedback_and_controls_the_run() {
     let refused = control(&session, prefix, "load /tmp/evil.so");
     assert_eq!(
         refused,
-        json!({"ok": false, "error": "unknown command 'load'; known: pause, resume, step N [observe...] (N from 1 to 1000000, while paused), stats, list, reload LIBRARY"})
+        json!({"ok": false, "error": "unknown command 'load'; known: pause, resume, step N [observe...] (N from 1 to 1000000, while paused), stats, list, reload LIBRARY, reset [SEED]"})
     );
     assert_eq!(control(&session, prefix, "stats")["control_refused"], 1);
     // Extensions' figures ride along, as of the previous step: here the extension's own.
@@ -169,7 +169,7 @@ fn teleop_handle_drives_the_group_feels_feedback_and_controls_the_run() {
     assert!(log.contains("paused at step"), "{log}");
     // Refusals are logged (rate-limited, counted): the first at once.
     assert!(
-        log.contains(&format!("zenoh: refused a control command on '{prefix}/control': unknown command 'load'; known: pause, resume, step N [observe...] (N from 1 to 1000000, while paused), stats, list, reload LIBRARY (1 refused since the last warning; 1 in all)")),
+        log.contains(&format!("zenoh: refused a control command on '{prefix}/control': unknown command 'load'; known: pause, resume, step N [observe...] (N from 1 to 1000000, while paused), stats, list, reload LIBRARY, reset [SEED] (1 refused since the last warning; 1 in all)")),
         "{log}"
     );
 }
@@ -547,7 +547,7 @@ fn lockstep_over_zenoh_is_exact_interruptible_bounded_and_matches_the_in_process
         .unwrap();
     let text =
         String::from_utf8(reply.result().unwrap().payload().to_bytes().into_owned()).unwrap();
-    let expected = json!({"ok": false, "error": format!("command too long (4194304 bytes, at most 4096); {}", "known: pause, resume, step N [observe...] (N from 1 to 1000000, while paused), stats, list, reload LIBRARY")});
+    let expected = json!({"ok": false, "error": format!("command too long (4194304 bytes, at most 4096); {}", "known: pause, resume, step N [observe...] (N from 1 to 1000000, while paused), stats, list, reload LIBRARY, reset [SEED]")});
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), expected);
     assert!(text.len() < 200, "{text}");
     send.put(big).wait().unwrap();

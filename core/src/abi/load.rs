@@ -380,13 +380,24 @@ pub fn find_library(named: &Path, dir: &Path) -> Result<PathBuf, String> {
                 .collect()
         })
         .unwrap_or_default();
-    if let Some(exe_dir) = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf))
-    {
-        search.push(exe_dir);
-    }
+    let program_dir = PROGRAM_DIR.get().cloned().or_else(|| {
+        std::env::current_exe()
+            .ok()
+            .and_then(|e| e.parent().map(Path::to_path_buf))
+    });
+    search.extend(program_dir);
     find_library_in(named, dir, &search)
+}
+
+/// The program's own directory for [`find_library`], when it is not the executable's.
+static PROGRAM_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Makes `dir` the last place [`find_library`] looks, in place of the running executable's
+/// directory ("next to ssxd"): for a program that embeds ssx-core and ships the plugin
+/// libraries elsewhere (the Python package keeps them beside its module). The first call wins;
+/// returns whether it did.
+pub fn set_program_dir(dir: PathBuf) -> bool {
+    PROGRAM_DIR.set(dir).is_ok()
 }
 
 /// As [`find_library`], with the directories after `dir` given explicitly.

@@ -10,4 +10,6 @@ mod instance;
 mod load;
 
 pub use host::HOST_API;
-pub use load::{PluginInfo, PluginLibrary, PluginLoader, find_library, find_library_in};
+pub use load::{
+    PluginInfo, PluginLibrary, PluginLoader, find_library, find_library_in, set_program_dir,
+};

@@ -4,11 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{ArtifactSpec, Environment, create_engine, create_extension, extension_init};
+use super::{
+    ArtifactSpec, Environment, create_engine, create_extension, extension_init, render_nodes,
+};
 use crate::error::{PluginFault, SsxError};
 use crate::guard::{self, Phase};
 use crate::pacer::Pacer;
-use crate::render::RenderScene;
 use crate::stats::{MissReporter, Stats};
 use crate::world::{Catalog, MapGrid};
 
@@ -47,7 +48,27 @@ impl Environment {
     /// must be dropped).
     pub fn reset(&mut self, seed: Option<u64>) -> Result<(), SsxError> {
         let rebuilt = self.rebuild(seed)?;
+        self.show(&rebuilt)?;
         self.start_over(rebuilt)
+    }
+
+    /// Hands the render engine a world that looks different (a new map, other bodies), before
+    /// anything is torn down: a live view or a recording cannot take one, and the reset is
+    /// refused while the run goes on.
+    pub(super) fn show(&mut self, rebuilt: &Option<(u64, Rebuilt)>) -> Result<(), SsxError> {
+        if let Some((_, r)) = rebuilt {
+            let nodes = render_nodes(&r.artifacts);
+            if nodes != self.render_nodes {
+                self.render.restart(&nodes).map_err(|m| {
+                    SsxError::Config(format!(
+                        "cannot reset: render backend '{}': {m}",
+                        self.render.name()
+                    ))
+                })?;
+                self.render_nodes = nodes;
+            }
+        }
+        Ok(())
     }
 
     /// The scene made anew for `seed` (None: the one the world was built from).
@@ -84,7 +105,6 @@ impl Environment {
             ..Catalog::default()
         };
         self.reading_index = vec![None; self.specs.len()];
-        let old_nodes = std::mem::take(&mut self.render_nodes);
         let specs = std::mem::take(&mut self.specs);
         let registry = self.registry.clone();
         let building = guard::enter(self.engine_label, Phase::Build, 0);
@@ -93,22 +113,6 @@ impl Environment {
         let built = built.and_then(|()| self.add_plugins(&specs, &registry));
         self.specs = specs;
         built?;
-        if self.render_nodes != old_nodes {
-            let scene = RenderScene {
-                name: &self.config.scene,
-                timestep: self.config.timestep,
-                artifacts: &self.catalog.artifacts,
-                specs: &self.specs,
-            };
-            self.render
-                .restart(&scene, &self.render_nodes)
-                .map_err(|m| {
-                    SsxError::Config(format!(
-                        "render backend '{}' after a reset: {m}",
-                        self.render.name()
-                    ))
-                })?;
-        }
         self.stats = Stats::new();
         self.misses = MissReporter::new(Duration::from_secs(1));
         self.late_wakeups = MissReporter::new(Duration::from_secs(1));

@@ -9,7 +9,7 @@ RIHS01 type hashes. It does what a ROS 2 node with rmw_zenoh does, and checks wh
 2. receives /clock, /tf, the robot's odom and scan, decodes them and checks the 33-byte attachment
    (sequence number, source timestamp, GID length 16, GID);
 3. publishes cmd_vel and measures the robot's speed from odom;
-4. pauses, steps one step, steps N with step_n and resumes through the node's services and topic,
+4. pauses, steps one step, steps N with step_n, resets and resumes through the node's services and topic,
    following /clock;
 5. gets the latched /map and /tf_static as a late joiner (an advanced subscriber with history, as
    rmw_zenoh's TRANSIENT_LOCAL subscriptions are).
@@ -166,7 +166,8 @@ def discover(session, a):
     """The node's entities, from liveliness tokens only, once the robot's topics are there."""
     wanted = {("MP", "/clock"), ("MP", "/tf"), ("MP", "/tf_static"), ("MP", f"/{a.robot}/odom"),
               ("MP", f"/{a.robot}/scan"), ("MS", f"/{a.robot}/cmd_vel"), ("SS", f"/{a.node}/pause"),
-              ("SS", f"/{a.node}/resume"), ("SS", f"/{a.node}/step"), ("MS", f"/{a.node}/step_n")}
+              ("SS", f"/{a.node}/resume"), ("SS", f"/{a.node}/step"), ("SS", f"/{a.node}/reset"),
+              ("MS", f"/{a.node}/step_n")}
     if a.map:
         wanted.add(("MP", "/map"))
     if a.camera:
@@ -283,9 +284,17 @@ def run(session, a):
     while time.monotonic() < end and not math.isclose(ten - one, 10 * a.timestep, abs_tol=1e-6):
         ten = settled_clock()
     check(math.isclose(ten - one, 10 * a.timestep, abs_tol=1e-6), f"step_n 10: the clock moved {ten - one} s")
+    # reset: step 0, still paused; the next step's /clock is one timestep.
+    r = call("reset")
+    check(r.success and r.message.startswith("reset to step 0 (t = 0 s)") and r.message.endswith("paused"),
+          f"reset: {r.success} {r.message!r}")
+    r = call("step")
+    check(r.success, f"step after reset: {r.message}")
+    first = settled_clock()
+    check(math.isclose(first, a.timestep, abs_tol=1e-9), f"/clock after reset and a step: {first} s")
     r = call("resume")
     check(r.success and r.message.startswith("running"), f"resume: {r.message!r}")
-    check(settled_clock() > ten, "/clock did not advance after resume")
+    check(settled_clock() > first, "/clock did not advance after resume")
 
     # 5. Latched topics, joined late.
     static = Topic(session, ents[("MP", "/tf_static")], latched=True)
@@ -311,7 +320,7 @@ def run(session, a):
         done += f", map {w}x{h} with {occupied} occupied cells"
     return (f"node '{a.node}' with {len(ents)} topics and services; clock {len(ticks)}+ msgs; "
             f"odom {speed:.4f} m/s (positions {travelled:.4f}) for {a.speed} commanded; "
-            f"pause/step/step_n/resume ok; {seen}{done}")
+            f"pause/step/step_n/reset/resume ok; {seen}{done}")
 
 
 def camera(session, ents, a):

@@ -166,6 +166,38 @@ impl SubSpec {
 impl SubSpec {
     /// Fills `out` from fields given by name (a message of another encoding mapped onto this
     /// spec): every spec field must be there with one value per element, and within its limits.
+    /// Takes the values of one message in field order, as many as [`SubSpec::width`] (an
+    /// embedding program's commands: the Python package's batched form), checked like a JSON
+    /// message.
+    pub fn from_values(&self, values: &[f64], out: &mut [f64; MAX_VALUES]) -> Result<(), String> {
+        if values.len() != self.width() {
+            let names: Vec<String> = self
+                .fields
+                .iter()
+                .map(|f| match f.len {
+                    1 => f.name.clone(),
+                    n => format!("{} [{n}]", f.name),
+                })
+                .collect();
+            return Err(format!(
+                "{} values given; the subscriber takes {} ({})",
+                values.len(),
+                self.width(),
+                names.join(", ")
+            ));
+        }
+        let mut at = 0;
+        for f in &self.fields {
+            let dst = &mut out[at..at + f.len];
+            dst.copy_from_slice(&values[at..at + f.len]);
+            at += f.len;
+            check_values(f, dst)?;
+        }
+        Ok(())
+    }
+
+    /// Takes the values of one message by field name (the ROS 2 `cmd_vel` bridge), checked
+    /// like a JSON message.
     pub fn from_named(
         &self,
         fields: &[(&str, f64)],

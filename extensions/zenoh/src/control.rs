@@ -43,10 +43,15 @@ pub enum Command {
         /// As the scene names it, its absolute path, or its file name.
         library: String,
     },
+    /// Start the run over from step 0, with the scene's seed or a new one; answered once done.
+    Reset {
+        /// The new seed; None keeps the scene's.
+        seed: Option<u64>,
+    },
 }
 
 /// The command list every refusal ends with.
-pub const KNOWN: &str = "known: pause, resume, step N [observe...] (N from 1 to 1000000, while paused), stats, list, reload LIBRARY";
+pub const KNOWN: &str = "known: pause, resume, step N [observe...] (N from 1 to 1000000, while paused), stats, list, reload LIBRARY, reset [SEED]";
 
 /// A command from a query's payload, as text (`step 10`) or JSON (`{"cmd":"step","n":10}`), or
 /// from its selector parameters (`?cmd=step;n=10`). Runs on Zenoh's thread; a payload over
@@ -107,6 +112,8 @@ pub fn parse(text: &str) -> Result<Command, String> {
             observe: Option<Vec<String>>,
             #[serde(default)]
             library: Option<String>,
+            #[serde(default)]
+            seed: Option<u64>,
         }
         let j: J = serde_json::from_str(text).map_err(|e| {
             format!(
@@ -114,7 +121,8 @@ pub fn parse(text: &str) -> Result<Command, String> {
                 ssx_sdk::text::clip(&e.to_string(), 160)
             )
         })?;
-        (j.cmd, j.n.map(|n| n.to_string()).or(j.library), j.observe)
+        let arg = j.n.or(j.seed).map(|n| n.to_string()).or(j.library);
+        (j.cmd, arg, j.observe)
     } else {
         let mut words = text.split_whitespace();
         let cmd = words.next().unwrap_or("").to_string();
@@ -145,6 +153,14 @@ pub fn parse(text: &str) -> Result<Command, String> {
             }
             Ok(Command::Step { n, observe })
         }
+        "reset" => match (n.as_deref().map(str::parse::<u64>), observe) {
+            (None, None) => Ok(Command::Reset { seed: None }),
+            (Some(Ok(seed)), None) => Ok(Command::Reset { seed: Some(seed) }),
+            _ => Err(format!(
+                "reset takes at most a seed (a whole number from 0 to {}); {KNOWN}",
+                u64::MAX
+            )),
+        },
         "reload" => match (n, observe) {
             (Some(library), None) => Ok(Command::Reload { library }),
             _ => Err(format!("reload needs one library name; {KNOWN}")),
@@ -220,6 +236,13 @@ pub fn run_state(paused: bool, step: u64, time: f64, extra: impl FnOnce(&mut Vec
     extra(&mut b);
     b.push(b'}');
     String::from_utf8(b).expect("JSON is UTF-8")
+}
+
+/// The answer to a `reset`: the run state after it (step 0), `"reset": true` and the seed.
+pub fn reset_answer(paused: bool, step: u64, time: f64, seed: u64) -> String {
+    run_state(paused, step, time, |b| {
+        b.extend_from_slice(format!(",\"reset\":true,\"seed\":{seed}").as_bytes());
+    })
 }
 
 /// The answer to a finished `step`: the run state and, under `"observe"`, each observed

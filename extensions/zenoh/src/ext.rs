@@ -132,6 +132,15 @@ impl Shared {
         }
     }
 
+    /// Forgets every message waiting in a mailbox or queue (a reset: nothing sent before it is
+    /// read after it); subscriptions stay, for the new drivers.
+    fn clear_inboxes(&self) {
+        let reg = self.registry.lock().map(|r| r.0).unwrap_or(0);
+        for inbox in self.inboxes[..reg].iter().filter_map(OnceLock::get) {
+            inbox.clear();
+        }
+    }
+
     /// The mailbox a driver reads `key` (relative to the prefix) from, once it has subscribed.
     fn inbox_of(&self, key: &str) -> Option<Arc<Inbox>> {
         let full = format!("{}/{key}", self.prefix);
@@ -276,6 +285,8 @@ enum Awaiting {
     Running(Asker),
     /// Until the step count reaches the target; then answered with what it observes.
     Step(Asker, u64, Vec<Observed>),
+    /// Until the next poll: the run was reset (this extension's `reset` ran) or refused it.
+    Reset(Asker),
 }
 
 /// The extension instance.
@@ -297,6 +308,8 @@ pub struct Zenoh {
     awaiting: Option<Awaiting>,
     /// `reload` requests waiting for their swap's outcome (ticket).
     reloads: Vec<(Asker, u64)>,
+    /// The seed of the last reset, set by `reset` and taken by the `reset` command's answer.
+    reset_seed: Option<u64>,
     /// Something was queued for the publisher since it was last woken.
     pending: bool,
     /// The run was paused when last seen (polls stay cheap while it runs).
@@ -419,6 +432,7 @@ impl Zenoh {
             metric_name: Vec::new(),
             awaiting: None,
             reloads: Vec::new(),
+            reset_seed: None,
             pending: false,
             paused: false,
             flushed: Instant::now(),
@@ -638,6 +652,23 @@ impl Zenoh {
 
     /// Answers a `pause` or `resume` once the run is in that state.
     fn answer_state_when_reached(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        if let Some(Awaiting::Reset(q)) = self.awaiting.take_if(|a| matches!(a, Awaiting::Reset(_)))
+        {
+            // Asked for in the last poll: the run has reset since, or refused (a seed whose
+            // scene cannot be made; ssxd logs why).
+            let text = match self.reset_seed.take() {
+                Some(seed) => {
+                    let s = ctx.stats()?;
+                    self.paused = s.paused != 0;
+                    control::reset_answer(self.paused, s.steps, s.sim_time, seed)
+                }
+                None => control::error(
+                    "reset refused: the scene could not be made for that seed (the daemon's log says why); the run goes on",
+                ),
+            };
+            self.reply(q, text);
+            return Ok(());
+        }
         let Some(Awaiting::Paused(_) | Awaiting::Running(_)) = &self.awaiting else {
             return Ok(());
         };
@@ -682,6 +713,14 @@ impl Zenoh {
         if let Some((t, _)) = &self.publisher {
             t.unpark();
         }
+    }
+
+    /// The run starts over (step 0): the session, subscriptions and keys stay; what was
+    /// received before is dropped; the `reset` command that asked for it is answered at the
+    /// next poll.
+    pub fn reset(&mut self, seed: u64) {
+        self.shared.clear_inboxes();
+        self.reset_seed = Some(seed);
     }
 
     /// Between steps, and while paused whenever a query arrives: the next control query.
@@ -761,6 +800,12 @@ impl Zenoh {
                         Control::None
                     }
                 }
+            }
+            Command::Reset { seed } => {
+                self.interrupt_step(ctx)?;
+                self.reset_seed = None;
+                self.awaiting = Some(Awaiting::Reset(query));
+                Control::Reset(seed)
             }
             Command::Stats => {
                 let s = ctx.stats()?;
@@ -936,7 +981,10 @@ impl Drop for Zenoh {
         // Unanswered queries are answered, so clients are not left waiting for a timeout.
         let waiting = std::iter::from_fn(|| self.shared.queries.pop().map(|(q, _)| q));
         let awaiting = self.awaiting.take().map(|a| {
-            let (Awaiting::Paused(q) | Awaiting::Running(q) | Awaiting::Step(q, _, _)) = a;
+            let (Awaiting::Paused(q)
+            | Awaiting::Running(q)
+            | Awaiting::Step(q, _, _)
+            | Awaiting::Reset(q)) = a;
             q
         });
         let unsent: Vec<Asker> = self.shared.outbound.unsent().collect();

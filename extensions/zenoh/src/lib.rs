@@ -33,6 +33,10 @@ impl Extension for ZenohExtension {
     fn control(&mut self, ctx: &Ctx<'_>) -> Result<Control, String> {
         self.0.control(ctx)
     }
+    fn reset(&mut self, seed: u64) -> Option<Result<(), String>> {
+        self.0.reset(seed);
+        Some(Ok(()))
+    }
 }
 
 ssx_sdk::export_plugins!(

@@ -15,6 +15,15 @@ use ssx_sdk::bus::MAX_VALUES;
 
 use crate::codec::SubSpec;
 
+/// A message from an embedding program ([`Inbox::put`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Message<'a> {
+    /// A payload in the subscription's encoding.
+    Payload(&'a [u8]),
+    /// The values in field order.
+    Values(&'a [f64]),
+}
+
 /// One decoded message.
 #[derive(Clone, Copy, Debug)]
 pub struct Msg {
@@ -79,6 +88,36 @@ impl Inbox {
         let mut values = [0.0; MAX_VALUES];
         let decoded = self.spec.from_named(fields, &mut values);
         self.accept(decoded.map(|()| values), from)
+    }
+
+    /// Takes one message from an embedding program (the Python package), as a payload in the
+    /// subscription's encoding or (`values`) in field order; unlike a network message, one that
+    /// is malformed is refused with the reason (and counted as malformed).
+    pub fn put(&self, payload: Message<'_>) -> Result<(), String> {
+        let mut values = [0.0; MAX_VALUES];
+        let decoded = match payload {
+            Message::Payload(p) => self.spec.decode(p, &mut values),
+            Message::Values(v) => self.spec.from_values(v, &mut values),
+        };
+        if let Err(why) = decoded {
+            self.malformed.fetch_add(1, Ordering::Relaxed);
+            return Err(why);
+        }
+        // A full queue drops it and counts it, as for the network.
+        let _ = self.accept(Ok(values), &self.key);
+        Ok(())
+    }
+
+    /// Forgets every message held (a reset: what was sent before it is not read after it);
+    /// the counters go on.
+    pub fn clear(&self) {
+        if let Some(cell) = &self.latest {
+            cell.store(Msg {
+                seq: 0,
+                values: [0.0; MAX_VALUES],
+            });
+        }
+        while self.queue.pop().is_some() {}
     }
 
     fn accept(&self, decoded: Result<[f64; MAX_VALUES], String>, from: &str) -> Option<String> {

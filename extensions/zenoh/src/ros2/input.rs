@@ -61,12 +61,12 @@ pub fn reply_now(call: Call, success: bool, message: &str) {
         .wait();
 }
 
-/// Declares `<node>/pause`, `<node>/resume` and `<node>/step` (one step, while paused) as
-/// Trigger services, and the `<node>/step_n` topic (N steps, while paused).
+/// Declares `<node>/pause`, `<node>/resume`, `<node>/step` (one step, while paused) and
+/// `<node>/reset` (the run from step 0, with the scene's seed) as Trigger services, and the `<node>/step_n` topic (N steps, while paused).
 pub fn declare_control(ros: &Arc<RosShared>, on_command: OnCommand) -> Result<(), String> {
     let hash = service_hash(&TRIGGER);
     let node = ros.spec.node.clone();
-    for service in ["pause", "resume", "step"] {
+    for service in ["pause", "resume", "step", "reset"] {
         let qualified = ros.qualify(&format!("{node}/{service}"));
         let (token, key, _) = ros.name_entity(
             Kind::Service,
@@ -103,6 +103,7 @@ pub fn declare_control(ros: &Arc<RosShared>, on_command: OnCommand) -> Result<()
                 let command = match service {
                     "pause" => Command::Pause,
                     "resume" => Command::Resume,
+                    "reset" => Command::Reset { seed: None },
                     _ => Command::Step {
                         n: 1,
                         observe: Vec::new(),

@@ -296,6 +296,11 @@ pub fn trigger_response(json: &str) -> TriggerResponse {
     let step = v["step"].as_u64().unwrap_or(0);
     let time = v["time"].as_f64().unwrap_or(0.0);
     let message = match v["state"].as_str() {
+        _ if v["reset"] == serde_json::Value::Bool(true) => format!(
+            "reset to step {step} (t = {time} s) with seed {}, {}",
+            v["seed"].as_u64().unwrap_or(0),
+            v["state"].as_str().unwrap_or("paused")
+        ),
         Some("running") => format!("running from step {step} (t = {time} s)"),
         _ if v["interrupted"] == serde_json::Value::Bool(true) => format!(
             "paused at step {step} (t = {time} s); {} steps not run",

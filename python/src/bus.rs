@@ -1,0 +1,257 @@
+//! The in-process bus: the Zenoh extension's four services (`ssx_sdk::bus`: subscribe, read,
+//! advertise, publish) without a network, so that drivers built to take commands from Zenoh
+//! take them from the Python program. Messages are checked by the Zenoh extension's own code
+//! (`ssx_zenoh::codec`, `ssx_zenoh::mailbox`): the same fields, limits and messages.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use ssx_core::SimulationExtension;
+use ssx_core::plugin::{ExtensionContext, ExtensionInit};
+use ssx_zenoh::codec::SubSpec;
+use ssx_zenoh::mailbox::{Inbox, Message};
+
+/// Most subscriptions and advertised keys, as for the Zenoh extension.
+const MAX_KEYS: usize = 4096;
+
+/// A message for a key that nobody has subscribed to yet (a driver subscribes on its first
+/// step): handed over, checked, when the subscription comes.
+enum Pending {
+    Payload(Vec<u8>),
+    Values(Vec<f64>),
+}
+
+#[derive(Default)]
+struct Keys {
+    /// Subscriptions so far (the first this many `inboxes` are set).
+    count: usize,
+    by_key: HashMap<String, u32>,
+    pending: HashMap<String, Pending>,
+    advertised: Vec<(String, Vec<u8>)>,
+}
+
+/// What the Sim and the bus extension share.
+pub struct BusState {
+    /// Read by drivers on the workers without a lock.
+    inboxes: Box<[OnceLock<Arc<Inbox>>]>,
+    keys: Mutex<Keys>,
+}
+
+impl Default for BusState {
+    fn default() -> Self {
+        Self {
+            inboxes: (0..MAX_KEYS).map(|_| OnceLock::new()).collect(),
+            keys: Mutex::default(),
+        }
+    }
+}
+
+/// What a command did: reached a subscriber, or waits for one.
+pub enum Delivered {
+    Now,
+    Later,
+}
+
+impl BusState {
+    fn keys(&self) -> MutexGuard<'_, Keys> {
+        // A panic while holding it cannot leave the maps half-changed: keep going.
+        self.keys.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Hands a message to the subscription on `key`; one that is malformed is refused with
+    /// the reason. Before anyone subscribed, the newest message for the key waits.
+    pub fn put(&self, key: &str, message: Message<'_>) -> Result<Delivered, String> {
+        let mut k = self.keys();
+        match k.by_key.get(key) {
+            Some(&id) => {
+                drop(k);
+                self.inbox(id)
+                    .expect("set before its key")
+                    .put(message)
+                    .map(|()| Delivered::Now)
+            }
+            None => {
+                let p = match message {
+                    Message::Payload(b) => Pending::Payload(b.to_vec()),
+                    Message::Values(v) => Pending::Values(v.to_vec()),
+                };
+                k.pending.insert(key.to_string(), p);
+                Ok(Delivered::Later)
+            }
+        }
+    }
+
+    /// The fields (name, values, largest magnitude) of the subscription on `key`, once a
+    /// driver subscribed to it.
+    pub fn fields(&self, key: &str) -> Option<Vec<(String, usize, f64)>> {
+        let id = *self.keys().by_key.get(key)?;
+        self.inbox(id).map(|i| {
+            i.spec
+                .fields
+                .iter()
+                .map(|f| (f.name.clone(), f.len, f.max))
+                .collect()
+        })
+    }
+
+    fn inbox(&self, id: u32) -> Option<&Arc<Inbox>> {
+        self.inboxes.get(id as usize).and_then(OnceLock::get)
+    }
+
+    /// The last payload published on `key` by a driver or sensor, if any.
+    pub fn published(&self, key: &str) -> Option<Vec<u8>> {
+        self.keys()
+            .advertised
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, p)| p.clone())
+    }
+
+    /// Drops every message held or waiting (a reset); subscriptions stay.
+    pub fn clear(&self) {
+        let mut k = self.keys();
+        for inbox in self.inboxes[..k.count].iter().filter_map(OnceLock::get) {
+            inbox.clear();
+        }
+        k.pending.clear();
+        for (_, p) in &mut k.advertised {
+            p.clear();
+        }
+    }
+
+    fn subscribe(&self, spec: SubSpec) -> Result<u32, String> {
+        let mut k = self.keys();
+        let key = spec.key.clone();
+        if let Some(&id) = k.by_key.get(&key) {
+            if self.inbox(id).is_some_and(|i| i.spec != spec) {
+                return Err(format!(
+                    "subscribe '{key}': already subscribed with a different spec"
+                ));
+            }
+            return Ok(id);
+        }
+        if k.count == MAX_KEYS {
+            return Err(format!(
+                "subscribe '{key}': more than {MAX_KEYS} subscriptions"
+            ));
+        }
+        let inbox = Arc::new(Inbox::new(key.clone(), spec));
+        let id = k.count as u32;
+        let _ = self.inboxes[k.count].set(Arc::clone(&inbox));
+        k.count += 1;
+        k.by_key.insert(key.clone(), id);
+        if let Some(p) = k.pending.remove(&key) {
+            let put = match &p {
+                Pending::Payload(b) => inbox.put(Message::Payload(b)),
+                Pending::Values(v) => inbox.put(Message::Values(v)),
+            };
+            if let Err(why) = put {
+                tracing::warn!(
+                    "dropped a malformed command on '{key}' (sent before its driver subscribed): {why}"
+                );
+            }
+        }
+        Ok(id)
+    }
+}
+
+/// The bus as the Environment's extension (named `zenoh`, where drivers look for it).
+pub struct LocalBus(pub Arc<BusState>);
+
+fn write_id(id: u32, response: &mut [u8]) -> Result<usize, String> {
+    let out = response
+        .get_mut(..4)
+        .ok_or("the response needs 4 bytes for the id")?;
+    out.copy_from_slice(&id.to_le_bytes());
+    Ok(4)
+}
+
+impl SimulationExtension for LocalBus {
+    fn init(&mut self, _init: &ExtensionInit) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn after_step(&mut self, _ctx: &ExtensionContext<'_>) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn call(&self, service: &str, request: &[u8], response: &mut [u8]) -> Result<usize, String> {
+        match service {
+            "read" => {
+                let id = u32::from_le_bytes(
+                    request
+                        .try_into()
+                        .map_err(|_| "read: the request is a 4-byte id")?,
+                );
+                let inbox = self
+                    .0
+                    .inbox(id)
+                    .ok_or_else(|| format!("read: no subscription {id}"))?;
+                let width = inbox.spec.width();
+                let need = 16 + 8 * width;
+                if response.len() < need {
+                    return Err(format!("read: a {need}-byte answer needs more room"));
+                }
+                let Some(m) = inbox.take() else {
+                    return Ok(0);
+                };
+                response[..8].copy_from_slice(&m.seq.to_le_bytes());
+                response[8..12].copy_from_slice(&(width as u32).to_le_bytes());
+                response[12..16].fill(0);
+                for (dst, v) in response[16..need].chunks_exact_mut(8).zip(&m.values) {
+                    dst.copy_from_slice(&v.to_le_bytes());
+                }
+                Ok(need)
+            }
+            "subscribe" => write_id(self.0.subscribe(SubSpec::parse(request)?)?, response),
+            "advertise" => {
+                #[derive(serde::Deserialize)]
+                struct Ad {
+                    key: String,
+                }
+                let ad: Ad = serde_json::from_slice(request)
+                    .map_err(|e| format!("advertise: invalid request: {e}"))?;
+                let mut k = self.0.keys();
+                let id = match k.advertised.iter().position(|(key, _)| *key == ad.key) {
+                    Some(i) => i,
+                    None if k.advertised.len() == MAX_KEYS => {
+                        return Err(format!("advertise '{}': more than {MAX_KEYS} keys", ad.key));
+                    }
+                    None => {
+                        k.advertised.push((ad.key, Vec::new()));
+                        k.advertised.len() - 1
+                    }
+                };
+                write_id(id as u32, response)
+            }
+            "publish" => {
+                let (id, payload) = request
+                    .split_first_chunk::<4>()
+                    .ok_or("publish: the request starts with a 4-byte id")?;
+                let id = u32::from_le_bytes(*id) as usize;
+                let mut k = self.0.keys();
+                let slot = k
+                    .advertised
+                    .get_mut(id)
+                    .ok_or_else(|| format!("publish: no advertised key {id}"))?;
+                slot.1.clear();
+                slot.1.extend_from_slice(payload);
+                Ok(0)
+            }
+            other => Err(format!(
+                "no service '{other}' (known: subscribe, read, advertise, publish)"
+            )),
+        }
+    }
+
+    fn reset(&mut self, _init: &ExtensionInit) -> Option<Result<(), String>> {
+        self.0.clear();
+        Some(Ok(()))
+    }
+
+    fn shutdown(&mut self) {}
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}

@@ -1,0 +1,161 @@
+"""A running ssxd's world over Zenoh, with ``Sim``'s calls (``ssx.connect``).
+
+The daemon's scene must have the Zenoh extension (docs/zenoh.md); this client speaks its control
+protocol on ``P/control/in`` and ``P/control/out`` (one message each way a command) and sends
+commands on the drivers' keys (``P/artifacts/<name>/cmd``). States and readings come with each
+``step``'s answer, for the artifacts and sensors given to ``observe``.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import time as _time
+
+import numpy as np
+
+from ._ssx import CommandError, Error
+
+try:
+    import zenoh
+except ImportError as e:  # pragma: no cover
+    raise ImportError("ssx.connect needs eclipse-zenoh: pip install 'ssx[remote]'") from e
+
+
+def _row(state):
+    p, o = state["position"], state["orientation"]  # orientation is (w, x, y, z) on the wire
+    return p + [o[1], o[2], o[3], o[0]] + state["linear_velocity"] + state["angular_velocity"]
+
+
+class Remote:
+    """A daemon's world. ``pause=True`` pauses it on connect (lockstep: it moves only on
+    ``step``); ``observe``: the artifacts (and ``artifact/sensor`` readings) each step answers
+    with, at most 64."""
+
+    def __init__(self, endpoint="tcp/127.0.0.1:7447", prefix="ssx/lab", timeout=10.0, pause=True, observe=()):
+        conf = zenoh.Config()
+        conf.insert_json5("mode", '"client"')
+        conf.insert_json5("connect/endpoints", json.dumps([endpoint]))
+        conf.insert_json5("scouting/multicast/enabled", "false")
+        self.prefix = prefix.rstrip("/")
+        self.timeout = float(timeout)
+        self._session = zenoh.open(conf)
+        self._answers = queue.SimpleQueue()
+        self._sub = self._session.declare_subscriber(
+            f"{self.prefix}/control/out", lambda s: self._answers.put(s.payload.to_bytes())
+        )
+        self._send = self._session.declare_publisher(f"{self.prefix}/control/in", express=True)
+        self._cmd = {}
+        self._observe = list(observe)
+        self._last = {}
+        self.steps = 0
+        self.time = 0.0
+        # The subscription takes a moment to reach the daemon: ask until it answers.
+        deadline = _time.monotonic() + self.timeout
+        while True:
+            try:
+                listing = self._ask("list", wait=0.2)
+                break
+            except TimeoutError:
+                if _time.monotonic() > deadline:
+                    raise TimeoutError(f"no ssxd answered on '{self.prefix}/control' at {endpoint} within {self.timeout} s") from None
+        self.artifact_names = [a["name"] for a in listing["artifacts"]]
+        if pause:
+            self._state(self._ask("pause"))
+
+    def _ask(self, command, wait=None):
+        self._send.put(command if isinstance(command, str) else json.dumps(command))
+        try:
+            answer = json.loads(self._answers.get(timeout=wait or self.timeout))
+        except queue.Empty:
+            raise TimeoutError(f"no answer to {command!r} within {wait or self.timeout} s") from None
+        if not answer.get("ok"):
+            raise Error(answer.get("error", str(answer)))
+        return answer
+
+    def _state(self, answer):
+        self.steps = answer.get("step", self.steps)
+        self.time = answer.get("time", self.time)
+        return answer
+
+    def observe(self, names):
+        """What each ``step`` answers with from now on: artifact names (their first body's
+        state) and ``artifact/sensor`` names (the newest reading)."""
+        self._observe = list(names)
+
+    def step(self, n=1):
+        """Runs ``n`` steps on the paused daemon and waits for them (lockstep)."""
+        a = self._state(self._ask({"cmd": "step", "n": int(n), "observe": self._observe}))
+        self._last = a.get("observe", {})
+
+    def pause(self):
+        self._state(self._ask("pause"))
+
+    def resume(self):
+        self._state(self._ask("resume"))
+
+    def reset(self, seed=None):
+        """The daemon's world from step 0 (with ``seed`` as the scene's seed, if given)."""
+        self._state(self._ask({"cmd": "reset", "seed": seed} if seed is not None else "reset"))
+        self._last = {}
+
+    def stats(self):
+        return self._ask("stats")
+
+    def states(self, artifacts=None, out=None):
+        """The observed artifacts' states as of the last ``step`` (rows as ``Sim.states``)."""
+        names = artifacts if artifacts is not None else [n for n in self._observe if "/" not in n]
+        try:
+            rows = [_row(self._last[n]) for n in names]
+        except KeyError as e:
+            raise KeyError(f"{e.args[0]} is not observed: call observe([...]) and step first") from None
+        a = np.array(rows, dtype=np.float64).reshape(len(names), 13)
+        if out is not None:
+            out[...] = a
+            return out
+        return a
+
+    def reading(self, artifact, sensor):
+        try:
+            return np.array(self._last[f"{artifact}/{sensor}"]["values"], dtype=np.float64)
+        except KeyError:
+            raise KeyError(f"'{artifact}/{sensor}' is not observed: call observe([...]) and step first") from None
+
+    def readings(self, sensor, artifacts):
+        rows = [self.reading(a, sensor) for a in artifacts]
+        width = max((len(r) for r in rows), default=0)
+        out = np.full((len(rows), width), np.nan)
+        for i, r in enumerate(rows):
+            out[i, : len(r)] = r
+        return out
+
+    def command(self, artifact, command, key=None):
+        """Publishes a driver's command (a dict, or JSON text) on ``P/artifacts/<name>/cmd``; the
+        daemon checks it (a malformed one is dropped and counted there, not raised here)."""
+        if artifact not in self.artifact_names:
+            raise KeyError(f"no artifact named '{artifact}'")
+        key = key or f"artifacts/{artifact}/cmd"
+        pub = self._cmd.get(key)
+        if pub is None:
+            pub = self._cmd[key] = self._session.declare_publisher(f"{self.prefix}/{key}", express=True)
+        pub.put(command if isinstance(command, (str, bytes)) else json.dumps(command))
+        return True
+
+    def command_many(self, artifacts, values, fields=("linear", "angular")):
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape != (len(artifacts), len(fields)):
+            raise ValueError(f"values has shape {values.shape}; expected ({len(artifacts)}, {len(fields)})")
+        if not np.isfinite(values).all():
+            raise CommandError("a command value is not finite")
+        for name, row in zip(artifacts, values):
+            self.command(name, dict(zip(fields, row.tolist())))
+        return len(artifacts)
+
+    def close(self):
+        self._session.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

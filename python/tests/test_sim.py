@@ -1,0 +1,178 @@
+"""ssx.Sim: the world in this process, checked against itself and against ssxd."""
+
+import json
+import os
+import signal
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import ssx
+
+
+def bits(a):
+    return np.ascontiguousarray(a).view(np.uint64)
+
+
+def test_states_readings_and_time():
+    sim = ssx.Sim(ssx.scene("quickstart.json"), workers=2)
+    n = len(sim.body_names)
+    assert sim.states().shape == (n, 13)
+    assert sim.body_names[0] == "ground/plane"
+    sim.step(250)
+    assert sim.steps == 250
+    assert sim.time == pytest.approx(0.25)
+    quad = sim.states(["quad"])[0]
+    # A unit quaternion, and the quadrotor has taken off from z = 0.031.
+    assert np.linalg.norm(quad[3:7]) == pytest.approx(1.0, abs=1e-9)
+    assert quad[2] > 0.05
+    robot = sim.states(["robot"])
+    assert np.array_equal(robot, sim.states()[[sim.body_names.index("robot/base")]])
+    ranges = sim.readings("range")
+    assert ranges.shape == (1, 16)
+    assert sim.sensor_artifacts("range") == ["robot"]
+    assert np.array_equal(ranges[0], sim.reading("robot", "range"))
+    stats = sim.stats()
+    assert stats["steps"] == 250 and stats["mode"] == "fast"
+    out = np.empty((n, 13))
+    assert sim.states(out=out) is out
+    sim.close()
+    with pytest.raises(RuntimeError, match="the Sim is closed"):
+        sim.step()
+
+
+@pytest.mark.parametrize("scene,engine,steps", [("dispersal.json", "kinematic", 1000), ("quickstart.json", "rapier", 1000)])
+def test_reset_after_steps_equals_a_fresh_sim_bit_for_bit(scene, engine, steps):
+    a = ssx.Sim(ssx.scene(scene), engine=engine, workers=2)
+    first = a.states()
+    a.step(steps)
+    assert not np.array_equal(bits(a.states()), bits(first))
+    a.reset()
+    assert a.steps == 0 and a.time == 0.0 and a.stats()["steps"] == 0
+    b = ssx.Sim(ssx.scene(scene), engine=engine, workers=1)
+    assert np.array_equal(bits(a.states()), bits(b.states()))
+    a.step(steps)
+    b.step(steps)
+    assert np.array_equal(bits(a.states()), bits(b.states()))
+    for name in a.sensor_artifacts("range"):
+        assert np.array_equal(bits(a.reading(name, "range")), bits(b.reading(name, "range")))
+
+
+def test_reset_with_a_seed_makes_a_new_building_and_the_first_seed_the_old_one():
+    from ssx.envs import exploration_scene
+
+    path = exploration_scene(agents=2)
+    sim = ssx.Sim(path, workers=1)
+    start, (cells, resolution, origin) = sim.states(), sim.map()
+    assert cells.shape == (80, 120) and resolution == 0.25 and 0 < cells.mean() < 0.5
+    sim.step(20)
+    sim.reset(seed=12)
+    assert sim.seed == 12
+    assert not np.array_equal(sim.map()[0], cells), "another seed, another building"
+    sim.reset(seed=11)
+    assert np.array_equal(sim.map()[0], cells)
+    assert np.array_equal(bits(sim.states()), bits(start))
+
+
+def test_ten_thousand_resets_do_not_grow_memory():
+    def rss():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    sim = ssx.Sim(ssx.scene("quickstart.json"), workers=1)
+    for _ in range(500):
+        sim.step(2)
+        sim.reset()
+    before = rss()
+    for _ in range(10_000):
+        sim.step(2)
+        sim.reset()
+    after = rss()
+    assert after <= before * 1.05, f"RSS {before} -> {after} bytes over 10,000 resets"
+
+
+def ssxd_error(ssxd, scene):
+    r = subprocess.run([ssxd, "check", scene], capture_output=True, text=True)
+    assert r.returncode == 2
+    line = r.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: ")
+    return line[len("error: "):]
+
+
+def test_a_bad_scene_raises_scene_error_with_ssxds_message(tmp_path, ssxd):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{ "timestep": 0.01, "artifacts": [ { "name": "a", "artifact": "nowhere.json" } ] }')
+    with pytest.raises(ssx.SceneError) as e:
+        ssx.Sim(str(bad))
+    assert str(e.value) == ssxd_error(ssxd, str(bad))
+    assert "nowhere.json" in str(e.value)
+    typo = tmp_path / "typo.json"
+    typo.write_text('{ "timestep": 0.01, "artifactz": [] }')
+    with pytest.raises(ssx.SceneError) as e:
+        ssx.Sim(str(typo))
+    assert str(e.value) == ssxd_error(ssxd, str(typo))
+
+
+def test_a_bad_descriptor_raises_plugin_error_with_ssxds_message(tmp_path, ssxd):
+    lib = ssx.data_dir() + "/library"
+    scene = tmp_path / "scene.json"
+    scene.write_text(json.dumps({
+        "timestep": 0.01,
+        "artifacts": [{"name": "r", "artifact": f"{lib}/pioneer.json",
+                       "overrides": {"driver": {"max_sped": 2.0}}}],
+    }))
+    with pytest.raises(ssx.PluginError) as e:
+        ssx.Sim(str(scene))
+    assert str(e.value) == ssxd_error(ssxd, str(scene))
+    assert "max_sped" in str(e.value)
+
+
+def test_commands_are_checked_as_the_zenoh_bridge_checks_them():
+    sim = ssx.Sim(ssx.scene("lockstep.json"), workers=1)
+    # Before the driver's first step the command waits for its subscription.
+    assert sim.command("rover", {"linear": 0.5, "angular": 0.0}) is False
+    sim.step(1)
+    assert sim.command_fields("artifacts/rover/cmd") == [("linear", 1, 1.2), ("angular", 1, 5.24)]
+    assert sim.command("rover", {"linear": 0.5, "angular": 0.0}) is True
+    with pytest.raises(ssx.CommandError) as e:
+        sim.command("rover", {"linear": 5.0, "angular": 0.0})
+    assert str(e.value) == "artifacts/rover/cmd: field 'linear' = 5 is beyond its limit 1.2"
+    with pytest.raises(ssx.CommandError, match="artifacts/rover/cmd: .*angular"):
+        sim.command("rover", '{"linear": 0.5}')
+    with pytest.raises(ValueError, match="values has 2 rows for 1 artifacts"):
+        sim.command_many(["rover"], np.zeros((2, 2)))
+    with pytest.raises(ssx.CommandError) as e:
+        sim.command_many(["rover"], np.zeros((1, 3)))
+    assert str(e.value) == "artifacts/rover/cmd: 3 values given; the subscriber takes 2 (linear, angular)"
+    with pytest.raises(KeyError):
+        sim.command("nobody", {"linear": 0.0, "angular": 0.0})
+    # The rover drives at the commanded 0.5 m/s (after its acceleration limit).
+    x0 = sim.states(["rover"])[0, 0]
+    for _ in range(400):
+        sim.command_many(["rover"], np.array([[0.5, 0.0]]))
+        sim.step(1)
+    assert sim.states(["rover"])[0, 7] == pytest.approx(0.5, abs=0.02)
+    assert sim.states(["rover"])[0, 0] > x0 + 0.1
+
+
+def test_ctrl_c_stops_a_long_step_between_two_steps():
+    sim = ssx.Sim(ssx.scene("quickstart.json"), workers=1)
+    timer = threading.Timer(0.3, lambda: signal.raise_signal(signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        sim.step(10_000_000)
+    timer.join()
+    done = sim.steps
+    assert 0 < done < 10_000_000
+    sim.step(1)
+    assert sim.steps == done + 1
+
+
+def test_a_recording_keeps_the_run(tmp_path):
+    path = tmp_path / "run.mcap"
+    with ssx.Sim(ssx.scene("minimal.json"), record=str(path)) as sim:
+        sim.step(100)
+    data = path.read_bytes()
+    assert data[:8] == b"\x89MCAP0\r\n" and data[-8:] == b"\x89MCAP0\r\n"
