@@ -7,6 +7,7 @@
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod bus;
+mod link;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -648,7 +649,8 @@ fn deliver(bus: &BusState, key: &str, m: Message<'_>) -> PyResult<bool> {
 
 /// Sends ssx's log (warnings and errors by default; `SSX_LOG` as a tracing filter) to stderr.
 fn init_logging() {
-    let filter = std::env::var("SSX_LOG").unwrap_or_else(|_| "warn".into());
+    // Zenoh warns of every refused connection while ssx.connect waits for a daemon to start.
+    let filter = std::env::var("SSX_LOG").unwrap_or_else(|_| "warn,zenoh=error".into());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_new(filter)
@@ -675,6 +677,7 @@ fn abi_version() -> u32 {
 fn _ssx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     init_logging();
     m.add_class::<Sim>()?;
+    m.add_class::<link::Link>()?;
     m.add_function(wrap_pyfunction!(_set_plugin_dir, m)?)?;
     m.add_function(wrap_pyfunction!(abi_version, m)?)?;
     let py = m.py();

@@ -3,28 +3,23 @@
 The daemon's scene must have the Zenoh extension (docs/zenoh.md); this client speaks its control
 protocol on ``P/control/in`` and ``P/control/out`` (one message each way a command) and sends
 commands on the drivers' keys (``P/artifacts/<name>/cmd``). States and readings come with each
-``step``'s answer, for the artifacts and sensors given to ``observe``.
+``step``'s answer, in the binary layout (docs/zenoh.md "Lockstep"), for the artifacts and sensors
+given to ``observe``. The transport is the package's own (Rust, ``ssx._ssx.Link``): no other
+package is needed.
 """
 
 from __future__ import annotations
 
 import json
-import queue
+import struct
 import time as _time
 
 import numpy as np
 
-from ._ssx import CommandError, Error
+from ._ssx import CommandError, Error, Link
 
-try:
-    import zenoh
-except ImportError as e:  # pragma: no cover
-    raise ImportError("ssx.connect needs eclipse-zenoh: pip install 'ssx[remote]'") from e
-
-
-def _row(state):
-    p, o = state["position"], state["orientation"]  # orientation is (w, x, y, z) on the wire
-    return p + [o[1], o[2], o[3], o[0]] + state["linear_velocity"] + state["angular_velocity"]
+_HEAD = struct.Struct("<QdII")
+_READING = struct.Struct("<QII")
 
 
 class Remote:
@@ -33,24 +28,15 @@ class Remote:
     with, at most 64."""
 
     def __init__(self, endpoint="tcp/127.0.0.1:7447", prefix="ssx/lab", timeout=10.0, pause=True, observe=()):
-        conf = zenoh.Config()
-        conf.insert_json5("mode", '"client"')
-        conf.insert_json5("connect/endpoints", json.dumps([endpoint]))
-        conf.insert_json5("scouting/multicast/enabled", "false")
         self.prefix = prefix.rstrip("/")
         self.timeout = float(timeout)
-        self._session = zenoh.open(conf)
-        self._answers = queue.SimpleQueue()
-        self._sub = self._session.declare_subscriber(
-            f"{self.prefix}/control/out", lambda s: self._answers.put(s.payload.to_bytes())
-        )
-        self._send = self._session.declare_publisher(f"{self.prefix}/control/in", express=True)
-        self._cmd = {}
-        self._observe = list(observe)
+        self._link = Link(endpoint, self.prefix, self.timeout)
         self._last = {}
         self.steps = 0
         self.time = 0.0
-        # The subscription takes a moment to reach the daemon: ask until it answers.
+        self.observe(observe)
+        # The subscription takes a moment to reach the daemon: ask until it answers, then drop
+        # answers to the asks that timed out.
         deadline = _time.monotonic() + self.timeout
         while True:
             try:
@@ -59,16 +45,18 @@ class Remote:
             except TimeoutError:
                 if _time.monotonic() > deadline:
                     raise TimeoutError(f"no ssxd answered on '{self.prefix}/control' at {endpoint} within {self.timeout} s") from None
+        _time.sleep(0.05)
+        self._link.drain()
         self.artifact_names = [a["name"] for a in listing["artifacts"]]
         if pause:
             self._state(self._ask("pause"))
 
     def _ask(self, command, wait=None):
-        self._send.put(command if isinstance(command, str) else json.dumps(command))
-        try:
-            answer = json.loads(self._answers.get(timeout=wait or self.timeout))
-        except queue.Empty:
-            raise TimeoutError(f"no answer to {command!r} within {wait or self.timeout} s") from None
+        text = command if isinstance(command, str) else json.dumps(command)
+        payload, binary = self._link.ask(text, wait or self.timeout)
+        if binary:
+            return payload
+        answer = json.loads(payload)
         if not answer.get("ok"):
             raise Error(answer.get("error", str(answer)))
         return answer
@@ -82,11 +70,32 @@ class Remote:
         """What each ``step`` answers with from now on: artifact names (their first body's
         state) and ``artifact/sensor`` names (the newest reading)."""
         self._observe = list(names)
+        self._step_cmd = {}
 
     def step(self, n=1):
         """Runs ``n`` steps on the paused daemon and waits for them (lockstep)."""
-        a = self._state(self._ask({"cmd": "step", "n": int(n), "observe": self._observe}))
-        self._last = a.get("observe", {})
+        cmd = self._step_cmd.get(n)
+        if cmd is None:
+            cmd = self._step_cmd[n] = json.dumps(
+                {"cmd": "step", "n": int(n), "observe": self._observe, "encoding": "binary"})
+        self._decode(self._ask(cmd))
+
+    def _decode(self, b):
+        step, t, count, _remaining = _HEAD.unpack_from(b, 0)
+        self.steps, self.time = step, t
+        at, last = _HEAD.size, {}
+        for name in self._observe[:count]:
+            if "/" in name:
+                taken, k, _ = _READING.unpack_from(b, at)
+                at += _READING.size
+                last[name] = np.frombuffer(b, np.float64, k, at)
+                at += 8 * k
+            else:
+                s = np.frombuffer(b, np.float64, 13, at)
+                # (w, x, y, z) on the wire; (x, y, z, w) in rows, as Sim.states.
+                last[name] = np.concatenate([s[0:3], s[4:7], s[3:4], s[7:13]])
+                at += 104
+        self._last = last
 
     def pause(self):
         self._state(self._ask("pause"))
@@ -106,7 +115,7 @@ class Remote:
         """The observed artifacts' states as of the last ``step`` (rows as ``Sim.states``)."""
         names = artifacts if artifacts is not None else [n for n in self._observe if "/" not in n]
         try:
-            rows = [_row(self._last[n]) for n in names]
+            rows = [self._last[n] for n in names]
         except KeyError as e:
             raise KeyError(f"{e.args[0]} is not observed: call observe([...]) and step first") from None
         a = np.array(rows, dtype=np.float64).reshape(len(names), 13)
@@ -117,7 +126,7 @@ class Remote:
 
     def reading(self, artifact, sensor):
         try:
-            return np.array(self._last[f"{artifact}/{sensor}"]["values"], dtype=np.float64)
+            return np.array(self._last[f"{artifact}/{sensor}"])
         except KeyError:
             raise KeyError(f"'{artifact}/{sensor}' is not observed: call observe([...]) and step first") from None
 
@@ -134,11 +143,11 @@ class Remote:
         daemon checks it (a malformed one is dropped and counted there, not raised here)."""
         if artifact not in self.artifact_names:
             raise KeyError(f"no artifact named '{artifact}'")
-        key = key or f"artifacts/{artifact}/cmd"
-        pub = self._cmd.get(key)
-        if pub is None:
-            pub = self._cmd[key] = self._session.declare_publisher(f"{self.prefix}/{key}", express=True)
-        pub.put(command if isinstance(command, (str, bytes)) else json.dumps(command))
+        if isinstance(command, dict):
+            command = json.dumps(command)
+        if isinstance(command, str):
+            command = command.encode()
+        self._link.put(key or f"artifacts/{artifact}/cmd", command)
         return True
 
     def command_many(self, artifacts, values, fields=("linear", "angular")):
@@ -152,7 +161,7 @@ class Remote:
         return len(artifacts)
 
     def close(self):
-        self._session.close()
+        self._link.close()
 
     def __enter__(self):
         return self

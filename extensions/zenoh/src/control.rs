@@ -6,7 +6,7 @@ use std::io::Write;
 use ssx_sdk::Ctx;
 use zenoh::query::Query;
 
-use crate::codec::JsonOut;
+use crate::codec::{BinOut, JsonOut};
 
 /// Longest control command read, in bytes (payload or selector parameters). A longer one is
 /// refused before it is copied or parsed, and is never echoed.
@@ -32,6 +32,8 @@ pub enum Command {
         n: u64,
         /// `artifact` (its first body's state) or `artifact/sensor` (that sensor's reading).
         observe: Vec<String>,
+        /// Answer in the binary layout ([`step_answer_binary`]) instead of JSON.
+        binary: bool,
     },
     /// The live statistics.
     Stats,
@@ -101,6 +103,7 @@ pub fn parse(text: &str) -> Result<Command, String> {
         return Err(too_long(text.len()));
     }
     let clip = |s: &str| ssx_sdk::text::clip(s, 64);
+    let mut binary = false;
     let (cmd, n, observe) = if text.starts_with('{') {
         #[derive(serde::Deserialize)]
         #[serde(deny_unknown_fields)]
@@ -114,6 +117,8 @@ pub fn parse(text: &str) -> Result<Command, String> {
             library: Option<String>,
             #[serde(default)]
             seed: Option<u64>,
+            #[serde(default)]
+            encoding: Option<String>,
         }
         let j: J = serde_json::from_str(text).map_err(|e| {
             format!(
@@ -122,6 +127,16 @@ pub fn parse(text: &str) -> Result<Command, String> {
             )
         })?;
         let arg = j.n.or(j.seed).map(|n| n.to_string()).or(j.library);
+        binary = match j.encoding.as_deref() {
+            None | Some("json") => false,
+            Some("binary") if j.cmd == "step" => true,
+            Some(e) => {
+                return Err(format!(
+                    "encoding '{}': a step answers in \"json\" or \"binary\"; {KNOWN}",
+                    clip(e)
+                ));
+            }
+        };
         (j.cmd, arg, j.observe)
     } else {
         let mut words = text.split_whitespace();
@@ -151,7 +166,7 @@ pub fn parse(text: &str) -> Result<Command, String> {
                     observe.len()
                 ));
             }
-            Ok(Command::Step { n, observe })
+            Ok(Command::Step { n, observe, binary })
         }
         "reset" => match (n.as_deref().map(str::parse::<u64>), observe) {
             (None, None) => Ok(Command::Reset { seed: None }),
@@ -304,6 +319,49 @@ pub fn step_answer(
 }
 
 /// `{"ok":false,"error":e}`.
+/// A finished `step`'s answer in the binary layout (docs/zenoh.md "Lockstep"), little-endian:
+/// u64 step, f64 time, u32 observed count, u32 steps not run (a `pause` cut it short), then
+/// per observed name in order: a state as 13 f64 (position, orientation w x y z, linear and
+/// angular velocity; NaN when it cannot be read), or a reading as u64 step taken, u32 count,
+/// u32 0 and count f64 (the sensor stream's binary layout without its step and time).
+pub fn step_answer_binary(
+    ctx: &Ctx<'_>,
+    step: u64,
+    time: f64,
+    observed: &[Observed],
+    remaining: u64,
+) -> Vec<u8> {
+    let mut b = Vec::with_capacity(24 + observed.len() * 104);
+    let mut o = BinOut(&mut b);
+    o.u64(step);
+    o.f64s(&[time]);
+    o.u32(observed.len() as u32);
+    o.u32(remaining.min(u64::from(u32::MAX)) as u32);
+    for x in observed {
+        match x {
+            Observed::State { artifact, .. } => match ctx.body_state(*artifact, 0) {
+                Ok(s) => {
+                    o.f64s(&s.position);
+                    o.f64s(&s.orientation);
+                    o.f64s(&s.linear_velocity);
+                    o.f64s(&s.angular_velocity);
+                }
+                Err(_) => o.f64s(&[f64::NAN; 13]),
+            },
+            Observed::Reading {
+                artifact, sensor, ..
+            } => {
+                let (values, taken) = ctx.reading(*artifact, *sensor).unwrap_or((&[], 0));
+                o.u64(taken);
+                o.u32(values.len() as u32);
+                o.u32(0);
+                o.f64s(values);
+            }
+        }
+    }
+    b
+}
+
 pub fn error(e: &str) -> String {
     let mut b = Vec::new();
     let mut j = JsonOut(&mut b);
@@ -342,6 +400,7 @@ mod tests {
         let step = |n, observe: &[&str]| Command::Step {
             n,
             observe: observe.iter().map(|s| s.to_string()).collect(),
+            binary: false,
         };
         assert_eq!(parse(" step 10 "), Ok(step(10, &[])));
         assert_eq!(parse(r#"{"cmd":"step","n":3}"#), Ok(step(3, &[])));
@@ -354,6 +413,31 @@ mod tests {
             Ok(step(1, &["rover"]))
         );
         assert_eq!(parse("list"), Ok(Command::List));
+        assert_eq!(
+            parse(r#"{"cmd":"step","n":2,"observe":["rover"],"encoding":"binary"}"#),
+            Ok(Command::Step {
+                n: 2,
+                observe: vec!["rover".into()],
+                binary: true
+            })
+        );
+        assert_eq!(
+            parse(r#"{"cmd":"step","n":2,"encoding":"xml"}"#),
+            Err(format!(
+                "encoding 'xml': a step answers in \"json\" or \"binary\"; {KNOWN}"
+            ))
+        );
+        assert_eq!(parse("reset"), Ok(Command::Reset { seed: None }));
+        assert_eq!(parse("reset 42"), Ok(Command::Reset { seed: Some(42) }));
+        assert_eq!(
+            parse(r#"{"cmd":"reset","seed":7}"#),
+            Ok(Command::Reset { seed: Some(7) })
+        );
+        let no_seed = format!(
+            "reset takes at most a seed (a whole number from 0 to 18446744073709551615); {KNOWN}"
+        );
+        assert_eq!(parse("reset -1"), Err(no_seed.clone()));
+        assert_eq!(parse("reset 1 2"), Err(no_seed));
         assert_eq!(
             parse("load /tmp/evil.so"),
             Err(format!("unknown command 'load'; {KNOWN}"))

@@ -26,7 +26,8 @@ use crate::config::{Descriptor, Encoding, check_key};
 use crate::control::{self, Command, Observed};
 use crate::mailbox::{Inbox, RateLimit};
 use crate::publisher::{
-    Asker, Counters, JSON, Outbound, PubKey, write_metrics, write_reading, write_state, write_stats,
+    Answer, Asker, Counters, JSON, Outbound, PubKey, write_metrics, write_reading, write_state,
+    write_stats,
 };
 
 /// Most subscriptions and most advertised keys per daemon.
@@ -283,8 +284,9 @@ struct Bridge {
 enum Awaiting {
     Paused(Asker),
     Running(Asker),
-    /// Until the step count reaches the target; then answered with what it observes.
-    Step(Asker, u64, Vec<Observed>),
+    /// Until the step count reaches the target; then answered with what it observes (in the
+    /// binary layout when asked).
+    Step(Asker, u64, Vec<Observed>, bool),
     /// Until the next poll: the run was reset (this extension's `reset` ran) or refused it.
     Reset(Asker),
 }
@@ -641,12 +643,11 @@ impl Zenoh {
 
     /// After a step: answers `step` once its last step is done, after that step's publications.
     fn answer_step_when_done(&mut self, ctx: &Ctx<'_>, step: u64, time: f64) {
-        if let Some(Awaiting::Step(_, target, _)) = &self.awaiting
+        if let Some(Awaiting::Step(_, target, _, _)) = &self.awaiting
             && step >= *target
-            && let Some(Awaiting::Step(q, _, observed)) = self.awaiting.take()
+            && let Some(Awaiting::Step(q, _, observed, binary)) = self.awaiting.take()
         {
-            let text = control::step_answer(ctx, step, time, &observed, 0);
-            self.reply(q, text);
+            self.answer_step(ctx, q, (step, time), &observed, 0, binary);
         }
     }
 
@@ -689,19 +690,39 @@ impl Zenoh {
 
     /// A `pause` or `resume` cuts a `step` in progress short: its answer says where it stopped.
     fn interrupt_step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
-        if let Some(Awaiting::Step(q, target, observed)) =
+        if let Some(Awaiting::Step(q, target, observed, binary)) =
             self.awaiting.take_if(|a| matches!(a, Awaiting::Step(..)))
         {
             let (time, step) = ctx.time()?;
-            let text = control::step_answer(ctx, step, time, &observed, target - step);
-            self.reply(q, text);
+            self.answer_step(ctx, q, (step, time), &observed, target - step, binary);
         }
         Ok(())
     }
 
+    /// A `step`'s answer, as JSON or in the binary layout it asked for.
+    fn answer_step(
+        &mut self,
+        ctx: &Ctx<'_>,
+        q: Asker,
+        (step, time): (u64, f64),
+        observed: &[Observed],
+        remaining: u64,
+        binary: bool,
+    ) {
+        let answer = if binary {
+            Answer::Binary(control::step_answer_binary(
+                ctx, step, time, observed, remaining,
+            ))
+        } else {
+            Answer::Json(control::step_answer(ctx, step, time, observed, remaining))
+        };
+        self.shared.outbound.reply(q, answer);
+        self.send_queued();
+    }
+
     fn reply(&mut self, q: Asker, text: String) {
         // A full reply queue (16 unanswered) drops the query: the client's get times out.
-        self.shared.outbound.reply(q, text);
+        self.shared.outbound.reply(q, Answer::Json(text));
         self.send_queued();
     }
 
@@ -777,7 +798,7 @@ impl Zenoh {
                 );
                 Control::None
             }
-            Command::Step { n, observe } => {
+            Command::Step { n, observe, binary } => {
                 if !self.paused {
                     // Another extension may have paused the run.
                     self.paused = ctx.stats()?.paused != 0;
@@ -792,7 +813,7 @@ impl Zenoh {
                 match control::resolve(ctx, &observe) {
                     Ok(observed) => {
                         let (_, steps) = ctx.time()?;
-                        self.awaiting = Some(Awaiting::Step(query, steps + n, observed));
+                        self.awaiting = Some(Awaiting::Step(query, steps + n, observed, binary));
                         Control::Step(n)
                     }
                     Err(e) => {
@@ -983,7 +1004,7 @@ impl Drop for Zenoh {
         let awaiting = self.awaiting.take().map(|a| {
             let (Awaiting::Paused(q)
             | Awaiting::Running(q)
-            | Awaiting::Step(q, _, _)
+            | Awaiting::Step(q, _, _, _)
             | Awaiting::Reset(q)) = a;
             q
         });

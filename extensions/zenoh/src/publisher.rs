@@ -21,6 +21,14 @@ use crate::config::Encoding;
 pub const JSON: &str = "application/json";
 
 /// A key published on.
+/// A control answer: JSON (every command), or a `step`'s binary layout when it asked for it.
+pub enum Answer {
+    /// `{"ok": ...}`.
+    Json(String),
+    /// `control::step_answer_binary`.
+    Binary(Vec<u8>),
+}
+
 pub struct PubKey {
     /// The full key.
     pub key: String,
@@ -55,7 +63,7 @@ pub struct Outbound {
     /// Messages dropped because the queue was full.
     pub dropped: AtomicU64,
     /// Answers on their way; when 16 wait, a new one is dropped (the client's get times out).
-    replies: ArrayQueue<(Asker, String)>,
+    replies: ArrayQueue<(Asker, Answer)>,
     running: AtomicBool,
     publishers: Mutex<Publishers>,
     /// A payload size every free buffer should hold, asked for by the stepping thread and
@@ -167,8 +175,8 @@ impl Outbound {
     }
 
     /// Queues a control answer, to go after everything queued before it.
-    pub fn reply(&self, to: Asker, text: String) {
-        let _ = self.replies.push((to, text));
+    pub fn reply(&self, to: Asker, answer: Answer) {
+        let _ = self.replies.push((to, answer));
     }
 
     /// Asks the publisher thread to finish (it drains what is queued first).
@@ -218,7 +226,7 @@ impl Outbound {
             &mut p.keys,
             &mut p.ros,
         );
-        while let Some((to, text)) = self.replies.pop() {
+        while let Some((to, answer)) = self.replies.pop() {
             any = true;
             // Everything the stepping thread queued before this answer goes first.
             publish_queued(
@@ -229,28 +237,28 @@ impl Outbound {
                 &mut p.keys,
                 &mut p.ros,
             );
+            let (bytes, encoding) = match answer {
+                Answer::Json(text) => (text.into_bytes(), ZEncoding::from(JSON)),
+                Answer::Binary(b) => (b, ZEncoding::APPLICATION_OCTET_STREAM),
+            };
             match to {
                 Asker::Ros2(call) => {
                     if let Some(ros) = &mut p.ros {
-                        ros.answer(*call, &text);
+                        ros.answer(*call, &String::from_utf8_lossy(&bytes));
                     }
                 }
                 Asker::Quiet => {
                     if let Some(ros) = &p.ros {
-                        ros.quiet_answer(&text);
+                        ros.quiet_answer(&String::from_utf8_lossy(&bytes));
                     }
                 }
                 Asker::Query(q) => {
                     let key = q.key_expr().clone();
-                    let _ = q
-                        .reply(key, text)
-                        .encoding(ZEncoding::from(JSON))
-                        .express(true)
-                        .wait();
+                    let _ = q.reply(key, bytes).encoding(encoding).express(true).wait();
                 }
                 Asker::Topic => {
                     if let Some(a) = &p.answers {
-                        let _ = a.put(text).wait();
+                        let _ = a.put(bytes).encoding(encoding).wait();
                     }
                 }
             }

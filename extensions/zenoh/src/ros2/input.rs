@@ -107,6 +107,7 @@ pub fn declare_control(ros: &Arc<RosShared>, on_command: OnCommand) -> Result<()
                     _ => Command::Step {
                         n: 1,
                         observe: Vec::new(),
+                        binary: false,
                     },
                 };
                 run(Asker::Ros2(Box::new(call)), command);
@@ -137,6 +138,7 @@ pub fn declare_control(ros: &Arc<RosShared>, on_command: OnCommand) -> Result<()
                         Command::Step {
                             n: u64::from(data),
                             observe: Vec::new(),
+                            binary: false,
                         },
                     );
                 }
