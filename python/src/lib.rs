@@ -72,6 +72,9 @@ fn is_zenoh(spec: &ExtensionSpec) -> bool {
             .is_some_and(|f| f.to_string_lossy().starts_with("libssx_zenoh"))
 }
 
+/// A map as Python gets it: cells, metres per cell, origin (x, y, yaw).
+type MapView<'py> = (Bound<'py, PyArray2<u8>>, f64, [f64; 3]);
+
 /// Rows of `states`: position, quaternion (x, y, z, w), linear and angular velocity.
 const STATE_WIDTH: usize = 13;
 
@@ -573,10 +576,7 @@ impl Sim {
     /// The scene's map as (cells, resolution, origin): a (height, width) uint8 array (1 wall,
     /// 0 free; row 0 at the origin, rows going +y), metres per cell, and the world pose
     /// (x, y, yaw) of cell (0, 0)'s outer corner. None when the scene has no map.
-    fn map<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<Option<(Bound<'py, PyArray2<u8>>, f64, [f64; 3])>> {
+    fn map<'py>(&self, py: Python<'py>) -> PyResult<Option<MapView<'py>>> {
         let env = self.env()?;
         let Some(m) = &env.config().map else {
             return Ok(None);
