@@ -74,7 +74,6 @@ fn fast_runs_are_bit_identical_whatever_the_number_of_workers() {
 /// stacks a cube, stepped on 1, 2 and 3 workers, end in the same bits.
 #[test]
 fn kinematic_runs_are_bit_identical_whatever_the_number_of_workers() {
-    let registry = registry();
     for (scene, steps) in [
         ("dispersal.json", 600),
         ("dispersal-1000.json", 150),
@@ -82,18 +81,7 @@ fn kinematic_runs_are_bit_identical_whatever_the_number_of_workers() {
     ] {
         let path = repo_root().join("artifacts/scenes").join(scene);
         let run = |workers| {
-            let s = ssx_artifacts::Scene::load(&path, &registry).unwrap();
-            let mut config = s.config(workers, Mode::Fast, ssx_core::LatePolicy::CatchUp, false);
-            config.engine = "kinematic".into();
-            let mut env = ssx_core::Environment::build(
-                config,
-                &registry,
-                &s.extensions,
-                &s.artifacts,
-                Box::new(ssx_core::NullRenderEngine::default()),
-                Arc::new(ssx_core::MonotonicClock::new(Duration::ZERO)),
-            )
-            .unwrap();
+            let mut env = build_on(&path, "kinematic", workers);
             step_n(&mut env, steps);
             bits(&env)
         };
@@ -796,13 +784,13 @@ fn an_extension_pauses_steps_and_resumes_the_run_without_counting_the_pause_as_l
     );
 }
 
-/// Builds `scene` on `engine` with 2 workers, fast, with the scene as its reset source.
-fn build_resettable(scene: &std::path::Path, engine: &str) -> ssx_core::Environment {
+/// Builds `scene` on `engine` with `workers`, fast, with the scene as its reset source.
+fn build_on(scene: &std::path::Path, engine: &str, workers: usize) -> ssx_core::Environment {
     let registry = registry();
     let mut s = ssx_artifacts::Scene::load(scene, &registry).unwrap();
     s.engine = engine.into();
     let mut env = ssx_core::Environment::build(
-        s.config(2, Mode::Fast, ssx_core::LatePolicy::CatchUp, false),
+        s.config(workers, Mode::Fast, ssx_core::LatePolicy::CatchUp, false),
         &registry,
         &s.extensions,
         &s.artifacts,
@@ -818,7 +806,7 @@ fn build_resettable(scene: &std::path::Path, engine: &str) -> ssx_core::Environm
 fn a_reset_world_runs_the_first_run_again_to_the_bit_on_both_engines() {
     let scene = repo_root().join("artifacts/scenes/dispersal.json");
     for engine in ["kinematic", "rapier"] {
-        let mut env = build_resettable(&scene, engine);
+        let mut env = build_on(&scene, engine, 2);
         let start = bits(&env);
         step_n(&mut env, 150);
         let first = bits(&env);
@@ -853,7 +841,7 @@ fn a_reset_world_runs_the_first_run_again_to_the_bit_on_both_engines() {
 fn a_reset_with_another_seed_moves_the_seeded_replicas_and_the_first_seed_brings_them_back() {
     let ws = Workspace::new();
     let scene = swarm_scene(&ws);
-    let mut env = build_resettable(&scene, "rapier");
+    let mut env = build_on(&scene, "rapier", 2);
     let start = bits(&env);
     step_n(&mut env, 20);
     env.reset(Some(4)).unwrap();

@@ -9,6 +9,14 @@ use ssx_sdk::bus::MAX_VALUES;
 
 use crate::config::Encoding;
 
+/// The subscription id of a `read` request (`ssx_sdk::bus`: a little-endian u32).
+pub fn read_request(request: &[u8]) -> Result<u32, String> {
+    request
+        .try_into()
+        .map(u32::from_le_bytes)
+        .map_err(|_| "read: the request is a 4-byte id".into())
+}
+
 /// One field of a subscription spec (see `ssx_sdk::bus::Field`).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -925,30 +925,12 @@ impl Zenoh {
     ) -> Result<usize, String> {
         match service {
             "read" => {
-                let id = u32::from_le_bytes(
-                    request
-                        .try_into()
-                        .map_err(|_| "read: the request is a 4-byte id")?,
-                );
+                let id = crate::codec::read_request(request)?;
                 let inbox = self
                     .shared
                     .inbox(id)
                     .ok_or_else(|| format!("read: no subscription {id}"))?;
-                let width = inbox.spec.width();
-                let need = 16 + 8 * width;
-                if response.len() < need {
-                    return Err(format!("read: a {need}-byte answer needs more room"));
-                }
-                let Some(m) = inbox.take() else {
-                    return Ok(0);
-                };
-                response[..8].copy_from_slice(&m.seq.to_le_bytes());
-                response[8..12].copy_from_slice(&(width as u32).to_le_bytes());
-                response[12..16].fill(0);
-                for (dst, v) in response[16..need].chunks_exact_mut(8).zip(&m.values) {
-                    dst.copy_from_slice(&v.to_le_bytes());
-                }
-                Ok(need)
+                inbox.read_into(response)
             }
             "publish" => {
                 if request.len() < 4 {

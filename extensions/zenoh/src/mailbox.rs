@@ -108,6 +108,27 @@ impl Inbox {
         Ok(())
     }
 
+    /// The `read` service's answer (`ssx_sdk::bus`) for a driver, written into `response`:
+    /// nothing (0 bytes) when there is no message; else the u64 sequence number, the u32 count
+    /// of values, 4 bytes of padding and the values as f64, little-endian.
+    pub fn read_into(&self, response: &mut [u8]) -> Result<usize, String> {
+        let width = self.spec.width();
+        let need = 16 + 8 * width;
+        if response.len() < need {
+            return Err(format!("read: a {need}-byte answer needs more room"));
+        }
+        let Some(m) = self.take() else {
+            return Ok(0);
+        };
+        response[..8].copy_from_slice(&m.seq.to_le_bytes());
+        response[8..12].copy_from_slice(&(width as u32).to_le_bytes());
+        response[12..16].fill(0);
+        for (dst, v) in response[16..need].chunks_exact_mut(8).zip(&m.values) {
+            dst.copy_from_slice(&v.to_le_bytes());
+        }
+        Ok(need)
+    }
+
     /// Forgets every message held (a reset: what was sent before it is not read after it);
     /// the counters go on.
     pub fn clear(&self) {
