@@ -90,7 +90,7 @@ fn state_row(s: &ssx_core::BodyState, out: &mut [f64]) {
 /// A simulated world in this process.
 ///
 /// `Sim(scene, engine=None, workers=None, seed=None, mode="fast", rt_factor=1.0,
-/// record=None, record_every=1, network=False, strict=False)`
+/// record=None, record_every=1, network=False, strict=False, scene_dir=None)`
 #[pyclass(module = "ssx._ssx")]
 struct Sim {
     /// None once closed. The lock is never contended (Python calls one method at a time); it
@@ -101,6 +101,8 @@ struct Sim {
     /// The first body of each artifact, in scene order.
     first_body: Vec<usize>,
     hub: Option<ssx_view::Hub>,
+    /// The scene's own Zenoh extension takes the commands (`network=True`): not the bus.
+    zenoh_in_scene: bool,
 }
 
 /// The Environment of an open Sim.
@@ -133,6 +135,16 @@ impl Sim {
             .position(|a| a == name)
             .ok_or_else(|| PyKeyError::new_err(format!("no artifact named '{name}'")))
     }
+    /// Commands go to the in-process bus, unless the scene's Zenoh extension was kept.
+    fn bus_takes_commands(&self) -> PyResult<()> {
+        if self.zenoh_in_scene {
+            return Err(Error::new_err(
+                "this Sim kept the scene's Zenoh extension (network=True): its drivers take commands from Zenoh; publish them there, or open the Sim with network=False",
+            ));
+        }
+        Ok(())
+    }
+
     /// The artifacts' names and first bodies, after a build or a reset.
     fn refresh_names(&mut self) {
         let (names, first) = match self.env.get_mut().unwrap_or_else(|e| e.into_inner()) {
@@ -153,7 +165,7 @@ impl Sim {
 #[pymethods]
 impl Sim {
     #[new]
-    #[pyo3(signature = (scene, engine=None, workers=None, seed=None, mode="fast", rt_factor=1.0, record=None, record_every=1, network=false, strict=false))]
+    #[pyo3(signature = (scene, engine=None, workers=None, seed=None, mode="fast", rt_factor=1.0, record=None, record_every=1, network=false, strict=false, scene_dir=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -167,6 +179,7 @@ impl Sim {
         record_every: u64,
         network: bool,
         strict: bool,
+        scene_dir: Option<PathBuf>,
     ) -> PyResult<Self> {
         let mode = match mode {
             "fast" => Mode::Fast,
@@ -202,7 +215,8 @@ impl Sim {
             Ok(Box::new(LocalBus(Arc::clone(&shared))) as Box<dyn ssx_core::SimulationExtension>)
         });
         let built = py.detach(|| -> Result<_, SsxError> {
-            let mut scene = Scene::load_seeded(&scene, None, &registry, seed)?;
+            let home = scene_dir.as_deref();
+            let mut scene = Scene::load_seeded(&scene, home, &registry, seed)?;
             if let Some(engine) = &engine {
                 if !registry.has(PluginKind::Engine, engine) {
                     return Err(SsxError::Config(format!(
@@ -215,7 +229,8 @@ impl Sim {
             if !network {
                 scene.extensions.retain(|e| !is_zenoh(e));
             }
-            if scene.extensions.iter().all(|e| e.name != BUS_NAME) {
+            let zenoh_in_scene = scene.extensions.iter().any(|e| e.name == BUS_NAME);
+            if !zenoh_in_scene {
                 scene.extensions.push(ExtensionSpec {
                     name: BUS_NAME.into(),
                     plugin: PluginSpec {
@@ -251,16 +266,17 @@ impl Sim {
                 render,
                 Arc::new(MonotonicClock::new(Duration::from_micros(500))),
             )?;
-            env.set_scene_source(Box::new(scene.source(None, &registry)));
-            Ok((env, hub))
+            env.set_scene_source(Box::new(scene.source(home, &registry)));
+            Ok((env, hub, zenoh_in_scene))
         });
-        let (env, hub) = built.map_err(to_py)?;
+        let (env, hub, zenoh_in_scene) = built.map_err(to_py)?;
         let mut sim = Sim {
             env: Mutex::new(Some(env)),
             bus,
             artifacts: Vec::new(),
             first_body: Vec::new(),
             hub,
+            zenoh_in_scene,
         };
         sim.refresh_names();
         Ok(sim)
@@ -297,15 +313,11 @@ impl Sim {
     /// sensor created anew, no library loaded again), or made anew with `seed`.
     #[pyo3(signature = (seed=None))]
     fn reset(&mut self, py: Python<'_>, seed: Option<u64>) -> PyResult<()> {
-        let bus = Arc::clone(&self.bus);
         {
+            // (The bus drops what it holds in its extension's reset.)
             let mut open = self.env()?;
             let env: &mut Environment = &mut open;
-            py.detach(|| {
-                bus.clear();
-                env.reset(seed)
-            })
-            .map_err(to_py)?;
+            py.detach(|| env.reset(seed)).map_err(to_py)?;
         }
         self.refresh_names();
         Ok(())
@@ -510,6 +522,7 @@ impl Sim {
         key: Option<String>,
     ) -> PyResult<bool> {
         self.artifact_index(artifact)?;
+        self.bus_takes_commands()?;
         let key = key.unwrap_or_else(|| format!("artifacts/{artifact}/cmd"));
         let payload: Vec<u8> = if let Ok(b) = command.cast::<PyBytes>() {
             b.as_bytes().to_vec()
@@ -538,6 +551,7 @@ impl Sim {
         values: PyReadonlyArray2<'_, f64>,
         key: Option<String>,
     ) -> PyResult<usize> {
+        self.bus_takes_commands()?;
         let shape = values.shape();
         if shape[0] != artifacts.len() {
             return Err(PyValueError::new_err(format!(

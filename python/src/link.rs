@@ -116,10 +116,30 @@ impl Link {
         Ok((PyBytes::new(py, &bytes), binary))
     }
 
-    /// Drops answers that came after their asker stopped waiting (a timed-out `list` while
-    /// the daemon started).
-    fn drain(&self) -> usize {
-        self.answers.try_iter().count()
+    /// Asks `command` as a Zenoh query on `P/control` (its reply is its own, whatever else is
+    /// in flight); None when no daemon answered within `timeout` seconds. The client's first
+    /// question: once answered, the daemon has also seen the subscription to the answers (one
+    /// session's messages arrive in order), so no later answer on `P/control/out` is lost.
+    fn query<'py>(
+        &self,
+        py: Python<'py>,
+        command: &str,
+        timeout: f64,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let reply = py.detach(|| -> PyResult<Option<Vec<u8>>> {
+            let replies = self
+                .session
+                .get(format!("{}/control", self.prefix))
+                .payload(command)
+                .timeout(Duration::from_secs_f64(timeout.max(0.0)))
+                .wait()
+                .map_err(zerr("query the control"))?;
+            Ok(replies.recv().ok().map(|r| match r.result() {
+                Ok(s) => s.payload().to_bytes().into_owned(),
+                Err(e) => e.payload().to_bytes().into_owned(),
+            }))
+        })?;
+        Ok(reply.map(|b| PyBytes::new(py, &b)))
     }
 
     /// Publishes `payload` on `P/key` (a driver's command key), express.

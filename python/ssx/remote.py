@@ -35,18 +35,15 @@ class Remote:
         self.steps = 0
         self.time = 0.0
         self.observe(observe)
-        # The subscription takes a moment to reach the daemon: ask until it answers, then drop
-        # answers to the asks that timed out.
+        # The first question is a query (its reply is its own): once it is answered, the daemon
+        # knows the subscription to its answers, and commands and answers pair up in order.
         deadline = _time.monotonic() + self.timeout
-        while True:
-            try:
-                listing = self._ask("list", wait=0.2)
-                break
-            except TimeoutError:
-                if _time.monotonic() > deadline:
-                    raise TimeoutError(f"no ssxd answered on '{self.prefix}/control' at {endpoint} within {self.timeout} s") from None
-        _time.sleep(0.05)
-        self._link.drain()
+        while (reply := self._link.query("list", 0.5)) is None:
+            if _time.monotonic() > deadline:
+                raise TimeoutError(f"no ssxd answered on '{self.prefix}/control' at {endpoint} within {self.timeout} s")
+        listing = json.loads(reply)
+        if not listing.get("ok"):
+            raise Error(listing.get("error", str(listing)))
         self.artifact_names = [a["name"] for a in listing["artifacts"]]
         if pause:
             self._state(self._ask("pause"))

@@ -176,3 +176,25 @@ def test_a_recording_keeps_the_run(tmp_path):
         sim.step(100)
     data = path.read_bytes()
     assert data[:8] == b"\x89MCAP0\r\n" and data[-8:] == b"\x89MCAP0\r\n"
+
+
+def test_with_the_network_the_scenes_zenoh_takes_the_commands(tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with open(ssx.scene("lockstep.json")) as f:
+        scene = json.load(f)
+    scene["extensions"][0]["descriptor"]["listen"] = [f"tcp/127.0.0.1:{port}"]
+    path = tmp_path / "lockstep.json"
+    path.write_text(json.dumps(scene))
+    home = os.path.dirname(ssx.scene("lockstep.json"))
+    with ssx.Sim(str(path), scene_dir=home, network=True, workers=1) as sim:
+        sim.step(2)
+        with pytest.raises(ssx.Error, match=r"kept the scene's Zenoh extension \(network=True\)"):
+            sim.command("rover", {"linear": 0.1, "angular": 0.0})
+    # Without it the same file takes them in-process.
+    with ssx.Sim(str(path), scene_dir=home, workers=1) as sim:
+        sim.step(1)
+        assert sim.command("rover", {"linear": 0.1, "angular": 0.0}) is True
