@@ -14,6 +14,9 @@ use zenoh::Wait;
 use zenoh::bytes::Encoding;
 use zenoh::pubsub::{Publisher, Subscriber};
 
+/// How long `ask` looks for an answer before it blocks.
+const SPIN: Duration = Duration::from_micros(400);
+
 /// A connection to one daemon's control keys.
 #[pyclass(module = "ssx._ssx")]
 pub struct Link {
@@ -71,9 +74,12 @@ impl Link {
             })
             .wait()
             .map_err(zerr("subscribe to the control answers"))?;
+        // Block, not Zenoh's default Drop: a command dropped on a congested queue would leave
+        // its asker waiting for an answer that never comes.
         let send = session
             .declare_publisher(format!("{prefix}/control/in"))
             .express(true)
+            .congestion_control(zenoh::qos::CongestionControl::Block)
             .wait()
             .map_err(zerr("declare the control publisher"))?;
         Ok(Link {
@@ -99,6 +105,21 @@ impl Link {
                 .put(command)
                 .wait()
                 .map_err(zerr("send the control command"))?;
+            // A lockstep answer comes within a few hundred microseconds: look for it without
+            // sleeping for a while first (waking a blocked thread costs tens of microseconds
+            // on a VM), then block.
+            let spin = std::time::Instant::now();
+            let mut early = None;
+            while spin.elapsed() < SPIN {
+                if let Ok(a) = self.answers.try_recv() {
+                    early = Some(a);
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+            if let Some(a) = early {
+                return Ok(a);
+            }
             match self
                 .answers
                 .recv_timeout(Duration::from_secs_f64(timeout.max(0.0)))
