@@ -139,8 +139,10 @@ def main():
     rounds = 3
     k = 0.2 if a.quick else 1.0
     rows = []
-    d100 = envs.dispersal_scene(100)
-    d1000 = envs.dispersal_scene(1000)
+    files = tempfile.TemporaryDirectory(prefix="ssx-bench-")
+    os.makedirs(os.path.join(files.name, "100")), os.makedirs(os.path.join(files.name, "1000"))
+    d100 = envs.dispersal_scene(100, directory=os.path.join(files.name, "100"))
+    d1000 = envs.dispersal_scene(1000, directory=os.path.join(files.name, "1000"))
     r, n = loop_rate(ssx.scene("lockstep.json"), int(20000 * k), True, rounds, workers=2)
     rows.append(("loop step(1)+states()+command_many, lockstep.json (quickstart + rover), 2 workers", f"{r:,.0f} steps/s", f"{n} commanded"))
     r, n = loop_rate(d100, int(5000 * k), True, rounds, workers=2)

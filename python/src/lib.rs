@@ -9,6 +9,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod bus;
 mod link;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -93,11 +94,13 @@ fn state_row(s: &ssx_core::BodyState, out: &mut [f64]) {
 /// record=None, record_every=1, network=False, strict=False, scene_dir=None)`
 #[pyclass(module = "ssx._ssx")]
 struct Sim {
-    /// None once closed. The lock is never contended (Python calls one method at a time); it
-    /// makes the class shareable between Python threads.
+    /// None once closed. The lock makes the class shareable between Python threads: a call
+    /// from another thread while a `step` runs (the GIL released) waits for it.
     env: Mutex<Option<Environment>>,
     bus: Arc<BusState>,
     artifacts: Vec<String>,
+    /// Artifact index by name.
+    index: HashMap<String, usize>,
     /// The first body of each artifact, in scene order.
     first_body: Vec<usize>,
     hub: Option<ssx_view::Hub>,
@@ -130,9 +133,9 @@ impl Sim {
         Ok(Open(guard))
     }
     fn artifact_index(&self, name: &str) -> PyResult<usize> {
-        self.artifacts
-            .iter()
-            .position(|a| a == name)
+        self.index
+            .get(name)
+            .copied()
             .ok_or_else(|| PyKeyError::new_err(format!("no artifact named '{name}'")))
     }
     /// Commands go to the in-process bus, unless the scene's Zenoh extension was kept.
@@ -147,16 +150,22 @@ impl Sim {
 
     /// The artifacts' names and first bodies, after a build or a reset.
     fn refresh_names(&mut self) {
-        let (names, first) = match self.env.get_mut().unwrap_or_else(|e| e.into_inner()) {
-            Some(env) => (
-                env.artifacts().iter().map(|a| a.name.clone()).collect(),
-                env.artifacts()
-                    .iter()
-                    .map(|a| a.bodies.start as usize)
-                    .collect(),
-            ),
-            None => return,
-        };
+        let (names, first): (Vec<String>, Vec<usize>) =
+            match self.env.get_mut().unwrap_or_else(|e| e.into_inner()) {
+                Some(env) => (
+                    env.artifacts().iter().map(|a| a.name.clone()).collect(),
+                    env.artifacts()
+                        .iter()
+                        .map(|a| a.bodies.start as usize)
+                        .collect(),
+                ),
+                None => return,
+            };
+        self.index = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i))
+            .collect();
         self.artifacts = names;
         self.first_body = first;
     }
@@ -274,6 +283,7 @@ impl Sim {
             env: Mutex::new(Some(env)),
             bus,
             artifacts: Vec::new(),
+            index: HashMap::new(),
             first_body: Vec::new(),
             hub,
             zenoh_in_scene,

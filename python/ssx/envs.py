@@ -218,8 +218,8 @@ def _library(name):
 
 
 def _scene_dir():
-    d = tempfile.mkdtemp(prefix="ssx-task-")
-    return d
+    """A new directory for scene files the caller keeps (removing it is the caller's)."""
+    return tempfile.mkdtemp(prefix="ssx-task-")
 
 
 def _write(directory, name, value):
@@ -309,15 +309,23 @@ def dispersal_reward(env):
 
 def dispersal(agents=100, engine="kinematic", seed=3, workers=None, steps_per_action=10, max_cycles=200, reward=None):
     """The dispersal task as a PettingZoo ParallelEnv (in this process)."""
-    sim = Sim(dispersal_scene(agents, engine, seed), workers=workers)
-    return ParallelSwarmEnv(
+    # The scene file lives as long as the env (a reset with a new seed reads it again).
+    files = tempfile.TemporaryDirectory(prefix="ssx-task-")
+    sim = Sim(dispersal_scene(agents, engine, seed, directory=files.name), workers=workers)
+    return _keeping(files, ParallelSwarmEnv(
         sim,
         agents="robot_*",
         sensor="range",
         reward=reward or dispersal_reward,
         steps_per_action=steps_per_action,
         max_cycles=max_cycles,
-    )
+    ))
+
+
+def _keeping(files, env):
+    """`env`, holding the directory of its scene files (removed with it)."""
+    env._files = files
+    return env
 
 
 def exploration_scene(agents=10, directory=None, seed=11):
@@ -391,12 +399,13 @@ class ExplorationReward:
 
 def exploration(agents=10, seed=11, workers=None, steps_per_action=10, max_cycles=300):
     """The exploration task as a PettingZoo ParallelEnv (in this process)."""
-    sim = Sim(exploration_scene(agents, seed=seed), workers=workers)
-    return ParallelSwarmEnv(
+    files = tempfile.TemporaryDirectory(prefix="ssx-task-")
+    sim = Sim(exploration_scene(agents, directory=files.name, seed=seed), workers=workers)
+    return _keeping(files, ParallelSwarmEnv(
         sim,
         agents="explorer_*",
         sensor="range",
         reward=ExplorationReward(),
         steps_per_action=steps_per_action,
         max_cycles=max_cycles,
-    )
+    ))

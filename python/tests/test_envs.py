@@ -22,8 +22,8 @@ def test_exploration_passes_pettingzoos_parallel_api_test():
     parallel_api_test(env, num_cycles=25)
 
 
-def test_one_robot_passes_gymnasiums_check_env():
-    sim = ssx.Sim(envs.dispersal_scene(agents=4), workers=1)
+def test_one_robot_passes_gymnasiums_check_env(tmp_path):
+    sim = ssx.Sim(envs.dispersal_scene(agents=4, directory=str(tmp_path)), workers=1)
     env = envs.RobotEnv(sim, agent="robot_0", reward=envs.dispersal_reward, max_cycles=50)
     check_env(env, skip_render_check=True)
 

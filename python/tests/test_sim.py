@@ -60,10 +60,10 @@ def test_reset_after_steps_equals_a_fresh_sim_bit_for_bit(scene, engine, steps):
         assert np.array_equal(bits(a.reading(name, "range")), bits(b.reading(name, "range")))
 
 
-def test_reset_with_a_seed_makes_a_new_building_and_the_first_seed_the_old_one():
+def test_reset_with_a_seed_makes_a_new_building_and_the_first_seed_the_old_one(tmp_path):
     from ssx.envs import exploration_scene
 
-    path = exploration_scene(agents=2)
+    path = exploration_scene(agents=2, directory=str(tmp_path))
     sim = ssx.Sim(path, workers=1)
     start, (cells, resolution, origin) = sim.states(), sim.map()
     assert cells.shape == (80, 120) and resolution == 0.25 and 0 < cells.mean() < 0.5
