@@ -552,6 +552,20 @@ fn output(
 }
 
 fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // The first signal asks for a clean stop at the next step boundary; a second one, while
+        // the flag is already set, exits at once. Installed first: loading the scene already
+        // makes plugin copies, which a signal's default action would leave behind.
+        signal_hook::flag::register_conditional_shutdown(
+            sig,
+            EXIT_SECOND_SIGNAL,
+            Arc::clone(&stop),
+        )
+        .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop)))
+        .map_err(|e| SsxError::Config(format!("cannot install signal handlers: {e}")))?;
+    }
+
     let path = o.scene.as_path();
     let mode = match (o.mode, o.rt_factor) {
         (ModeArg::Fast, _) => Mode::Fast,
@@ -625,19 +639,6 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
         (Some(s), _) | (None, Some(s)) => Duration::from_secs_f64(s),
         (None, None) => ssx_core::guard::default_limit(scene.timestep),
     };
-
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // The first signal asks for a clean stop at the next step boundary; a second one, while
-        // the flag is already set, exits at once.
-        signal_hook::flag::register_conditional_shutdown(
-            sig,
-            EXIT_SECOND_SIGNAL,
-            Arc::clone(&stop),
-        )
-        .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop)))
-        .map_err(|e| SsxError::Config(format!("cannot install signal handlers: {e}")))?;
-    }
 
     let stats_file = o
         .stats_json

@@ -292,3 +292,102 @@ fn real_time_settings_that_cannot_be_applied_warn_or_stop_under_strict_rt() {
         "{err}"
     );
 }
+
+/// The plugin copy folders in `tmp` (names).
+fn copy_folders(tmp: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(tmp)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("ssx-plugins-"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// `ssxd run` of the quickstart in real time with `TMPDIR=tmp`, its stderr into `log`; returns
+/// once it runs (bounded), with the name of its plugin copy folder.
+fn daemon_in(tmp: &std::path::Path, log: &std::path::Path) -> (std::process::Child, String) {
+    let child = Command::new(ssxd())
+        .args(["run", quickstart().to_str().unwrap(), "--duration", "60"])
+        .env("TMPDIR", tmp)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .expect("spawn ssxd");
+    let mine = format!("ssx-plugins-{}-", child.id());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let running = std::fs::read_to_string(log).is_ok_and(|l| l.contains("running scene"));
+        if let Some(name) = copy_folders(tmp).into_iter().find(|n| n.starts_with(&mine))
+            && running
+        {
+            return (child, name);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no copy folder: {}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_killed_daemons_plugin_copies_are_removed_by_the_next_and_a_live_ones_kept() {
+    let ws = Workspace::new();
+    let tmp = ws.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    // Killed with SIGKILL: nothing of it runs to remove its copies.
+    let (mut killed, killed_dir) = daemon_in(&tmp, &ws.path().join("a.log"));
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert_eq!(copy_folders(&tmp), vec![killed_dir.clone()]);
+    let bytes: u64 = std::fs::read_dir(tmp.join(&killed_dir))
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    assert!(bytes > 0, "the copies were made");
+
+    // The next daemon removes them and says so once.
+    let (mut live, live_dir) = daemon_in(&tmp, &ws.path().join("b.log"));
+    assert_eq!(copy_folders(&tmp), vec![live_dir.clone()]);
+    // The line is logged before the copies are made; the log file is written as it goes.
+    let log = std::fs::read_to_string(ws.path().join("b.log")).unwrap();
+    let said: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("plugin copy folder"))
+        .collect();
+    assert_eq!(said.len(), 1, "{log}");
+    let expected = format!(
+        "removed 1 plugin copy folder(s) left by processes that are gone ({:.1} MB freed, in {})",
+        bytes as f64 / 1e6,
+        tmp.display()
+    );
+    assert!(said[0].ends_with(&expected), "{log}");
+
+    // A third daemon leaves the live one's folder alone.
+    let (mut third, third_dir) = daemon_in(&tmp, &ws.path().join("c.log"));
+    let mut both = vec![live_dir, third_dir];
+    both.sort();
+    assert_eq!(copy_folders(&tmp), both);
+    let log = std::fs::read_to_string(ws.path().join("c.log")).unwrap();
+    assert!(!log.contains("plugin copy folder"), "{log}");
+
+    // Stopped by a signal, each removes its own.
+    for child in [&mut live, &mut third] {
+        let pid = child.id().to_string();
+        Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    }
+    let statuses: Vec<_> = [&mut live, &mut third]
+        .into_iter()
+        .map(|c| c.wait().unwrap())
+        .collect();
+    assert_eq!(
+        copy_folders(&tmp),
+        Vec::<String>::new(),
+        "{statuses:?}\n{}\n{}",
+        std::fs::read_to_string(ws.path().join("b.log")).unwrap(),
+        std::fs::read_to_string(ws.path().join("c.log")).unwrap()
+    );
+}

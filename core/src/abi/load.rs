@@ -482,9 +482,16 @@ impl PluginLoader {
             return Ok(Arc::clone(d));
         }
         let dir = tempfile::Builder::new()
-            .prefix(&format!("ssx-plugins-{}-", std::process::id()))
+            .prefix(&format!(
+                "{}{}-",
+                super::leftovers::PREFIX,
+                std::process::id()
+            ))
             .tempdir()
             .map_err(|e| format!("cannot make a directory for plugin copies: {e}"))?;
+        // Once a process: the copies of processes that died without removing theirs.
+        static SWEEP: std::sync::Once = std::sync::Once::new();
+        SWEEP.call_once(|| super::leftovers::sweep_beside(dir.path()));
         Ok(Arc::clone(self.copies.insert(Arc::new(dir))))
     }
 
