@@ -203,6 +203,37 @@ fn bad_ros2_input_is_refused_counted_logged_and_never_reaches_the_driver() {
     );
     let a = Attachment::decode(&sample.attachment().unwrap().to_bytes()).unwrap();
     assert_eq!((a.sequence_number, a.source_gid), (41, [7; 16]));
+    // An empty request in both encodings in use: the header alone (hiroz) and the header with
+    // rosidl's placeholder byte. Both are answered, and pause and resume the run.
+    let trigger = |service: &str, payload: Vec<u8>| -> TriggerResponse {
+        let key = data_key(0, service, TRIGGER.name, &service_hash(&TRIGGER));
+        let replies = session
+            .get(&key)
+            .payload(payload)
+            .attachment(attachment(42))
+            .timeout(Duration::from_secs(5))
+            .wait()
+            .unwrap();
+        let reply = replies
+            .recv_timeout(Duration::from_secs(6))
+            .unwrap()
+            .expect("an answer");
+        let sample = reply.result().expect("a reply");
+        cdr::decode(&sample.payload().to_bytes(), 1024).expect("a Trigger response")
+    };
+    let paused = trigger("/ssx/pause", cdr::CDR_LE.to_vec());
+    assert!(
+        paused.success && paused.message.starts_with("paused at step "),
+        "{paused:?}"
+    );
+    let mut rosidl = Vec::new();
+    cdr::encode(&TriggerRequest::default(), &mut rosidl);
+    assert_eq!(rosidl.len(), 5);
+    let resumed = trigger("/ssx/resume", rosidl);
+    assert!(
+        resumed.success && resumed.message.starts_with("running from step "),
+        "{resumed:?}"
+    );
 
     // Every refusal counted; the rover never moved.
     let expected = 3 + flood + 1; // three bad cmd_vel, the flood, the bad request
@@ -253,7 +284,6 @@ fn bad_ros2_input_is_refused_counted_logged_and_never_reaches_the_driver() {
         (moved.x - start.x).hypot(moved.y - start.y) > 0.1,
         "a valid cmd_vel did not drive the rover: {start:?} -> {moved:?}"
     );
-    let _ = TriggerRequest::default();
     drop(session);
     let (code, log) = daemon.interrupt();
     assert_eq!(code, Some(0), "{log}");

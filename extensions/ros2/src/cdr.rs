@@ -64,6 +64,11 @@ pub fn encode<M: Message>(msg: &M, out: &mut Vec<u8>) {
 /// Reads a message, refusing payloads longer than `max` bytes before looking at them. Either
 /// byte order is accepted; up to 7 bytes of padding may follow the message (CDR writers pad to
 /// their alignment), more are refused.
+///
+/// An empty message (a type without fields, such as `std_srvs/srv/Trigger_Request`) is read in
+/// both of the encodings in use: rosidl's C and C++ type support write one placeholder `uint8`
+/// after the header, other implementations (hiroz, ZettaScale's native Rust ROS 2) the header
+/// alone. Every other type must be complete.
 pub fn decode<M: Message>(payload: &[u8], max: usize) -> Result<M, DecodeError> {
     if payload.len() > max {
         return Err(DecodeError::TooLarge {
@@ -74,7 +79,10 @@ pub fn decode<M: Message>(payload: &[u8], max: usize) -> Result<M, DecodeError> 
     if payload.len() < 4 {
         return Err(DecodeError::NoHeader);
     }
-    let body = &payload[4..];
+    let body = match &payload[4..] {
+        [] if M::TYPE.fields.is_empty() => &[0u8][..], // the header alone: the placeholder implied
+        body => body,
+    };
     let (msg, used) = match [payload[0], payload[1]] {
         [0x00, 0x01] => cdr_encoding::from_bytes::<M, LittleEndian>(body),
         [0x00, 0x00] => cdr_encoding::from_bytes::<M, BigEndian>(body),
@@ -137,6 +145,40 @@ mod tests {
             be.extend_from_slice(&v.to_be_bytes());
         }
         assert_eq!(decode::<Twist>(&be, 64).unwrap(), t);
+    }
+
+    #[test]
+    fn an_empty_message_reads_with_or_without_its_placeholder_byte() {
+        use crate::msgs::TriggerRequest;
+        let mut rosidl = Vec::new();
+        encode(&TriggerRequest::default(), &mut rosidl);
+        assert_eq!(rosidl, [0, 1, 0, 0, 0]);
+        let header_alone = CDR_LE;
+        for payload in [
+            &rosidl[..],
+            &header_alone[..],
+            &CDR_BE[..],
+            &[0, 1, 0, 0, 0, 0, 0, 0],
+        ] {
+            assert_eq!(
+                decode::<TriggerRequest>(payload, 64),
+                Ok(TriggerRequest::default()),
+                "{payload:?}"
+            );
+        }
+        // Strict on everything else: a message with fields needs them.
+        assert!(matches!(
+            decode::<Twist>(&CDR_LE, 64),
+            Err(DecodeError::Cdr(_))
+        ));
+        assert_eq!(
+            decode::<TriggerRequest>(&CDR_LE[..3], 64),
+            Err(DecodeError::NoHeader)
+        );
+        assert_eq!(
+            decode::<TriggerRequest>(&[0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], 64),
+            Err(DecodeError::Trailing(8))
+        );
     }
 
     #[test]
