@@ -24,7 +24,25 @@ fn shared_library(src: &Path, out: &Path, defines: &[&str]) {
     println!("cargo:rerun-if-changed={}", src.display());
 }
 
-/// The header alone must compile as strict C99 and as C++17.
+/// Plugin tables written with the header's initialiser macros (C and C++20 alike).
+const WITH_MACROS: &str = r#"
+static SsxStatus create(const SsxHostApi *h, const char *d, const SsxInit *i, void **o, SsxErrorBuf *e) {
+    (void)h; (void)d; (void)i; (void)e; *o = 0; return SSX_OK;
+}
+static void destroy(void *o) { (void)o; }
+static SsxStatus step(void *o, SsxCtx c, SsxErrorBuf *e) { (void)o; (void)c; (void)e; return SSX_OK; }
+static SsxStatus reset(void *o, uint64_t s, SsxErrorBuf *e) { (void)o; (void)s; (void)e; return SSX_OK; }
+static const SsxPluginDesc PLUGINS[] = {
+    SSX_DRIVER("d", "a driver", create, destroy, step),
+    SSX_SENSOR("s", "a sensor", create, destroy, step),
+    SSX_EXTENSION("e", "an extension", create, destroy, step, 0),
+    { SSX_PLUGIN_FIELDS(SSX_KIND_EXTENSION, "r", "with reset", create, destroy, step), .reset = reset },
+};
+static const SsxPluginTable TABLE = SSX_PLUGIN_TABLE(PLUGINS);
+"#;
+
+/// The header alone must compile as strict C99 and as C++17; a table written with its
+/// initialiser macros, as strict C99 and as C++20 (with one flag).
 fn header_compiles(out: &Path) {
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk/include");
     let c_src = out.join("header_check.c");
@@ -35,7 +53,28 @@ fn header_compiles(out: &Path) {
     .unwrap();
     let cpp_src = out.join("header_check.cpp");
     std::fs::write(&cpp_src, "#include \"ssx.h\"\nint main() { SsxPluginTable t{}; return static_cast<int>(t.plugin_count); }\n").unwrap();
-    for (cpp, std, src) in [(false, "-std=c99", &c_src), (true, "-std=c++17", &cpp_src)] {
+    let c_macros = out.join("macros_check.c");
+    let main = "int main(void) { return (int)TABLE.plugin_count - 4; }\n";
+    std::fs::write(
+        &c_macros,
+        format!("#include \"ssx.h\"\n{WITH_MACROS}{main}"),
+    )
+    .unwrap();
+    let cpp_macros = out.join("macros_check.cpp");
+    std::fs::write(
+        &cpp_macros,
+        format!("#include \"ssx.h\"\n{WITH_MACROS}{main}"),
+    )
+    .unwrap();
+    // g++ warns of fields left out of a designated initialiser too (gcc does not): C++
+    // plugins need the flag docs/plugins.md gives.
+    let cpp_flag = "-Wno-missing-field-initializers";
+    for (cpp, std, src, extra) in [
+        (false, "-std=c99", &c_src, None),
+        (true, "-std=c++17", &cpp_src, None),
+        (false, "-std=c99", &c_macros, None),
+        (true, "-std=c++20", &cpp_macros, Some(cpp_flag)),
+    ] {
         let compiler = cc::Build::new()
             .cpp(cpp)
             .cargo_metadata(false)
@@ -50,6 +89,7 @@ fn header_compiles(out: &Path) {
                 "-pedantic",
                 "-fsyntax-only",
             ])
+            .args(extra)
             .arg("-I")
             .arg(&include)
             .arg(src)
@@ -57,7 +97,8 @@ fn header_compiles(out: &Path) {
             .expect("run the compiler");
         assert!(
             status.success(),
-            "sdk/include/ssx.h does not compile with {std}"
+            "{} (with sdk/include/ssx.h) does not compile with {std}",
+            src.display()
         );
     }
 }
@@ -108,6 +149,13 @@ fn main() {
     // v1 as a library built against the header before `save`/`restore` (shorter entries).
     shared_library(&swap, &out.join("libswap_x.so"), &["-DOLD_ENTRY"]);
     shared_library(&swap, &out.join("libswap_y.so"), &["-DPUSH_Y"]);
+    // A plugin written by position against version 3's first layout, built with the flag
+    // docs/plugins.md gives for such plugins (the fields appended since are left null).
+    shared_library(
+        &swap,
+        &out.join("libswap_positional.so"),
+        &["-DPOSITIONAL", "-Wno-missing-field-initializers"],
+    );
     shared_library(&swap, &out.join("libswap_fails.so"), &["-DFAIL_CREATE"]);
     shared_library(
         &swap,

@@ -105,10 +105,10 @@ static SsxStatus hover_step(void *instance, SsxCtx ctx, SsxErrorBuf *error) {
 }
 
 static const SsxPluginDesc PLUGINS[] = {
-    {sizeof(SsxPluginDesc), SSX_KIND_DRIVER, "hover_c", "holds a height by a vertical force (written in C)",
-     hover_create, hover_destroy, hover_step, NULL, NULL, NULL, NULL, NULL},
+    SSX_DRIVER("hover_c", "holds a height by a vertical force (written in C)", hover_create, hover_destroy,
+               hover_step),
 };
 
-static const SsxPluginTable TABLE = {SSX_ABI_VERSION, sizeof(SsxPluginTable), 1, PLUGINS};
+static const SsxPluginTable TABLE = SSX_PLUGIN_TABLE(PLUGINS);
 
 const SsxPluginTable *ssx_plugin_entry(void) { return &TABLE; }

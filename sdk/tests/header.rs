@@ -14,10 +14,14 @@ fn generate() -> String {
         .expect("cbindgen generates the header")
         .write(&mut out);
     let mut text = String::from_utf8(out).expect("UTF-8 header");
-    // The entry point is implemented by plugins, not declared in abi.rs as a function.
+    // The entry point is implemented by plugins, not declared in abi.rs as a function; the
+    // initialiser macros are C, kept in a file of their own.
     text = text.replace(
         "#endif  /* SSX_H */",
-        "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n/* Every plugin library defines this. */\nconst SsxPluginTable *ssx_plugin_entry(void);\n\n#ifdef __cplusplus\n}  /* extern \"C\" */\n#endif\n\n#endif  /* SSX_H */",
+        &format!(
+            "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n/* Every plugin library defines this. */\nconst SsxPluginTable *ssx_plugin_entry(void);\n\n#ifdef __cplusplus\n}}  /* extern \"C\" */\n#endif\n\n{}\n#endif  /* SSX_H */",
+            include_str!("../src/initialisers.h")
+        ),
     );
     text
 }

@@ -77,6 +77,17 @@ fn a_new_build_copied_over_the_library_drives_from_the_step_after_the_switch() {
 }
 
 #[test]
+fn a_plugin_initialised_by_position_against_the_first_v3_layout_builds_and_drives() {
+    // Built by tests/build.rs with -Wall -Wextra -Werror -Wno-missing-field-initializers.
+    let ws = Workspace::new();
+    let (mut env, _) = world(&ws, "swap_positional", Mode::Fast);
+    ssx_tests::step_n(&mut env, 200);
+    let v = state_of(&env, "bot").linvel;
+    assert!((v.x - 0.398).abs() < 1e-5 && v.y == 0.0, "{v:?}");
+    assert_eq!(env.summary().plugin_faults, 0);
+}
+
+#[test]
 fn a_build_that_cannot_run_is_refused_whole_and_the_old_driver_keeps_driving() {
     let ws = Workspace::new();
     let (mut env, lib) = world(&ws, "swap_x", Mode::Fast);
