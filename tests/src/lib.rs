@@ -391,13 +391,13 @@ pub fn ssxd_bounded(args: &[&str], seconds: u64, memory: u64) -> Bounded {
     }
 }
 
-/// A Python 3 that can import the ROS 2 test client's packages (`eclipse-zenoh` and `rosbags`,
-/// pinned): the system's `python3` if it already can, else a virtual environment made once under
-/// the target directory with those packages installed from PyPI. Panics with what to install
-/// when neither works.
-pub fn python_for_ros2() -> PathBuf {
-    const PACKAGES: [&str; 2] = ["eclipse-zenoh==1.10.2", "rosbags==0.11.9"];
-    const PROBE: &str = "import zenoh, rosbags, numpy, importlib.metadata as m; \
+/// A Python 3 that can import the test clients' packages (`eclipse-zenoh` and `rosbags` for the
+/// ROS 2 client, `mcap` for the docs' recording recovery; pinned): the system's `python3` if it
+/// already can, else a virtual environment made once under the target directory with those
+/// packages installed from PyPI. Panics with what to install when neither works.
+pub fn python_for_clients() -> PathBuf {
+    const PACKAGES: [&str; 3] = ["eclipse-zenoh==1.10.2", "rosbags==0.11.9", "mcap==1.2.2"];
+    const PROBE: &str = "import zenoh, rosbags, numpy, mcap, importlib.metadata as m; \
         assert m.version('eclipse-zenoh').startswith('1.10.')";
     static ONCE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     ONCE.get_or_init(|| {
@@ -414,7 +414,7 @@ pub fn python_for_ros2() -> PathBuf {
         }
         let target =
             std::env::var_os("CARGO_TARGET_DIR").map_or(repo_root().join("target"), PathBuf::from);
-        let venv = target.join("ros2-client-venv");
+        let venv = target.join("client-venv");
         let python = venv.join("bin/python3");
         if !can(&python) {
             let made = std::process::Command::new("python3")
@@ -454,7 +454,7 @@ pub fn python_for_ros2() -> PathBuf {
             }
             assert!(
                 installed && can(&python),
-                "the ROS 2 client test needs Python 3 with {} (tried a virtual environment in {})",
+                "the client tests need Python 3 with {} (tried a virtual environment in {})",
                 PACKAGES.join(" and "),
                 venv.display()
             );

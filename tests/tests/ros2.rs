@@ -47,7 +47,7 @@ fn scene_quiet_camera(ws: &Workspace, port: u16) -> String {
 #[test]
 fn an_independent_ros2_client_finds_drives_and_steps_the_shipped_scene_beside_a_zenoh_client() {
     let _one = one_at_a_time();
-    let python = ssx_tests::python_for_ros2();
+    let python = ssx_tests::python_for_clients();
     let ws = Workspace::new();
     let port = free_port();
     let mut daemon = Daemon::start(&scene(&ws, port), 120);

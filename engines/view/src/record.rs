@@ -100,26 +100,40 @@ impl Recorder {
                 // Channels close when their context goes: it lives as long as this thread.
                 let _ctx = ctx;
                 ch.publish_scene(0, None);
+                // The header and the scene on disk now: a run killed before the first second
+                // still leaves a file that reads.
+                if let Err(e) = writer.flush() {
+                    fail(&state, format!("cannot write: {e}"));
+                }
                 let mut flushed = Instant::now();
-                loop {
-                    let stopping = stop.load(Ordering::Acquire);
-                    while let Some(side) = hub.0.record.queue.pop() {
-                        ch.publish_side(&side);
-                    }
-                    while let Some(f) = frames.next() {
-                        ch.publish_frame(&f);
-                        frames.recycle(f);
-                    }
-                    state.messages.store(ch.messages, Ordering::Relaxed);
-                    if stopping {
-                        break;
-                    }
+                // The chunk is closed once a second of wall time whatever the rate: checked
+                // between messages too, for a writer that never catches up (a fast run's
+                // lossless recording) and never leaves the loops below.
+                let mut flush_due = || {
                     if flushed.elapsed() >= FLUSH_EVERY {
                         if let Err(e) = writer.flush() {
                             fail(&state, format!("cannot write: {e}"));
                         }
                         flushed = Instant::now();
                     }
+                };
+                loop {
+                    let stopping = stop.load(Ordering::Acquire);
+                    while let Some(side) = hub.0.record.queue.pop() {
+                        ch.publish_side(&side);
+                        flush_due();
+                    }
+                    while let Some(f) = frames.next() {
+                        ch.publish_frame(&f);
+                        frames.recycle(f);
+                        state.messages.store(ch.messages, Ordering::Relaxed);
+                        flush_due();
+                    }
+                    state.messages.store(ch.messages, Ordering::Relaxed);
+                    if stopping {
+                        break;
+                    }
+                    flush_due();
                     std::thread::park_timeout(Duration::from_millis(20));
                 }
                 match writer.close() {
