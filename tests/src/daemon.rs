@@ -28,7 +28,21 @@ impl Daemon {
 
     /// [`Daemon::start`] with more arguments.
     pub fn start_with(scene: &str, seconds: u32, extra: &[&str]) -> Daemon {
-        let mut child = Command::new(ssxd())
+        Self::start_in(None, scene, seconds, extra)
+    }
+
+    /// [`Daemon::start_with`] in working directory `dir` (None: this process's).
+    pub fn start_in(
+        dir: Option<&std::path::Path>,
+        scene: &str,
+        seconds: u32,
+        extra: &[&str],
+    ) -> Daemon {
+        let mut command = Command::new(ssxd());
+        if let Some(d) = dir {
+            command.current_dir(d);
+        }
+        let mut child = command
             .args(["run", scene, "--duration", &seconds.to_string(), "--quiet"])
             .args(extra)
             .stdout(Stdio::piped())

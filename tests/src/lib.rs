@@ -256,6 +256,28 @@ fn workspace_build() -> PathBuf {
             .and_then(|exe| Some(exe.file_stem()?.to_str()?.rsplit_once('-')?.0.to_owned()));
         let mut cargo = std::process::Command::new(env!("CARGO"));
         cargo.args(["build", "--quiet", "--workspace", "--lib", "--bins"]);
+        // Not the variables cargo set for this test process: build scripts that watch them
+        // (ring's `rerun-if-env-changed=CARGO_PKG_NAME`, ...) would see them change between this
+        // build and the test build, and each would compile ring, rustls and zenoh again.
+        for (name, _) in std::env::vars_os() {
+            let n = name.to_string_lossy();
+            if n.starts_with("CARGO_PKG_")
+                || n.starts_with("CARGO_BIN_EXE_")
+                || [
+                    "CARGO_MANIFEST_DIR",
+                    "CARGO_MANIFEST_PATH",
+                    "CARGO_MANIFEST_LINKS",
+                    "CARGO_CRATE_NAME",
+                    "CARGO_BIN_NAME",
+                    "CARGO_PRIMARY_PACKAGE",
+                    "CARGO_TARGET_TMPDIR",
+                    "OUT_DIR",
+                ]
+                .contains(&n.as_ref())
+            {
+                cargo.env_remove(&name);
+            }
+        }
         if let Some(name) = own_test
             .as_ref()
             .filter(|n| root.join(format!("tests/tests/{n}.rs")).is_file())

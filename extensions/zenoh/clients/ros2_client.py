@@ -138,6 +138,9 @@ def clock_s(msg):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--connect", default="tcp/127.0.0.1:7447")
+    ap.add_argument("--config", help="a Zenoh client configuration (JSON5) to start from, e.g. "
+                    "artifacts/zenoh/client.json5 for a daemon behind mutual TLS (docs/zenoh.md "
+                    "\"Security\"); --connect overrides its endpoints")
     ap.add_argument("--domain", default="0")
     ap.add_argument("--node", default="ssx")
     ap.add_argument("--robot", default="rover")
@@ -150,7 +153,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=20.0)
     a = ap.parse_args()
 
-    conf = zenoh.Config()
+    conf = zenoh.Config.from_file(a.config) if a.config else zenoh.Config()
     conf.insert_json5("mode", '"client"')
     conf.insert_json5("connect/endpoints", f'["{a.connect}"]')
     conf.insert_json5("scouting/multicast/enabled", "false")
