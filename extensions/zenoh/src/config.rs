@@ -227,6 +227,40 @@ impl Descriptor {
     }
 }
 
+/// For a daemon open beyond this machine without what would close it: a warning that says so
+/// (docs/zenoh.md "Security"). Open means a listening endpoint beyond loopback; closed means
+/// every such endpoint is TLS with client certificates required, and access control is on.
+pub fn exposure_warning(c: &zenoh::Config) -> Option<String> {
+    let endpoints: Vec<String> = c
+        .get_json("listen/endpoints")
+        .map(|t| parse_endpoints(&t))
+        .unwrap_or_default();
+    let open: Vec<&String> = endpoints.iter().filter(|e| !is_loopback(e)).collect();
+    let first = open.first()?;
+    let is_true = |key: &str| c.get_json(key).is_ok_and(|v| v.trim() == "true");
+    let missing: Vec<&str> = [
+        (
+            open.iter()
+                .any(|e| !e.starts_with("tls/") && !e.starts_with("quic/")),
+            "TLS",
+        ),
+        (
+            !is_true("transport/link/tls/enable_mtls"),
+            "client certificates",
+        ),
+        (!is_true("access_control/enabled"), "access control"),
+    ]
+    .into_iter()
+    .filter_map(|(lacks, what)| lacks.then_some(what))
+    .collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "zenoh: listening on '{first}' beyond this machine without {}: anyone who reaches it can command the robots and pause the run (docs/zenoh.md \"Security\"; artifacts/zenoh/lab.json5 closes it)",
+            missing.join(", ")
+        )
+    })
+}
+
 fn json_list(items: &[String]) -> String {
     serde_json::to_string(items).expect("strings serialise")
 }
@@ -316,6 +350,35 @@ mod tests {
         );
         let d = Descriptor::parse(r#"{"listen": ["tcp/0.0.0.0:7447"], "expose": true}"#).unwrap();
         assert!(d.zenoh_config().is_ok());
+    }
+
+    #[test]
+    fn an_open_daemon_is_warned_of_and_the_lab_configuration_closes_it() {
+        let config = |json: &str| Descriptor::parse(json).unwrap().zenoh_config().unwrap();
+        assert_eq!(exposure_warning(&config("{}")), None, "loopback only");
+        assert_eq!(
+            exposure_warning(&config(
+                r#"{"listen": ["tcp/0.0.0.0:7447"], "expose": true}"#
+            ))
+            .unwrap(),
+            "zenoh: listening on 'tcp/0.0.0.0:7447' beyond this machine without TLS, client certificates, access control: anyone who reaches it can command the robots and pause the run (docs/zenoh.md \"Security\"; artifacts/zenoh/lab.json5 closes it)"
+        );
+        let lab = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../artifacts/zenoh/lab.json5"
+        );
+        let lab = config(&format!(r#"{{"config_file": "{lab}", "expose": true}}"#));
+        assert_eq!(exposure_warning(&lab), None);
+        // The lab file with a plain TCP endpoint beside its TLS one.
+        let mut open = lab.clone();
+        open.insert_json5(
+            "listen/endpoints",
+            r#"["tls/0.0.0.0:7447", "tcp/0.0.0.0:7448"]"#,
+        )
+        .unwrap();
+        assert!(exposure_warning(&open).unwrap().starts_with(
+            "zenoh: listening on 'tls/0.0.0.0:7447' beyond this machine without TLS: "
+        ),);
     }
 
     #[test]

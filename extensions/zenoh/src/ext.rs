@@ -334,6 +334,7 @@ impl Zenoh {
             .unwrap_or_else(|| format!("ssx/{}", init.artifact_name));
         check_key(&prefix, "prefix")?;
         let config = desc.zenoh_config()?;
+        let exposure = crate::config::exposure_warning(&config);
         let session = zenoh::open(config)
             .wait()
             .map_err(|e| format!("cannot open the zenoh session: {e}"))?;
@@ -375,6 +376,10 @@ impl Zenoh {
             waker: init.waker,
             warnings: ArrayQueue::new(256),
         });
+        // Logged with the first step's warnings.
+        if let Some(w) = exposure {
+            let _ = shared.warnings.push(w);
+        }
         let q = Arc::downgrade(&shared);
         let queryable = session
             .declare_queryable(format!("{prefix}/control"))
