@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod daemon;
 pub mod fidelity;
+pub mod soak;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -320,6 +321,21 @@ pub fn hil_scene(
     prefix: &str,
     edit: impl FnOnce(&mut serde_json::Value),
 ) -> String {
+    shipped_scene(ws, name, |s| {
+        let d = &mut s["extensions"][0]["descriptor"];
+        d["listen"] = serde_json::json!([format!("tcp/127.0.0.1:{port}")]);
+        d["prefix"] = serde_json::json!(prefix);
+        edit(s);
+    })
+}
+
+/// A shipped scene, rewritten into `ws` with absolute artifact, include and map paths, then
+/// `edit`ed.
+pub fn shipped_scene(
+    ws: &Workspace,
+    name: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> String {
     let path = repo_root().join(format!("artifacts/scenes/{name}.json"));
     let mut s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
@@ -340,9 +356,6 @@ pub fn hil_scene(
             }
         }
     }
-    let d = &mut s["extensions"][0]["descriptor"];
-    d["listen"] = serde_json::json!([format!("tcp/127.0.0.1:{port}")]);
-    d["prefix"] = serde_json::json!(prefix);
     edit(&mut s);
     let out = ws.path().join(format!("{name}.json"));
     std::fs::write(&out, serde_json::to_string_pretty(&s).unwrap()).unwrap();

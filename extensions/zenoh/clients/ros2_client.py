@@ -151,18 +151,63 @@ def main():
     ap.add_argument("--timestep", type=float, default=0.01)
     ap.add_argument("--map", help="the scene's map image (PNG), to check /map's size against")
     ap.add_argument("--timeout", type=float, default=20.0)
+    ap.add_argument("--churn", type=float, default=0.0, metavar="SECONDS",
+                    help="instead of the check: for this long, every --period a new session finds the "
+                    "node, reads /clock, sends one cmd_vel and leaves (the soak's ROS 2 visitor); "
+                    "prints 'churn: N sessions, M failed'")
+    ap.add_argument("--period", type=float, default=0.2)
     a = ap.parse_args()
 
     conf = zenoh.Config.from_file(a.config) if a.config else zenoh.Config()
     conf.insert_json5("mode", '"client"')
     conf.insert_json5("connect/endpoints", f'["{a.connect}"]')
     conf.insert_json5("scouting/multicast/enabled", "false")
+    if a.churn > 0:
+        churn(conf, a)
+        return
     session = zenoh.open(conf)
     try:
         summary = run(session, a)
     finally:
         session.close()
     print("summary: " + summary)
+
+
+def churn(conf, a):
+    """Sessions that come and go: each finds the node, reads /clock and sends one cmd_vel."""
+    ok = failed = 0
+    end = time.monotonic() + a.churn
+    nxt = time.monotonic()
+    twist_t = "geometry_msgs/msg/Twist"
+    vec = TS.types["geometry_msgs/msg/Vector3"]
+    payload = bytes(TS.serialize_cdr(TS.types[twist_t](linear=vec(x=0.1, y=0.0, z=0.0),
+                                                 angular=vec(x=0.0, y=0.0, z=0.0)), twist_t))
+    while time.monotonic() < end:
+        session = None
+        try:
+            session = zenoh.open(conf)
+            ents = [Entity(r.ok.key_expr) for r in session.liveliness().get(f"@ros2_lv/{a.domain}/**", timeout=2)
+                    if r.ok is not None]
+            mine = {(e.kind, e.name): e for e in ents if e.kind != "NN" and e.node == a.node}
+            check(("MP", "/clock") in mine, f"node '{a.node}' has no /clock")
+            clock = Topic(session, mine[("MP", "/clock")])
+            clock.wait(1, 2.0)
+            key = mine.get(("MS", f"/{a.robot}/cmd_vel"))
+            if key is not None:
+                session.put(key.data_key(), payload, attachment=attachment(1, os.urandom(16)))
+            clock.sub.undeclare()
+            ok += 1
+        except Exception as e:  # counted, and the first few said
+            failed += 1
+            if failed <= 3:
+                print(f"churn: a session failed: {e}", file=sys.stderr)
+        finally:
+            if session is not None:
+                session.close()
+        nxt += a.period
+        time.sleep(max(0.0, nxt - time.monotonic()))
+        nxt = max(nxt, time.monotonic())
+    print(f"churn: {ok} sessions, {failed} failed")
 
 
 def discover(session, a):
