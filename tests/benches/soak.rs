@@ -40,9 +40,10 @@ fn main() {
     std::fs::write(out.join("soak.json"), format!("{summary:#}\n")).unwrap();
     ssx_tests::soak::write_csv(&out.join("soak.csv"), &report.samples).unwrap();
     println!("{summary:#}");
-    // The quickstart's own misses: none on a quiet machine (BENCHMARKS.md); a few stalls of the
-    // VM are allowed (0.1% of steps).
-    if let Err(e) = report.check(warmup, 30.0, 0.001) {
+    // The quickstart's own misses on this VM, without any client: 0 to 24 in 10,000 steps
+    // (BENCHMARKS.md, "Python (issue 38)": the VM's stalls). More than its worst, 0.25%, would be
+    // a pattern of the soak's own.
+    if let Err(e) = report.check(warmup, 30.0, 0.0025) {
         eprintln!("soak: {e}");
         std::process::exit(1);
     }

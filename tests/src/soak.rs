@@ -102,8 +102,8 @@ fn proc_status(pid: u32) -> (u64, u64) {
 /// ssx declared) and the ROS 2 graph's liveliness tokens (a liveliness query: every entity of
 /// the node, and of any visitor that declared one and did not take it back). Not Zenoh's admin
 /// space: answering a query about its tables while a visitor declares something deadlocked the
-/// daemon's Zenoh router here (zenoh 1.10.2: the admin space replies from inside `route_query`,
-/// which holds the tables' read lock, and takes it again behind a waiting writer).
+/// daemon's Zenoh router here (zenoh 1.10.2: the admin space replies while holding the tables'
+/// read lock and takes it again behind a waiting writer; eclipse-zenoh/zenoh pull request 2619).
 fn session_tables(monitor: &zenoh::Session) -> (u64, u64) {
     let subscribers = monitor
         .get("ssx/soak/control")
@@ -341,6 +341,9 @@ pub fn run(o: &Options) -> Report {
     }
 }
 
+/// One of a sample's counts.
+type Field = fn(&Sample) -> u64;
+
 /// A child killed when dropped.
 struct KillOnDrop(Child);
 
@@ -376,10 +379,10 @@ impl Report {
     /// The assertions, after `warmup` seconds, comparing the `window` seconds after the
     /// warm-up with the last `window` seconds: resident memory (the windows' medians) grew by
     /// less than 1%; descriptors, threads, Zenoh subscriptions and tokens, which rise while a
-    /// visitor is in and fall when it leaves (and Zenoh's blocking pool keeps an idle thread for
-    /// 10 s), are at the end at least once no higher than the highest after the warm-up (what a
-    /// leak of one per visitor, 300 a minute, would break at once); every kind of client came and
-    /// went; the deadline misses are within `max_miss_share` of the steps.
+    /// visitor is in and fall when it leaves (the runtimes' thread pools also grow and shrink),
+    /// are at the end at least once no higher than the highest after the warm-up (what a leak of
+    /// one per visitor, 300 a minute, would break at once); every kind of client came and went;
+    /// the deadline misses are within `max_miss_share` of the steps.
     pub fn check(&self, warmup: f64, window: f64, max_miss_share: f64) -> Result<(), String> {
         let end = self.samples.last().map_or(0.0, |s| s.t) + 1.0;
         let (first, last): (Vec<&Sample>, Vec<&Sample>) = (
@@ -403,9 +406,9 @@ impl Report {
         if b as f64 > a as f64 * 1.01 {
             failures.push(format!("resident memory grew from {a} kB to {b} kB"));
         }
-        let floor = |v: &[&Sample], f: fn(&Sample) -> u64| v.iter().map(|s| f(s)).min().unwrap();
-        let top = |v: &[&Sample], f: fn(&Sample) -> u64| v.iter().map(|s| f(s)).max().unwrap();
-        let counts: [(&str, fn(&Sample) -> u64); 4] = [
+        let floor = |v: &[&Sample], f: Field| v.iter().map(|s| f(s)).min().unwrap();
+        let top = |v: &[&Sample], f: Field| v.iter().map(|s| f(s)).max().unwrap();
+        let counts: [(&str, Field); 4] = [
             ("open file descriptors", |s| s.fds),
             ("threads", |s| s.threads),
             ("Zenoh subscriptions", |s| s.subscribers),
@@ -444,7 +447,7 @@ impl Report {
     /// The figures, for the benchmark's file and the failure messages.
     pub fn summary(&self, warmup: f64) -> Value {
         let after: Vec<&Sample> = self.window(warmup, f64::INFINITY).collect();
-        let range = |f: fn(&Sample) -> u64| {
+        let range = |f: Field| {
             let v: Vec<u64> = after.iter().map(|s| f(s)).collect();
             json!({
                 "first": v.first(), "last": v.last(),

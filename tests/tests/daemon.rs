@@ -306,9 +306,10 @@ fn copy_folders(tmp: &std::path::Path) -> Vec<String> {
 }
 
 /// `ssxd run` of the quickstart in real time with `TMPDIR=tmp`, its stderr into `log`; returns
-/// once it runs (bounded), with the name of its plugin copy folder.
+/// once it runs (bounded), with the name of its plugin copy folder. The caller waits for it.
+#[allow(clippy::zombie_processes)]
 fn daemon_in(tmp: &std::path::Path, log: &std::path::Path) -> (std::process::Child, String) {
-    let child = Command::new(ssxd())
+    let mut child = Command::new(ssxd())
         .args(["run", quickstart().to_str().unwrap(), "--duration", "60"])
         .env("TMPDIR", tmp)
         .stdout(Stdio::null())
@@ -324,11 +325,14 @@ fn daemon_in(tmp: &std::path::Path, log: &std::path::Path) -> (std::process::Chi
         {
             return (child, name);
         }
-        assert!(
-            Instant::now() < deadline,
-            "no copy folder: {}",
-            std::fs::read_to_string(log).unwrap_or_default()
-        );
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "no copy folder: {}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -118,10 +118,12 @@ impl Shared {
                 self.count_refusal(why, "control");
             }
             Asker::Topic => {
+                // As the answers' own publisher: waits for room rather than being dropped.
                 let _ = self
                     .session
                     .put(format!("{}/control/out", self.prefix), control::error(why))
                     .encoding(ZEncoding::from(JSON))
+                    .congestion_control(zenoh::qos::CongestionControl::Block)
                     .wait();
                 self.count_refusal(why, "control/in");
             }

@@ -174,9 +174,13 @@ impl Outbound {
         }
     }
 
-    /// Queues a control answer, to go after everything queued before it.
+    /// Queues a control answer, to go after everything queued before it. With 16 answers
+    /// waiting (a publisher thread held up by the network) it is dropped, and counted with the
+    /// dropped messages (`outbound_dropped`) rather than lost without a trace.
     pub fn reply(&self, to: Asker, answer: Answer) {
-        let _ = self.replies.push((to, answer));
+        if self.replies.push((to, answer)).is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Asks the publisher thread to finish (it drains what is queued first).
