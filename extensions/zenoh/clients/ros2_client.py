@@ -255,7 +255,9 @@ def run(session, a):
     times = [clock_s(m) for _, _, _, m in ticks]
     check(all(t2 > t1 for t1, t2 in zip(times, times[1:])), "/clock does not advance")
     seqs = [s for _, s, _, _ in ticks]
-    check(all(s2 == s1 + 1 for s1, s2 in zip(seqs, seqs[1:])), f"/clock sequence numbers skip: {seqs[:5]}")
+    # /clock is best effort (rclcpp's ClockQoS): a message may be lost under load, never reordered
+    # or repeated.
+    check(all(s2 > s1 for s1, s2 in zip(seqs, seqs[1:])), f"/clock sequence numbers do not increase: {seqs}")
     check(len({g for _, _, g, _ in ticks}) == 1 and ticks[0][2] != bytes(16), "/clock's GID changes or is zero")
     frames = {t.child_frame_id: t.header.frame_id for t in tf.wait(3, a.timeout)[-1][3].transforms}
     check(frames.get(f"{a.robot}/base_link") == "odom", f"/tf: {frames}")
