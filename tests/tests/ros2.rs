@@ -188,36 +188,13 @@ fn bad_ros2_input_is_refused_counted_logged_and_never_reaches_the_driver() {
             std::thread::sleep(Duration::from_millis(1));
         }
     }
-    // A bad service request is answered as a failed Trigger, with the request's attachment.
-    let pause = data_key(0, "/ssx/pause", TRIGGER.name, &service_hash(&TRIGGER));
-    let replies = session
-        .get(&pause)
-        .payload(vec![0u8; 1000])
-        .attachment(attachment(41))
-        .timeout(Duration::from_secs(5))
-        .wait()
-        .unwrap();
-    let reply = replies
-        .recv_timeout(Duration::from_secs(6))
-        .unwrap()
-        .unwrap();
-    let sample = reply.result().expect("a reply");
-    let response: TriggerResponse =
-        cdr::decode(&sample.payload().to_bytes(), 1024).expect("a Trigger response");
-    assert_eq!(
-        (response.success, response.message.as_str()),
-        (false, "1000 bytes; a Trigger request is 5")
-    );
-    let a = Attachment::decode(&sample.attachment().unwrap().to_bytes()).unwrap();
-    assert_eq!((a.sequence_number, a.source_gid), (41, [7; 16]));
-    // An empty request in both encodings in use: the header alone (hiroz) and the header with
-    // rosidl's placeholder byte. Both are answered, and pause and resume the run.
-    let trigger = |service: &str, payload: Vec<u8>| -> TriggerResponse {
+    // A Trigger call: its response and the reply's attachment.
+    let trigger = |service: &str, payload: Vec<u8>, n: i64| -> (TriggerResponse, Attachment) {
         let key = data_key(0, service, TRIGGER.name, &service_hash(&TRIGGER));
         let replies = session
             .get(&key)
             .payload(payload)
-            .attachment(attachment(42))
+            .attachment(attachment(n))
             .timeout(Duration::from_secs(5))
             .wait()
             .unwrap();
@@ -226,9 +203,21 @@ fn bad_ros2_input_is_refused_counted_logged_and_never_reaches_the_driver() {
             .unwrap()
             .expect("an answer");
         let sample = reply.result().expect("a reply");
-        cdr::decode(&sample.payload().to_bytes(), 1024).expect("a Trigger response")
+        (
+            cdr::decode(&sample.payload().to_bytes(), 1024).expect("a Trigger response"),
+            Attachment::decode(&sample.attachment().unwrap().to_bytes()).unwrap(),
+        )
     };
-    let paused = trigger("/ssx/pause", cdr::CDR_LE.to_vec());
+    // A bad service request is answered as a failed Trigger, with the request's attachment.
+    let (response, a) = trigger("/ssx/pause", vec![0u8; 1000], 41);
+    assert_eq!(
+        (response.success, response.message.as_str()),
+        (false, "1000 bytes; a Trigger request is 5")
+    );
+    assert_eq!((a.sequence_number, a.source_gid), (41, [7; 16]));
+    // An empty request in both encodings in use: the header alone (hiroz) and the header with
+    // rosidl's placeholder byte. Both are answered, and pause and resume the run.
+    let (paused, _) = trigger("/ssx/pause", cdr::CDR_LE.to_vec(), 42);
     assert!(
         paused.success && paused.message.starts_with("paused at step "),
         "{paused:?}"
@@ -236,7 +225,7 @@ fn bad_ros2_input_is_refused_counted_logged_and_never_reaches_the_driver() {
     let mut rosidl = Vec::new();
     cdr::encode(&TriggerRequest::default(), &mut rosidl);
     assert_eq!(rosidl.len(), 5);
-    let resumed = trigger("/ssx/resume", rosidl);
+    let (resumed, _) = trigger("/ssx/resume", rosidl, 43);
     assert!(
         resumed.success && resumed.message.starts_with("running from step "),
         "{resumed:?}"

@@ -418,24 +418,32 @@ fn count_tf(path: &Path) -> (usize, bool) {
     (topics.get("/tf").map_or(0, Vec::len), clean)
 }
 
+/// The quickstart recorded into `file` in real time, sent `sig` `after` its run started; its
+/// exit status (None: killed by the signal) and how long it ran.
+fn record_until(file: &Path, after: Duration, sig: &str) -> (Option<i32>, f64) {
+    let (mut d, _, _err) = start(
+        &[
+            "run",
+            quickstart().to_str().unwrap(),
+            "--record",
+            file.to_str().unwrap(),
+        ],
+        "running scene",
+    );
+    let started = Instant::now();
+    std::thread::sleep(after);
+    let alive = started.elapsed().as_secs_f64();
+    signal(&d, sig);
+    (wait_exit(&mut d, Duration::from_secs(15)), alive)
+}
+
 #[test]
 fn a_recording_is_finished_on_sigterm_and_still_reads_after_sigkill() {
     let dir = Workspace::new();
     for (sig, name) in [("-TERM", "term.mcap"), ("-KILL", "kill.mcap")] {
         let file = dir.path().join(name);
-        let (mut d, _, _err) = start(
-            &[
-                "run",
-                quickstart().to_str().unwrap(),
-                "--record",
-                file.to_str().unwrap(),
-            ],
-            "running scene",
-        );
         // Past the writer's first one-second flush.
-        std::thread::sleep(Duration::from_millis(2500));
-        signal(&d, sig);
-        let code = wait_exit(&mut d, Duration::from_secs(15));
+        let (code, _) = record_until(&file, Duration::from_millis(2500), sig);
         let bytes = std::fs::read(&file).unwrap();
         let (tf, clean) = count_tf(&file);
         if sig == "-TERM" {
@@ -479,20 +487,9 @@ fn recordings_killed_at_ten_random_moments_read_back_to_within_a_second_of_the_k
     let mut report = Vec::new();
     for k in 0..10 {
         let file = dir.path().join(format!("kill{k}.mcap"));
-        let (mut d, _, _err) = start(
-            &[
-                "run",
-                quickstart().to_str().unwrap(),
-                "--record",
-                file.to_str().unwrap(),
-            ],
-            "running scene",
-        );
-        let started = Instant::now();
-        std::thread::sleep(Duration::from_secs_f64(0.05 + 2.95 * uniform(&mut rng)));
-        let alive = started.elapsed().as_secs_f64();
-        signal(&d, "-KILL");
-        assert_eq!(wait_exit(&mut d, Duration::from_secs(15)), None, "killed");
+        let wait = Duration::from_secs_f64(0.05 + 2.95 * uniform(&mut rng));
+        let (code, alive) = record_until(&file, wait, "-KILL");
+        assert_eq!(code, None, "killed");
         // Readable: the magic, the header and every chunk closed before the kill, then an
         // error where the file was cut.
         let bytes = std::fs::read(&file).unwrap();
@@ -526,18 +523,8 @@ fn recordings_killed_at_ten_random_moments_read_back_to_within_a_second_of_the_k
 fn the_docs_recover_py_makes_a_complete_file_of_a_killed_recording() {
     let dir = Workspace::new();
     let killed = dir.path().join("killed.mcap");
-    let (mut d, _, _err) = start(
-        &[
-            "run",
-            quickstart().to_str().unwrap(),
-            "--record",
-            killed.to_str().unwrap(),
-        ],
-        "running scene",
-    );
-    std::thread::sleep(Duration::from_millis(1700));
-    signal(&d, "-KILL");
-    assert_eq!(wait_exit(&mut d, Duration::from_secs(15)), None, "killed");
+    let (code, _) = record_until(&killed, Duration::from_millis(1700), "-KILL");
+    assert_eq!(code, None, "killed");
     // recover.py as docs/view.md gives it.
     let page = std::fs::read_to_string(repo_root().join("docs/view.md")).unwrap();
     let start_at = page
