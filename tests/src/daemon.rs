@@ -101,17 +101,23 @@ impl Drop for Daemon {
 /// A client session to the daemon's endpoint, retried until the daemon listens (≤ 60 s: the
 /// first run may still be loading libraries).
 pub fn connect(port: u16, daemon: &mut Daemon) -> zenoh::Session {
+    connect_with(|| client_config(port), daemon)
+}
+
+/// [`connect`] with the session's configuration made by `config` (TLS, certificates, ...).
+pub fn connect_with(config: impl Fn() -> zenoh::Config, daemon: &mut Daemon) -> zenoh::Session {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        if let Ok(s) = zenoh::open(client_config(port)).wait() {
-            return s;
-        }
+        let error = match zenoh::open(config()).wait() {
+            Ok(s) => return s,
+            Err(e) => e,
+        };
         if let Some(status) = daemon.child.try_wait().unwrap() {
             panic!("ssxd exited ({status}) before listening: {}", daemon.log());
         }
         assert!(
             Instant::now() < deadline,
-            "no daemon on port {port}: {}",
+            "cannot connect to the daemon: {error}\n{}",
             daemon.log()
         );
         std::thread::sleep(Duration::from_millis(100));

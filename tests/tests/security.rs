@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use serde_json::{Value, json};
-use ssx_tests::daemon::{Daemon, control, one_at_a_time, wait_for};
+use ssx_tests::daemon::{Daemon, connect_with, control, one_at_a_time, wait_for};
 use ssx_tests::{Workspace, free_port, hil_scene, repo_root};
 use zenoh::Wait;
 
@@ -112,23 +112,7 @@ fn lab_scene(ws: &Workspace, port: u16) -> String {
 
 /// A session as `name`, retried until the daemon listens (≤ 60 s).
 fn open_as(dir: &Path, name: &str, port: u16, daemon: &mut Daemon) -> zenoh::Session {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        match zenoh::open(client(dir, Some(name), port)).wait() {
-            Ok(s) => return s,
-            Err(e) => {
-                if let Some(status) = daemon.child.try_wait().unwrap() {
-                    panic!("ssxd exited ({status}): {}", daemon.log());
-                }
-                assert!(
-                    Instant::now() < deadline,
-                    "{name} cannot connect: {e}\n{}",
-                    daemon.log()
-                );
-                std::thread::sleep(Duration::from_millis(200));
-            }
-        }
-    }
+    connect_with(|| client(dir, Some(name), port), daemon)
 }
 
 fn input_of<'a>(stats: &'a Value, key: &str) -> &'a Value {
