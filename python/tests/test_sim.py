@@ -158,12 +158,18 @@ def test_commands_are_checked_as_the_zenoh_bridge_checks_them():
 
 
 def test_ctrl_c_stops_a_long_step_between_two_steps():
+    # Python leaves SIGINT ignored when it starts ignored (a job started with `&` from a
+    # script, as a CI runner may do): Ctrl-C's handler is set here, as in a terminal.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     sim = ssx.Sim(ssx.scene("quickstart.json"), workers=1)
     timer = threading.Timer(0.3, lambda: signal.raise_signal(signal.SIGINT))
     timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        sim.step(10_000_000)
-    timer.join()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sim.step(10_000_000)
+    finally:
+        timer.join()
+        signal.signal(signal.SIGINT, previous)
     done = sim.steps
     assert 0 < done < 10_000_000
     sim.step(1)
