@@ -11,7 +11,7 @@
 //!   the others without pushing them. Bodies whose height ranges do not meet pass each other (a robot under a
 //!   table). A falling body rests on the highest thing under it (Stage 2.5D's stacking).
 //! - Ray casts and radius queries go through a uniform grid, read-only after the step, so the
-//!   sensor phase's workers query it concurrently.
+//!   sensor phase's workers query it concurrently (rays.rs).
 //! - Bodies move one at a time, each seeing the moves before it; those far apart move at once
 //!   on the Environment's workers, in an order fixed by the world alone (motion.rs), so results
 //!   do not depend on the worker count.
@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 mod motion;
+mod rays;
 mod shape;
 mod slots;
 
@@ -34,7 +35,7 @@ use ssx_core::engine::{
 use ssx_core::math::nalgebra::{Matrix3, SymmetricEigen};
 use ssx_core::math::{Point3, Pose, Vec3};
 use ssx_core::parallel::{self, Parallel};
-use ssx_core::spatial::{self as grid, Grid, Layout, ListGrid};
+use ssx_core::spatial::{Grid, Layout, ListGrid};
 
 /// A body as the engine keeps it.
 #[derive(Clone, Debug)]
@@ -635,91 +636,7 @@ impl PhysicEngine for KinematicEngine {
         max_distance: f64,
         exclude: &dyn Fn(BodyId) -> bool,
     ) -> Option<RayHit> {
-        let norm = direction.norm();
-        if !(norm > 0.0 && norm.is_finite() && max_distance > 0.0) {
-            return None;
-        }
-        let (o, d) = (origin.coords, direction / norm);
-        let offer = |best: &mut Option<RayHit>, body: u32, distance: f64, normal: Vec3| {
-            let better = best.is_none_or(|h| {
-                distance < h.distance || (distance == h.distance && body < h.body.0)
-            });
-            if better && !exclude(BodyId(body)) {
-                *best = Some(RayHit {
-                    body: BodyId(body),
-                    distance,
-                    normal,
-                });
-            }
-        };
-        // Without a grid every prim gets the exact test, unculled: the tests' brute force.
-        let cull = self.layout.is_some();
-        // Rays along an axis are culled exactly by the bounds test alone.
-        let slanted = d.x.abs() > 1e-9 && d.y.abs() > 1e-9;
-        let inv = (1.0 / d.x, 1.0 / d.y);
-        let test = |best: &mut Option<RayHit>, i: u32| {
-            let p = self.prims.get_ref(i as usize);
-            // Cull by the bounds of what is left of the ray (most candidates in a crowd).
-            let reach = best.map_or(max_distance, |h| h.distance);
-            let (ex, ey) = (o.x + d.x * reach, o.y + d.y * reach);
-            if cull
-                && (p.aabb[0] > o.x.max(ex)
-                    || p.aabb[2] < o.x.min(ex)
-                    || p.aabb[1] > o.y.max(ey)
-                    || p.aabb[3] < o.y.min(ey))
-            {
-                return;
-            }
-            // A diagonal ray crosses far less than its bounds: keep the prims whose bounds it
-            // crosses within reach (a slab test without divisions) for the exact test.
-            if cull && slanted {
-                let (x0, x1) = ((p.aabb[0] - o.x) * inv.0, (p.aabb[2] - o.x) * inv.0);
-                let (y0, y1) = ((p.aabb[1] - o.y) * inv.1, (p.aabb[3] - o.y) * inv.1);
-                let enter = x0.min(x1).max(y0.min(y1));
-                let leave = x0.max(x1).min(y0.max(y1));
-                // (With a nanometre to spare for rounding: a grazing hit stays.)
-                if enter > leave + 1e-9 || leave < -1e-9 || enter > reach + 1e-9 {
-                    return;
-                }
-            }
-            if let Some((t, n)) = p.cast(&o, &d, max_distance) {
-                offer(best, p.body, t, n);
-            }
-        };
-        let mut best = None;
-        for &(body, h) in &self.planes {
-            if o.z <= h {
-                offer(&mut best, body, 0.0, Vec3::zeros());
-            } else if d.z < 0.0 {
-                let t = (h - o.z) / d.z;
-                if t <= max_distance {
-                    offer(&mut best, body, t, Vec3::z());
-                }
-            }
-        }
-        match &self.layout {
-            None => (0..self.prims.len() as u32).for_each(|i| test(&mut best, i)),
-            Some(layout) => {
-                for &i in &self.outside {
-                    test(&mut best, i);
-                }
-                grid::walk(
-                    layout,
-                    (o.x, o.y),
-                    (d.x, d.y),
-                    max_distance,
-                    |x, y, leave| {
-                        for &i in self.statics.cell(layout, x, y) {
-                            test(&mut best, i);
-                        }
-                        self.movers.cell(layout, x, y, |i| test(&mut best, i));
-                        // A hit before this cell's exit cannot be beaten further on.
-                        best.is_none_or(|h: RayHit| h.distance > leave)
-                    },
-                );
-            }
-        }
-        best
+        self.ray(origin, direction, max_distance, exclude)
     }
 
     fn bodies_within(&self, center: Point3, radius: f64, out: &mut Vec<BodyId>) {

@@ -5,7 +5,7 @@ use rand::{Rng, SeedableRng};
 use ssx_core::math::{Point3, Pose, Vec3, pose_from_xyz_rpy};
 use ssx_core::{
     BodyCommand, BodyId, BodyKind, BodySpec, BodyState, ColliderSpec, EngineConfig, MassSpec,
-    PhysicEngine, Shape,
+    PhysicEngine, RayHit, Shape,
 };
 use ssx_engine_kinematic::KinematicEngine;
 
@@ -433,6 +433,74 @@ fn rays_and_radius_queries_through_the_grid_agree_with_brute_force() {
         assert_eq!(grid_hits, brute_hits, "seed {seed}");
         assert_eq!(grid_near, brute_near, "seed {seed}");
         assert!(grid_near.iter().any(|v| v.len() > 3));
+    }
+}
+
+/// A ring of rays from one origin (`cast_rays`, as a range finder casts its sweep) finds what
+/// each of its rays finds alone, and what brute force finds, to the bit: short rings and long
+/// ones, slanted, along an axis, and rings whose own body is left out, as a ranger's is. The
+/// gate for any batch path the engine takes.
+#[test]
+fn rings_of_rays_agree_with_single_rays_and_brute_force() {
+    for seed in [3, 4] {
+        let mut e = random_world(seed);
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(seed + 200);
+        let rings: Vec<(Point3, Vec<Vec3>, f64, u32)> = (0..1500)
+            .map(|k| {
+                let o = Point3::new(
+                    rng.random_range(-25.0..25.0),
+                    rng.random_range(-25.0..25.0),
+                    rng.random_range(0.01..1.5),
+                );
+                let n = rng.random_range(2..40);
+                let tilt = if k % 3 == 0 {
+                    rng.random_range(-0.3..0.3)
+                } else {
+                    0.0
+                };
+                let mut dirs: Vec<Vec3> = (0..n)
+                    .map(|i| {
+                        let a = i as f64 * std::f64::consts::TAU / n as f64;
+                        Vec3::new(a.cos(), a.sin(), tilt)
+                    })
+                    .collect();
+                // Rays along an axis and straight down.
+                dirs.push(Vec3::new(1.0, 0.0, 0.0));
+                dirs.push(Vec3::new(0.0, -2.0, 0.0));
+                dirs.push(Vec3::new(0.0, 0.0, -1.0));
+                let max = if k % 5 == 0 {
+                    rng.random_range(5.0..30.0)
+                } else {
+                    rng.random_range(0.1..2.5)
+                };
+                (o, dirs, max, rng.random_range(0..250))
+            })
+            .collect();
+        let answer = |e: &KinematicEngine, batch: bool| -> Vec<Option<RayHit>> {
+            let mut all = Vec::new();
+            for (o, dirs, max, own) in &rings {
+                let skip = |b: BodyId| b.0 == *own || b.0 % 7 == 3;
+                if batch {
+                    let mut out = vec![None; dirs.len()];
+                    e.cast_rays(*o, dirs, *max, &skip, &mut out);
+                    all.extend(out);
+                } else {
+                    all.extend(dirs.iter().map(|d| e.cast_ray(*o, *d, *max, &skip)));
+                }
+            }
+            all
+        };
+        let (rings_hit, single) = (answer(&e, true), answer(&e, false));
+        e.drop_index();
+        let brute = answer(&e, false);
+        let hits = rings_hit.iter().filter(|h| h.is_some()).count();
+        assert!(
+            hits > rings_hit.len() / 5 && hits < rings_hit.len() * 9 / 10,
+            "rings that both hit and miss: {hits} of {}",
+            rings_hit.len()
+        );
+        assert_eq!(rings_hit, single, "seed {seed}");
+        assert_eq!(rings_hit, brute, "seed {seed}");
     }
 }
 

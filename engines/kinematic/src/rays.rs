@@ -1,0 +1,162 @@
+//! Ray casting: a ray walks the grid's cells in order along it (Amanatides and Woo), tests the
+//! prims filed there, and stops at the first cell that ends beyond its best hit. The hit is the
+//! nearest one the exact test finds (ties to the lower body id); every cull drops only prims
+//! that cannot beat the best hit so far.
+//!
+//! A ring of rays from one origin cast as one batch (the candidates within the ring's reach
+//! gathered once, nearest first, into flat arrays) was measured and not kept: at 1000 robots
+//! it was slower than walking each ray (BENCHMARKS.md, issue 40).
+
+use ssx_core::engine::{BodyId, RayHit};
+use ssx_core::math::{Point3, Vec3};
+use ssx_core::spatial as grid;
+
+use crate::KinematicEngine;
+
+/// Rounding room for the culls: a grazing hit is kept.
+const SLACK: f64 = 1e-9;
+
+/// One ray: origin, unit direction, its reciprocal in the plane, and how far it goes.
+struct Ray {
+    o: Vec3,
+    d: Vec3,
+    inv: (f64, f64),
+    /// Neither in-plane component is zero (axis rays are culled exactly by bounds alone).
+    slanted: bool,
+    max: f64,
+}
+
+impl Ray {
+    /// The ray along `direction` (any length but zero), or `None` when it cannot hit anything.
+    fn new(origin: &Point3, direction: &Vec3, max: f64) -> Option<Ray> {
+        let norm = direction.norm();
+        if !(norm > 0.0 && norm.is_finite() && max > 0.0) {
+            return None;
+        }
+        let d = direction / norm;
+        Some(Ray {
+            o: origin.coords,
+            d,
+            inv: (1.0 / d.x, 1.0 / d.y),
+            slanted: d.x.abs() > 1e-9 && d.y.abs() > 1e-9,
+            max,
+        })
+    }
+
+    /// Whether bounds `a` (min x, min y, max x, max y) may hold a hit nearer than `reach`:
+    /// the bounds of what is left of the ray, then (for a slanted ray) the slab test without
+    /// divisions.
+    #[inline]
+    fn may_hit(&self, a: &[f64; 4], reach: f64) -> bool {
+        let (o, d) = (&self.o, &self.d);
+        let (ex, ey) = (o.x + d.x * reach, o.y + d.y * reach);
+        if a[0] > o.x.max(ex) || a[2] < o.x.min(ex) || a[1] > o.y.max(ey) || a[3] < o.y.min(ey) {
+            return false;
+        }
+        if self.slanted {
+            let (x0, x1) = ((a[0] - o.x) * self.inv.0, (a[2] - o.x) * self.inv.0);
+            let (y0, y1) = ((a[1] - o.y) * self.inv.1, (a[3] - o.y) * self.inv.1);
+            let enter = x0.min(x1).max(y0.min(y1));
+            let leave = x0.max(x1).min(y0.max(y1));
+            if enter > leave + SLACK || leave < -SLACK || enter > reach + SLACK {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// The best hit so far: nearer wins, then the lower body id; excluded bodies never.
+#[inline]
+fn offer(
+    best: &mut Option<RayHit>,
+    exclude: &dyn Fn(BodyId) -> bool,
+    body: u32,
+    distance: f64,
+    normal: Vec3,
+) {
+    let better =
+        best.is_none_or(|h| distance < h.distance || (distance == h.distance && body < h.body.0));
+    if better && !exclude(BodyId(body)) {
+        *best = Some(RayHit {
+            body: BodyId(body),
+            distance,
+            normal,
+        });
+    }
+}
+
+impl KinematicEngine {
+    /// Offers the planes' hits (horizontal planes, kept apart from the grid).
+    fn hit_planes(&self, ray: &Ray, exclude: &dyn Fn(BodyId) -> bool, best: &mut Option<RayHit>) {
+        for &(body, h) in &self.planes {
+            if ray.o.z <= h {
+                offer(best, exclude, body, 0.0, Vec3::zeros());
+            } else if ray.d.z < 0.0 {
+                let t = (h - ray.o.z) / ray.d.z;
+                if t <= ray.max {
+                    offer(best, exclude, body, t, Vec3::z());
+                }
+            }
+        }
+    }
+
+    /// The exact test of prim `i`, culled first (with a grid) by what is left of the ray.
+    #[inline]
+    fn hit_prim(
+        &self,
+        ray: &Ray,
+        i: u32,
+        cull: bool,
+        exclude: &dyn Fn(BodyId) -> bool,
+        best: &mut Option<RayHit>,
+    ) {
+        let p = self.prims.get_ref(i as usize);
+        if cull && !ray.may_hit(&p.aabb, best.map_or(ray.max, |h| h.distance)) {
+            return;
+        }
+        if let Some((t, n)) = p.cast(&ray.o, &ray.d, ray.max) {
+            offer(best, exclude, p.body, t, n);
+        }
+    }
+
+    /// One ray: the nearest hit within `max_distance`.
+    pub(crate) fn ray(
+        &self,
+        origin: Point3,
+        direction: Vec3,
+        max_distance: f64,
+        exclude: &dyn Fn(BodyId) -> bool,
+    ) -> Option<RayHit> {
+        let ray = Ray::new(&origin, &direction, max_distance)?;
+        let mut best = None;
+        self.hit_planes(&ray, exclude, &mut best);
+        let Some(layout) = &self.layout else {
+            // Without a grid every prim gets the exact test, unculled: the tests' brute force.
+            for i in 0..self.prims.len() as u32 {
+                self.hit_prim(&ray, i, false, exclude, &mut best);
+            }
+            return best;
+        };
+        for &i in &self.outside {
+            self.hit_prim(&ray, i, true, exclude, &mut best);
+        }
+        grid::walk(
+            layout,
+            (ray.o.x, ray.o.y),
+            (ray.d.x, ray.d.y),
+            max_distance,
+            |x, y, leave| {
+                for &i in self.statics.cell(layout, x, y) {
+                    self.hit_prim(&ray, i, true, exclude, &mut best);
+                }
+                self.movers.cell(layout, x, y, |i| {
+                    self.hit_prim(&ray, i, true, exclude, &mut best)
+                });
+                // A hit before this cell's exit cannot be beaten further on.
+                best.is_none_or(|h: RayHit| h.distance > leave)
+            },
+        );
+        best
+    }
+}
