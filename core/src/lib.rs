@@ -16,6 +16,7 @@ pub mod environment;
 pub mod error;
 pub mod files;
 pub mod guard;
+pub mod help;
 pub mod math;
 pub mod pacer;
 pub mod parallel;

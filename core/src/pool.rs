@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 use crossbeam::sync::{Parker, Unparker};
 use crossbeam::utils::CachePadded;
 
+use crate::help::{self, Desk};
+
 type Job<'a> = dyn Fn(usize) + Sync + 'a;
 
 /// Participants are packed into 16 bits of the state word.
@@ -36,6 +38,8 @@ struct Shared {
     /// [`WorkerPool::prewake`] while the next phase is known to be near.
     hold_until_ns: AtomicU64,
     origin: Instant,
+    /// Work a participant offers to the others while the phase runs (help.rs).
+    desk: Desk,
 }
 
 /// The worker pool. See the module docs.
@@ -73,6 +77,7 @@ impl WorkerPool {
             spin,
             hold_until_ns: AtomicU64::new(0),
             origin: Instant::now(),
+            desk: Desk::default(),
         });
         let mut spawned = Vec::with_capacity(workers - 1);
         for k in 1..workers {
@@ -84,6 +89,9 @@ impl WorkerPool {
                 .spawn(move || worker_loop(k, &shared, &parker))?;
             spawned.push((unparker, handle));
         }
+        let mut everyone: Vec<Unparker> = spawned.iter().map(|(u, _)| u.clone()).collect();
+        everyone.push(shared.caller.clone());
+        shared.desk.set_wake(everyone);
         Ok(Self {
             shared,
             workers: spawned,
@@ -126,7 +134,8 @@ impl WorkerPool {
     fn run(&self, job: &Job<'_>, participants: usize) {
         let helpers = participants.saturating_sub(1).min(self.workers.len());
         if helpers == 0 {
-            job(0);
+            // The other workers wait outside this job, but may still take pieces it offers.
+            help::within(&self.shared.desk, || job(0));
             return;
         }
         let shared = &*self.shared;
@@ -147,10 +156,13 @@ impl WorkerPool {
         for (unparker, _) in &self.workers[..helpers] {
             unparker.unpark();
         }
-        let mine = catch_unwind(AssertUnwindSafe(|| job(0)));
-        let spin_until = Instant::now() + shared.spin;
+        let mine = catch_unwind(AssertUnwindSafe(|| help::within(&shared.desk, || job(0))));
+        let mut spin_until = Instant::now() + shared.spin;
         while shared.remaining.load(Ordering::Acquire) != 0 {
-            if Instant::now() < spin_until {
+            // A worker still at its part may have offered some of it.
+            if shared.desk.help_once() {
+                spin_until = Instant::now() + shared.spin;
+            } else if Instant::now() < spin_until {
                 std::hint::spin_loop();
             } else {
                 self.caller.park_timeout(Duration::from_millis(1));
@@ -167,9 +179,14 @@ impl WorkerPool {
 }
 
 fn worker_loop(k: usize, shared: &Shared, parker: &Parker) {
+    help::within(&shared.desk, || serve(k, shared, parker));
+}
+
+/// A worker's life: each job it takes part in, and between them the pieces others offer.
+fn serve(k: usize, shared: &Shared, parker: &Parker) {
     let mut seen = 0u64;
     loop {
-        let spin_until = Instant::now() + shared.spin;
+        let mut spin_until = Instant::now() + shared.spin;
         let participants = loop {
             if shared.shutdown.load(Ordering::Acquire) {
                 return;
@@ -179,6 +196,10 @@ fn worker_loop(k: usize, shared: &Shared, parker: &Parker) {
             if epoch != seen {
                 seen = epoch;
                 break (state & ((1 << PARTICIPANT_BITS) - 1)) as usize;
+            }
+            if shared.desk.help_once() {
+                spin_until = Instant::now() + shared.spin;
+                continue;
             }
             let now = Instant::now();
             let held = (now - shared.origin).as_nanos() as u64

@@ -70,6 +70,10 @@ pub struct MapGrid {
     pub cells: Vec<u8>,
 }
 
+/// Rays in a piece of a batch that the pool's waiting workers may take (a camera's 4096-ray
+/// calls make 16); batches under two pieces are cast by the caller alone.
+const SHARED_RAYS: usize = 256;
+
 /// The colour of a body without visuals (RGBA).
 pub const DEFAULT_BODY_COLOR: [f32; 4] = [0.7, 0.7, 0.7, 1.0];
 
@@ -185,8 +189,19 @@ impl<'a> World<'a> {
     ) {
         let catalog = self.catalog;
         let exclude = |b: BodyId| Some(catalog.body_artifact[b.index()]) == ignore;
-        self.engine
-            .cast_rays(origin, directions, max_distance, &exclude, out);
+        if directions.len() < 2 * SHARED_RAYS {
+            self.engine
+                .cast_rays(origin, directions, max_distance, &exclude, out);
+            return;
+        }
+        // A camera's batch: pieces the pool's waiting workers may take (help.rs). Each ray's
+        // hit is the same whoever casts it.
+        crate::help::share_chunks_mut(out, SHARED_RAYS, &|i, piece| {
+            let from = i * SHARED_RAYS;
+            let dirs = &directions[from..from + piece.len()];
+            self.engine
+                .cast_rays(origin, dirs, max_distance, &exclude, piece);
+        });
     }
     /// Casts a ray; bodies of `ignore` (e.g. the caller's own artifact) are not hit.
     pub fn cast_ray(
