@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 
 use ssx_sdk::random::SplitMix;
 
-use crate::map::Occupancy;
+use crate::occupancy::Occupancy;
 
 /// Least share of a map's cells that must be free and reachable.
 pub const MIN_FREE: f64 = 0.25;

@@ -9,6 +9,7 @@ pub mod generate;
 pub mod limits;
 pub mod locate;
 pub mod map;
+pub mod occupancy;
 pub mod schema;
 
 use std::collections::{BTreeMap, HashMap};

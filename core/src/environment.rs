@@ -13,15 +13,17 @@ mod step;
 
 pub use reset::{Rebuilt, SceneSource};
 
+pub use crate::spec::{
+    ArtifactJoint, ArtifactSpec, ArtifactVisual, EnvironmentConfig, ExtensionSpec, PluginSpec,
+    SensorSpec,
+};
+
 use crate::abi::PluginLoader;
 use crate::clock::Clock;
-use crate::engine::{
-    BodyId, BodySpec, BodyState, EngineConfig, JointKind, JointSpec, PhysicEngine, Shape,
-};
-use crate::error::{Origin, PluginFault, SsxError};
+use crate::engine::{BodyId, BodyState, EngineConfig, JointSpec, PhysicEngine};
+use crate::error::{PluginFault, SsxError};
 use crate::guard::{self, Label, Phase};
-use crate::math::{Pose, Vec3};
-use crate::pacer::{LatePolicy, Mode, PaceOutcome, Pacer};
+use crate::pacer::{Mode, PaceOutcome, Pacer};
 use crate::plugin::{
     CommandBuffer, Driver, ExtensionContext, ExtensionInit, PluginInit, PluginKind, PluginRegistry,
     Reading, ReadingSource, RunRequest, Sensor, SimulationExtension, SwapDesk,
@@ -34,127 +36,6 @@ use crate::stats::{
 use crate::swap::{Fresh, Outcome, Recipe, Slot, Swapper};
 use crate::wake;
 use crate::world::{ArtifactId, ArtifactInfo, Catalog, ExtensionDirectory, NoExtensions, World};
-
-/// A plugin to create: its registered name, its JSON descriptor and where that came from.
-#[derive(Clone, Debug)]
-pub struct PluginSpec {
-    /// Registered name (`"hover"`), or the name inside `library`.
-    pub plugin: String,
-    /// The plugin library (already located) to load it from; `None`: built in.
-    pub library: Option<std::path::PathBuf>,
-    /// JSON descriptor handed to the factory.
-    pub descriptor: serde_json::Value,
-    /// Where the spec is written, for messages.
-    pub origin: Option<Origin>,
-}
-
-/// A sensor of an artifact: a name unique within the artifact, and the plugin.
-#[derive(Clone, Debug)]
-pub struct SensorSpec {
-    /// Name within the artifact (`"imu"`).
-    pub name: String,
-    /// The plugin.
-    pub plugin: PluginSpec,
-}
-
-/// A joint between two bodies of one artifact (indices into its body list).
-#[derive(Clone, Debug)]
-pub struct ArtifactJoint {
-    /// Joint name.
-    pub name: String,
-    /// What it allows.
-    pub kind: JointKind,
-    /// Parent body index.
-    pub parent: usize,
-    /// Child body index.
-    pub child: usize,
-    /// Joint frame in the parent's frame.
-    pub frame1: Pose,
-    /// Joint frame in the child's frame.
-    pub frame2: Pose,
-}
-
-/// A visual of one body of an artifact.
-#[derive(Clone, Debug)]
-pub struct ArtifactVisual {
-    /// Body index within the artifact.
-    pub body: usize,
-    /// Pose relative to the body.
-    pub local_pose: Pose,
-    /// Shape.
-    pub shape: Shape,
-    /// RGBA.
-    pub color: [f32; 4],
-}
-
-/// One artifact instance, fully resolved: world poses, joints, visuals, plugins.
-#[derive(Clone, Debug)]
-pub struct ArtifactSpec {
-    /// Unique name in the scene.
-    pub name: String,
-    /// Bodies with names, world poses already applied.
-    pub bodies: Vec<(String, BodySpec)>,
-    /// Joints between its bodies.
-    pub joints: Vec<ArtifactJoint>,
-    /// What it looks like.
-    pub visuals: Vec<ArtifactVisual>,
-    /// At most one driver.
-    pub driver: Option<PluginSpec>,
-    /// Any number of sensors.
-    pub sensors: Vec<SensorSpec>,
-}
-
-/// A simulation extension instance.
-#[derive(Clone, Debug)]
-pub struct ExtensionSpec {
-    /// Name drivers use to find it.
-    pub name: String,
-    /// The plugin.
-    pub plugin: PluginSpec,
-}
-
-/// How to run.
-#[derive(Clone, Debug)]
-pub struct EnvironmentConfig {
-    /// Scene name, for logs.
-    pub scene: String,
-    /// Physics engine by registered name.
-    pub engine: String,
-    /// Timestep (s).
-    pub timestep: f64,
-    /// Gravity (m/s²).
-    pub gravity: Vec3,
-    /// Scene seed; every plugin instance gets its own seed derived from it.
-    pub seed: u64,
-    /// Worker threads, the stepping thread included.
-    pub workers: usize,
-    /// Realtime (with factor) or fast.
-    pub mode: Mode,
-    /// What a late step does to the schedule.
-    pub late_policy: LatePolicy,
-    /// Stop the run when a plugin fails instead of disabling it.
-    pub strict: bool,
-    /// The scene's map, if it has one (plugins read it through the host's `map`).
-    pub map: Option<std::sync::Arc<crate::world::MapGrid>>,
-}
-
-impl EnvironmentConfig {
-    /// A fast, one-worker configuration for tests and tools.
-    pub fn fast(timestep: f64) -> Self {
-        Self {
-            scene: "unnamed".into(),
-            engine: crate::engine::DEFAULT_ENGINE.into(),
-            timestep,
-            gravity: Vec3::new(0.0, 0.0, -9.81),
-            seed: 0,
-            workers: 1,
-            mode: Mode::Fast,
-            late_policy: LatePolicy::CatchUp,
-            strict: false,
-            map: None,
-        }
-    }
-}
 
 /// What one step did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

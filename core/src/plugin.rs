@@ -399,7 +399,7 @@ pub trait Sensor: Send {
     /// Measures and writes `out`. An error disables this sensor (or stops a strict run).
     fn sense(&mut self, ctx: &SensorContext<'_>, out: &mut Reading) -> Result<(), String>;
     /// The state a new build continues from when this plugin's library is swapped
-    /// ([`crate::swap`]): `Ok(None)` (the default) for none.
+    /// (swap.rs): `Ok(None)` (the default) for none.
     fn save_state(&mut self) -> Result<Option<Vec<u8>>, String> {
         Ok(None)
     }
@@ -417,7 +417,7 @@ pub trait Driver: Send {
     /// Computes this step's commands. An error disables this driver (or stops a strict run).
     fn drive(&mut self, ctx: &DriverContext<'_>, out: &mut CommandBuffer) -> Result<(), String>;
     /// The state a new build continues from when this plugin's library is swapped
-    /// ([`crate::swap`]): `Ok(None)` (the default) for none.
+    /// (swap.rs): `Ok(None)` (the default) for none.
     fn save_state(&mut self) -> Result<Option<Vec<u8>>, String> {
         Ok(None)
     }
@@ -445,7 +445,7 @@ pub struct ExtensionContext<'a> {
 }
 
 /// Where extensions ask for library swaps and learn how they went (the Environment's swap
-/// thread and its record, see [`crate::swap`]).
+/// thread and its record, see swap.rs).
 pub trait SwapDesk {
     /// Asks for the run's drivers and sensors from `library` to be swapped for a new build of
     /// its file; the request's ticket. Fails at once when nothing comes from `library`.
@@ -520,7 +520,7 @@ pub trait SimulationExtension: Send + Sync {
         &[]
     }
     /// The pictures the extension lays over the floor for views and recordings.
-    fn overlays(&self) -> &[crate::render::Overlay] {
+    fn overlays(&self) -> &[crate::overlay::Overlay] {
         &[]
     }
     /// The run starts over from step 0 ([`crate::Environment::reset`]); `init.seed` is the

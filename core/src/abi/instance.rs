@@ -38,6 +38,25 @@ impl PluginLibrary {
         )))
     }
 
+    /// An extension instance of plugin `name`, created (the library's `create`) when the
+    /// Environment initialises it.
+    pub(super) fn new_extension(
+        self: &Arc<Self>,
+        name: &str,
+        instance_name: &str,
+        descriptor: &serde_json::Value,
+    ) -> Box<dyn SimulationExtension> {
+        Box::new(AbiExtension {
+            lib: Arc::clone(self),
+            plugin: name.to_string(),
+            instance_name: instance_name.to_string(),
+            metrics: Vec::new(),
+            overlays: Vec::new(),
+            descriptor: descriptor.clone(),
+            instance: None,
+        })
+    }
+
     pub(super) fn create(
         self: &Arc<Self>,
         kind: &'static str,

@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use ssx_sdk::abi::*;
 
-use super::instance::AbiExtension;
 use crate::plugin::{Driver, PluginInit, Sensor, SimulationExtension};
 
 /// One plugin a library exports.
@@ -524,15 +523,7 @@ impl PluginLoader {
     ) -> Result<Box<dyn SimulationExtension>, String> {
         let lib = self.library(path)?;
         lib.find("extension", name)?;
-        Ok(Box::new(AbiExtension {
-            lib,
-            plugin: name.to_string(),
-            instance_name: instance_name.to_string(),
-            metrics: Vec::new(),
-            overlays: Vec::new(),
-            descriptor: descriptor.clone(),
-            instance: None,
-        }))
+        Ok(lib.new_extension(name, instance_name, descriptor))
     }
 
     /// Creates a sensor from a library.

@@ -91,11 +91,8 @@ impl<'de, const N: usize> Deserialize<'de> for F64Array<N> {
 
 // builtin_interfaces ------------------------------------------------------------------------
 
-/// `builtin_interfaces/msg/Time`.
-pub static TIME: TypeDef = TypeDef {
-    name: "builtin_interfaces/msg/Time",
-    fields: &[field("sec", Base::Int32), field("nanosec", Base::UInt32)],
-};
+/// `builtin_interfaces/msg/Time` (defined with the service event, which holds one).
+pub use crate::types::TIME;
 
 /// `builtin_interfaces/msg/Time`: seconds and nanoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -232,6 +232,23 @@ pub fn type_hash(t: &'static TypeDef) -> String {
     rihs01(&canonical(&desc(t), &referenced))
 }
 
+/// `builtin_interfaces/msg/Time`: here, as the service event's stamp; msgs.rs re-exports it.
+pub static TIME: TypeDef = TypeDef {
+    name: "builtin_interfaces/msg/Time",
+    fields: &[
+        FieldDef {
+            name: "sec",
+            base: Base::Int32,
+            shape: Shape::One,
+        },
+        FieldDef {
+            name: "nanosec",
+            base: Base::UInt32,
+            shape: Shape::One,
+        },
+    ],
+};
+
 /// `service_msgs/msg/ServiceEventInfo` (its `char[16] client_gid` is `uint8[16]` in the IDL).
 pub static SERVICE_EVENT_INFO: TypeDef = TypeDef {
     name: "service_msgs/msg/ServiceEventInfo",
@@ -243,7 +260,7 @@ pub static SERVICE_EVENT_INFO: TypeDef = TypeDef {
         },
         FieldDef {
             name: "stamp",
-            base: Base::Nested(&crate::msgs::TIME),
+            base: Base::Nested(&TIME),
             shape: Shape::One,
         },
         FieldDef {

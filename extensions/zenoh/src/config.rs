@@ -46,7 +46,7 @@ pub struct Descriptor {
     pub outbound_queue: usize,
     /// A ROS 2 node on this session, in rmw_zenoh's layout (docs/ros2.md).
     #[serde(default)]
-    pub ros2: Option<crate::ros2::Ros2Spec>,
+    pub ros2: Option<crate::ros2::config::Ros2Spec>,
 }
 
 fn d_mode() -> String {

@@ -43,7 +43,7 @@ pub enum Asker {
     /// A message on `P/control/in`: the answer is published on `P/control/out`.
     Topic,
     /// A ROS 2 service call (`/ssx/pause`, ...): the answer is its `Trigger` response.
-    Ros2(Box<crate::ros2::Call>),
+    Ros2(Box<crate::ros2::call::Call>),
     /// A command that wants no answer (`/ssx/step_n`); a refusal is logged.
     Quiet,
 }
@@ -83,7 +83,7 @@ struct Publishers {
     /// `P/control/out`.
     answers: Option<zenoh::pubsub::Publisher<'static>>,
     /// The ROS 2 node's publishers and encoders, if the extension has a node.
-    ros: Option<crate::ros2::RosOut>,
+    ros: Option<crate::ros2::out::RosOut>,
 }
 
 impl Outbound {
@@ -92,7 +92,7 @@ impl Outbound {
     pub fn new(
         n: usize,
         answers: zenoh::pubsub::Publisher<'static>,
-        ros: Option<crate::ros2::RosOut>,
+        ros: Option<crate::ros2::out::RosOut>,
     ) -> Outbound {
         let free = ArrayQueue::new(n);
         for _ in 0..n {
@@ -283,7 +283,7 @@ fn publish_queued(
     session: &zenoh::Session,
     keys: &[OnceLock<PubKey>],
     publishers: &mut Vec<Option<zenoh::pubsub::Publisher<'static>>>,
-    ros: &mut Option<crate::ros2::RosOut>,
+    ros: &mut Option<crate::ros2::out::RosOut>,
 ) -> bool {
     let give_back = |mut buf: Vec<u8>| {
         if buf.capacity() < room {

@@ -15,6 +15,7 @@
 //! attachments ([`out::RosOut`]). Inbound `cmd_vel`, `step_n` and service calls are checked on
 //! Zenoh's threads ([`input`]); refusals are counted and warned of at most once a second.
 
+pub mod call;
 pub mod config;
 pub mod input;
 pub mod out;
@@ -24,7 +25,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossbeam::queue::ArrayQueue;
-use ssx_ros2::Attachment;
 use ssx_ros2::graph::{Kind, Node, Qos, data_key, gid, qualify};
 use ssx_ros2::msgs::*;
 use ssx_ros2::types::{TypeDef, type_hash};
@@ -33,6 +33,7 @@ use zenoh::Wait;
 use zenoh::qos::{CongestionControl, Reliability};
 use zenoh_ext::{AdvancedPublisherBuilderExt, CacheConfig, MissDetectionConfig};
 
+pub use call::Call;
 pub use config::Ros2Spec;
 pub use out::RosOut;
 use out::{Sink, TopicOut, What, once};
@@ -43,14 +44,6 @@ use crate::mailbox::RateLimit;
 /// returns), or a subscription's.
 pub type Declaration =
     Box<dyn FnOnce(&RosShared) -> Result<Option<(u32, TopicOut)>, String> + Send>;
-
-/// A ROS 2 service call waiting for its answer.
-pub struct Call {
-    /// The query to reply to.
-    pub query: zenoh::query::Query,
-    /// The request's attachment (its sequence number and the client's GID go into the reply).
-    pub request: Option<Attachment>,
-}
 
 /// What the node's threads share.
 pub struct RosShared {
