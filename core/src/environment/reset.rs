@@ -4,9 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{
-    ArtifactSpec, Environment, create_engine, create_extension, extension_init, render_nodes,
-};
+use super::build::{create_engine, create_extension, extension_init, render_nodes};
+use super::{ArtifactSpec, Environment};
 use crate::error::{PluginFault, SsxError};
 use crate::guard::{self, Phase};
 use crate::pacer::Pacer;

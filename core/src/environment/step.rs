@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use super::{
-    ArtifactSensors, Desk, DriverSlot, Environment, ExtensionOverlays, Readings, Shard, StepReport,
+    ArtifactSensors, DriverSlot, Environment, ExtensionOverlays, Readings, Shard, StepReport,
     panic_message,
 };
 use crate::clock::Clock;
@@ -20,6 +20,7 @@ use crate::render::RenderFrame;
 use crate::stats::{Miss, PhaseTimes, StatsView};
 use crate::world::{ArtifactId, NoExtensions, World};
 
+use super::swaps::Desk;
 use super::world_at;
 
 /// The slowest sensor and driver artifact of a step, for a miss report.

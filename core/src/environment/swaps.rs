@@ -1,0 +1,240 @@
+//! Library swaps in a running world: requests (by the API, an extension or the watcher), the
+//! hand-over of state to the new build, and the switch at a step boundary (swap.rs prepares
+//! the new instances off the stepping thread).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::Environment;
+use crate::error::SsxError;
+use crate::plugin::{Driver, Sensor, SwapDesk};
+use crate::swap::{Fresh, Outcome, Slot, Swapper};
+
+/// Extensions' window on swaps: requests go to the swap thread, outcomes come from the record.
+pub(super) struct Desk<'a> {
+    pub(super) swapper: &'a Swapper,
+    pub(super) events: &'a [SwapEvent],
+}
+
+impl SwapDesk for Desk<'_> {
+    fn request(&self, library: &str) -> Result<u64, String> {
+        self.swapper
+            .request(std::path::Path::new(library))
+            .map(|(_, ticket)| ticket)
+    }
+    fn outcome(&self, ticket: u64) -> Option<Result<String, String>> {
+        let e = self.events.iter().rev().find(|e| e.ticket == ticket)?;
+        Some(match &e.result {
+            Ok(_) => Ok(e.library.display().to_string()),
+            Err(reason) => Err(reason.clone()),
+        })
+    }
+}
+
+/// A library swap, done or refused ([`Environment::swaps`]).
+#[derive(Clone, Debug)]
+pub struct SwapEvent {
+    /// The request's ticket (from [`Environment::request_swap`], an extension's `swap`, or
+    /// the watcher), in the order requests were made.
+    pub ticket: u64,
+    /// The last step before the switch (the new plugins run from the next).
+    pub step: u64,
+    /// The library, as the scene names it.
+    pub library: PathBuf,
+    /// What happened: the switch, or why the new build was refused.
+    pub result: Result<SwapDone, String>,
+}
+
+/// A switch to a new build.
+#[derive(Clone, Copy, Debug)]
+pub struct SwapDone {
+    /// Instances exchanged.
+    pub instances: usize,
+    /// From the request to the switch: preparing the build off the stepping thread, then
+    /// waiting for the next step boundary.
+    pub after_request: Duration,
+    /// The stepping thread's part: exchanging the instances.
+    pub switch: Duration,
+}
+
+impl Environment {
+    /// Asks for the drivers and sensors of `library` (as the scene names it, its absolute path,
+    /// or its file name) to be swapped for a new build of that file while the run goes on (see
+    /// [`crate::swap`]). The new build is loaded and instantiated off the stepping thread; the
+    /// switch happens between two steps, in a later [`Environment::step`]; its outcome is in
+    /// [`Environment::swaps`] and the log. Fails at once when no instance comes from `library`.
+    /// Returns the request's ticket (its [`SwapEvent::ticket`]).
+    pub fn request_swap(&mut self, library: &std::path::Path) -> Result<u64, SsxError> {
+        self.swapper()?
+            .request(library)
+            .map(|(_, ticket)| ticket)
+            .map_err(|m| SsxError::Config(format!("cannot swap: {m}")))
+    }
+
+    /// Watches the files of the run's swappable libraries: each change that settles is swapped
+    /// in ([`crate::swap::SETTLE`]).
+    pub fn watch_plugins(&mut self) -> Result<(), SsxError> {
+        self.swapper()?
+            .watch()
+            .map_err(|e| SsxError::Config(format!("cannot start the plugin watcher: {e}")))
+    }
+
+    /// Swaps done and refused so far, in order.
+    pub fn swaps(&self) -> &[SwapEvent] {
+        &self.swaps
+    }
+
+    pub(super) fn swapper(&mut self) -> Result<&mut Swapper, SsxError> {
+        if self.swapper.is_none() {
+            let copies = self.loader.copy_dir().map_err(SsxError::Config)?;
+            let swapper = Swapper::start(self.recipes.clone(), copies)
+                .map_err(|e| SsxError::Config(format!("cannot start the swap thread: {e}")))?;
+            self.swapper = Some(swapper);
+        }
+        Ok(self.swapper.as_mut().expect("just made"))
+    }
+
+    /// Hands each old instance's state (its `save`) to its successor (`restore`); the first
+    /// failure refuses the swap, naming the artifact and plugin. Nothing is exchanged here.
+    pub(super) fn hand_over(&mut self, instances: &mut [(Slot, Fresh)]) -> Result<(), String> {
+        for (slot, fresh) in instances.iter_mut() {
+            let (id, label, state) = match (*slot, fresh) {
+                (Slot::Driver { shard, index }, Fresh::Driver(new)) => {
+                    let s = &mut self.driver_shards[shard as usize].items[index as usize];
+                    let state = s.plugin.save_state();
+                    let state = state.and_then(|st| match st {
+                        Some(bytes) => new.restore_state(&bytes),
+                        None => Ok(()),
+                    });
+                    (s.id, &s.label, state)
+                }
+                (
+                    Slot::Sensor {
+                        shard,
+                        index,
+                        sensor,
+                    },
+                    Fresh::Sensor(new),
+                ) => {
+                    let a = &mut self.sensor_shards[shard as usize].items[index as usize];
+                    let s = &mut a.sensors[sensor as usize];
+                    let state = s.plugin.get_mut().save_state();
+                    let state = state.and_then(|st| match st {
+                        Some(bytes) => new.restore_state(&bytes),
+                        None => Ok(()),
+                    });
+                    (a.id, &s.label, state)
+                }
+                _ => unreachable!("recipes pair drivers with driver slots"),
+            };
+            if let Err(m) = state {
+                let artifact = &self.catalog.artifacts[id.0 as usize].name;
+                return Err(format!(
+                    "artifact '{artifact}': {label}: the state hand-over failed: {m}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Between two steps: switches to a prepared build, or records a refusal.
+    pub(super) fn switch_ready(&mut self) {
+        let Some(outcome) = self.swapper.as_ref().and_then(Swapper::ready) else {
+            return;
+        };
+        let step = self.steps;
+        match outcome {
+            Outcome::Refused {
+                ticket,
+                library,
+                reason,
+            } => {
+                tracing::warn!(
+                    "library swap refused at step {step}: {reason}; the run keeps the plugins of '{}'",
+                    library.display()
+                );
+                self.swaps.push(SwapEvent {
+                    ticket,
+                    step,
+                    library,
+                    result: Err(reason),
+                });
+            }
+            Outcome::Ready(mut p) => {
+                let t0 = std::time::Instant::now();
+                let waited = t0 - p.requested;
+                if let Err(reason) = self.hand_over(&mut p.instances) {
+                    tracing::warn!(
+                        "library swap refused at step {step}: {reason}; the run keeps the plugins of '{}'",
+                        p.library.display()
+                    );
+                    self.swaps.push(SwapEvent {
+                        ticket: p.ticket,
+                        step,
+                        library: p.library.clone(),
+                        result: Err(reason),
+                    });
+                    // The new build's instances go the way old ones do: off this thread.
+                    if let Some(s) = &self.swapper {
+                        s.retire(vec![Box::new(p)]);
+                    }
+                    return;
+                }
+                // The old instances in two vectors (not one box each): the switch allocates twice.
+                let mut drivers: Vec<Box<dyn Driver>> = Vec::with_capacity(p.instances.len());
+                let mut sensors: Vec<Box<dyn Sensor>> = Vec::with_capacity(p.instances.len());
+                let count = p.instances.len();
+                for (slot, fresh) in p.instances {
+                    match (slot, fresh) {
+                        (Slot::Driver { shard, index }, Fresh::Driver(d)) => {
+                            let s = &mut self.driver_shards[shard as usize].items[index as usize];
+                            drivers.push(std::mem::replace(&mut s.plugin, d));
+                            s.enabled = true;
+                        }
+                        (
+                            Slot::Sensor {
+                                shard,
+                                index,
+                                sensor,
+                            },
+                            Fresh::Sensor(n),
+                        ) => {
+                            let s = &mut self.sensor_shards[shard as usize].items[index as usize]
+                                .sensors[sensor as usize];
+                            sensors.push(std::mem::replace(s.plugin.get_mut(), n));
+                            s.enabled = true;
+                            // The new build keeps its own count of quiet steps.
+                            s.reading.wake();
+                        }
+                        _ => unreachable!("recipes pair drivers with driver slots"),
+                    }
+                }
+                // Instances first, then the library they came from.
+                let mut old: Vec<Box<dyn Send>> = vec![Box::new(drivers), Box::new(sensors)];
+                if let Some(previous) = self.loader.replace(&p.library, p.lib) {
+                    old.push(Box::new(previous));
+                }
+                let switch = t0.elapsed();
+                // Handed to the swap thread at the end of this step's compute (see step_until).
+                self.retiring = Some(old);
+                tracing::info!(
+                    "swapped library '{}' before step {}: {count} instance(s), {:.1} ms after the request, switched in {:.1} us",
+                    p.library.display(),
+                    step + 1,
+                    waited.as_secs_f64() * 1e3,
+                    switch.as_secs_f64() * 1e6
+                );
+                self.swaps.push(SwapEvent {
+                    ticket: p.ticket,
+                    step,
+                    library: p.library,
+                    result: Ok(SwapDone {
+                        instances: count,
+                        after_request: waited,
+                        switch,
+                    }),
+                });
+            }
+        }
+    }
+}
