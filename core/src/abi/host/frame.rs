@@ -1,0 +1,186 @@
+//! The frame of a host call: which world, which artifact, and what the calling phase may touch;
+//! the handle check every host function starts with, and the checks of its arguments.
+
+use std::cell::Cell;
+use std::ffi::{CStr, c_char};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ssx_sdk::abi::*;
+
+use crate::engine::BodyId;
+use crate::math::Vec3;
+use crate::plugin::{CommandBuffer, CommandError, Reading, ReadingSource, SwapDesk};
+use crate::stats::StatsView;
+use crate::world::{ArtifactId, World};
+
+/// What the current call may touch.
+pub(in crate::abi) enum FrameKind<'a> {
+    Sensor {
+        out: &'a mut Reading,
+    },
+    Driver {
+        commands: &'a mut CommandBuffer,
+        readings: &'a dyn ReadingSource,
+    },
+    Extension {
+        readings: &'a dyn ReadingSource,
+        stats: StatsView<'a>,
+        /// Where `metric` writes (after_step only).
+        metrics: Option<&'a mut crate::plugin::Metrics>,
+        /// Where `overlay` writes (after_step only), and whether anything shows it.
+        overlays: Option<&'a mut Vec<crate::render::Overlay>>,
+        overlays_wanted: bool,
+        /// Library swaps: `swap` asks (control only), `swap_outcome` reads.
+        swaps: Option<&'a dyn SwapDesk>,
+        /// Whether this is the `control` entry (the one phase that may ask for a swap).
+        control: bool,
+    },
+}
+
+pub(in crate::abi) struct Frame<'a> {
+    pub(in crate::abi) world: &'a World<'a>,
+    /// The calling plugin's artifact (none for extensions).
+    pub(in crate::abi) artifact: Option<ArtifactId>,
+    pub(in crate::abi) kind: FrameKind<'a>,
+}
+
+thread_local! {
+    /// The handle and frame of the plugin call running on this thread (0 / null: none).
+    static CURRENT: Cell<(SsxCtx, *mut ())> = const { Cell::new((0, std::ptr::null_mut())) };
+    /// Handles are unique across threads: a per-thread tag in the high bits, a counter below.
+    static NEXT: Cell<u64> = Cell::new(THREAD_TAG.fetch_add(1, Ordering::Relaxed) << 40);
+}
+static THREAD_TAG: AtomicU64 = AtomicU64::new(1);
+
+/// Makes `frame` current for the duration of `call`, which gets a fresh handle.
+pub(in crate::abi) fn with_frame(
+    frame: &mut Frame<'_>,
+    call: impl FnOnce(SsxCtx) -> SsxStatus,
+) -> SsxStatus {
+    let ctx = NEXT.with(|n| {
+        let v = n.get() + 1;
+        n.set(v);
+        v
+    });
+    let previous = CURRENT.with(|c| c.replace((ctx, frame as *mut Frame<'_> as *mut ())));
+    let status = call(ctx);
+    CURRENT.with(|c| c.set(previous));
+    status
+}
+
+/// Runs a host function's body against the current frame, checking the handle. Panics are
+/// caught: a host function never unwinds into a plugin.
+pub(super) fn host<F>(ctx: SsxCtx, body: F) -> SsxStatus
+where
+    F: FnOnce(&mut Frame<'_>) -> Result<(), SsxStatus>,
+{
+    let (current, ptr) = CURRENT.with(Cell::get);
+    if ctx == 0 || ctx != current || ptr.is_null() {
+        return SSX_ERR_INVALID_HANDLE;
+    }
+    // SAFETY: `ptr` is the frame `with_frame` installed for this very handle on this thread; it
+    // lives until that call returns, and host functions do not nest.
+    let frame = unsafe { &mut *(ptr as *mut Frame<'_>) };
+    match catch_unwind(AssertUnwindSafe(|| body(frame))) {
+        Ok(Ok(())) => SSX_OK,
+        Ok(Err(s)) => s,
+        Err(_) => SSX_ERR_INVALID_ARGUMENT,
+    }
+}
+
+/// `*mut T` to `&mut T`, null refused.
+pub(super) fn out<'p, T>(p: *mut T) -> Result<&'p mut T, SsxStatus> {
+    // SAFETY: the caller promises a valid pointer or null.
+    unsafe { p.as_mut() }.ok_or(SSX_ERR_INVALID_ARGUMENT)
+}
+
+/// A `double[3]`, null and non-finite refused.
+pub(super) fn vec3(p: *const f64) -> Result<Vec3, SsxStatus> {
+    if p.is_null() {
+        return Err(SSX_ERR_INVALID_ARGUMENT);
+    }
+    // SAFETY: a non-null `double[3]` per the ABI.
+    let v = unsafe { std::slice::from_raw_parts(p, 3) };
+    let v = Vec3::new(v[0], v[1], v[2]);
+    if v.iter().all(|x| x.is_finite()) {
+        Ok(v)
+    } else {
+        Err(SSX_ERR_INVALID_ARGUMENT)
+    }
+}
+
+pub(super) fn name<'p>(p: *const c_char) -> Result<&'p str, SsxStatus> {
+    if p.is_null() {
+        return Err(SSX_ERR_INVALID_ARGUMENT);
+    }
+    // SAFETY: NUL-terminated per the ABI.
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|_| SSX_ERR_INVALID_ARGUMENT)
+}
+
+pub(super) fn body_of(world: &World<'_>, artifact: u32, body: u32) -> Result<BodyId, SsxStatus> {
+    if artifact as usize >= world.artifact_count() {
+        return Err(SSX_ERR_OUT_OF_RANGE);
+    }
+    world
+        .artifact(ArtifactId(artifact))
+        .body(body as usize)
+        .ok_or(SSX_ERR_OUT_OF_RANGE)
+}
+
+pub(super) fn commands<'f>(frame: &'f mut Frame<'_>) -> Result<&'f mut CommandBuffer, SsxStatus> {
+    match &mut frame.kind {
+        FrameKind::Driver { commands, .. } => Ok(commands),
+        FrameKind::Sensor { .. } | FrameKind::Extension { .. } => Err(SSX_ERR_WRONG_PHASE),
+    }
+}
+
+pub(super) fn command(r: Result<(), CommandError>) -> Result<(), SsxStatus> {
+    r.map_err(|e| match e {
+        CommandError::Body { .. } | CommandError::Joint { .. } | CommandError::NoBody(_) => {
+            SSX_ERR_OUT_OF_RANGE
+        }
+        CommandError::NotHeld(_) => SSX_ERR_NOT_FOUND,
+        CommandError::NoMotor(_)
+        | CommandError::NotFinite { .. }
+        | CommandError::NotDynamic { .. }
+        | CommandError::OwnBody(_)
+        | CommandError::HeldElsewhere { .. } => SSX_ERR_INVALID_ARGUMENT,
+    })
+}
+
+/// Writes `name` and a NUL into the caller's `capacity` bytes at `buf`, and its length (NUL
+/// excluded) into `len`; `SSX_ERR_OUT_OF_RANGE` when it does not fit.
+pub(super) fn copy_name(
+    name: &str,
+    buf: *mut c_char,
+    capacity: usize,
+    len: *mut usize,
+) -> Result<(), SsxStatus> {
+    let name = name.as_bytes();
+    *out(len)? = name.len();
+    if capacity < name.len() + 1 {
+        return Err(SSX_ERR_OUT_OF_RANGE);
+    }
+    if buf.is_null() {
+        return Err(SSX_ERR_INVALID_ARGUMENT);
+    }
+    // SAFETY: `capacity` bytes at `buf` per the ABI, and the name plus NUL fit.
+    unsafe {
+        std::ptr::copy_nonoverlapping(name.as_ptr(), buf.cast::<u8>(), name.len());
+        *buf.add(name.len()) = 0;
+    }
+    Ok(())
+}
+
+/// Writes `v` into a caller's `double[N]`, null refused.
+pub(super) fn write_doubles<const N: usize>(p: *mut f64, v: [f64; N]) -> Result<(), SsxStatus> {
+    if p.is_null() {
+        return Err(SSX_ERR_INVALID_ARGUMENT);
+    }
+    // SAFETY: a non-null `double[N]` per the ABI.
+    unsafe { std::slice::from_raw_parts_mut(p, N) }.copy_from_slice(&v);
+    Ok(())
+}
