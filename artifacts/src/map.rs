@@ -61,7 +61,7 @@ struct Settings {
 /// limits before their pixels are decoded.
 pub fn grey_image(path: &Path) -> Result<(u32, u32, Vec<u8>), String> {
     let shown = path.display().to_string();
-    let bytes = crate::read_regular_bytes(path, &shown, MAX_FILE, "a PNG or PGM image")?;
+    let bytes = crate::source::read_regular_bytes(path, &shown, MAX_FILE, "a PNG or PGM image")?;
     let reader = || {
         image::io::Reader::new(Cursor::new(&bytes[..]))
             .with_guessed_format()
@@ -120,8 +120,8 @@ pub fn occupancy(width: u32, height: u32, grey: &[u8], thresh: f64, negate: bool
 
 fn yaml_settings(path: &Path) -> Result<Settings, SsxError> {
     let shown = path.display().to_string();
-    let text =
-        crate::read_regular(path, &shown, MAX_FILE).map_err(|m| SsxError::Config(m.to_string()))?;
+    let text = crate::source::read_regular(path, &shown, MAX_FILE)
+        .map_err(|m| SsxError::Config(m.to_string()))?;
     let at = |line: usize, column: usize, message: String| SsxError::Input {
         origin: Box::new(Origin {
             file: path.to_path_buf(),
