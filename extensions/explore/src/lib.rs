@@ -24,171 +24,26 @@
 //! from a free cell into a wall cell, so walls thinner than a cell that fall between cell
 //! centres are not seen. Robots never block messages.
 
+mod comms;
+mod config;
 pub mod raster;
+mod report;
 pub mod slam;
 pub mod view;
 
 use std::collections::BTreeMap;
-use std::io::Cursor;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, RwLock};
 
-use serde::Deserialize;
 use ssx_sdk::abi::SSX_LOG_INFO;
 use ssx_sdk::explore::{Reader, Scan, service};
 use ssx_sdk::{Ctx, Extension, Init};
 
+use comms::*;
+use config::*;
 use raster::Raster;
+pub use report::{Counts, Progress};
 use slam::Slam;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Config {
-    /// The explored rectangle: lower-left and upper-right corners (m).
-    area: [[f64; 2]; 2],
-    /// Cell side (m, default 0.5).
-    #[serde(default = "d_cell")]
-    cell: f64,
-    /// Robots: the artifacts whose names start with this.
-    robots: String,
-    /// The artifact whose bodies are walls (default `map`, the scene's map).
-    #[serde(default = "d_walls")]
-    walls: String,
-    /// Height at which walls are probed (m, default 0.25).
-    #[serde(default = "d_height")]
-    probe_height: f64,
-    #[serde(default)]
-    comms: Option<Comms>,
-    #[serde(default)]
-    tags: Option<Tags>,
-    /// A robot's footprint radius for coverage (m, default 0.25).
-    #[serde(default = "d_footprint")]
-    footprint: f64,
-    #[serde(default)]
-    slam: Option<SlamConfig>,
-    /// Write the metrics here as JSON at the end of the run.
-    #[serde(default)]
-    report: Option<PathBuf>,
-    /// Write the explored and covered maps as `<png>-explored.png` and `<png>-covered.png`.
-    #[serde(default)]
-    png: Option<PathBuf>,
-    /// Pixels per cell side in those pictures (1 to 16, default 1): a 120 × 120 cell map at 4 is
-    /// a 480-pixel picture.
-    #[serde(default = "d_scale")]
-    png_scale: u32,
-    /// Log the metrics every this many simulated seconds (0: never; default 10).
-    #[serde(default = "d_log")]
-    log_every: f64,
-    /// What views and recordings are shown (the explored and covered maps every second by
-    /// default).
-    #[serde(default)]
-    view: view::ViewConfig,
-}
-
-#[derive(Deserialize, Clone, Copy, Debug, PartialEq)]
-#[serde(rename_all = "lowercase")]
-enum WallRule {
-    Block,
-    Ignore,
-    #[serde(untagged)]
-    Attenuate {
-        /// Metres of range each wall crossing costs.
-        attenuate: f64,
-    },
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Comms {
-    /// Largest distance a message travels (m).
-    range: f64,
-    #[serde(default = "d_rule")]
-    walls: WallRule,
-    /// Probability a message in range is lost.
-    #[serde(default)]
-    loss: f64,
-    /// Seed of the losses (default: the instance's seed from the scene's).
-    #[serde(default)]
-    seed: Option<u64>,
-    /// Largest message (bytes, default 256).
-    #[serde(default = "d_bytes")]
-    max_bytes: usize,
-    /// Most messages a robot receives in a step; more are dropped and counted (default 256).
-    #[serde(default = "d_inbox")]
-    inbox: usize,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Tags {
-    /// Largest radius a read may ask for (m, default 5).
-    #[serde(default = "d_radius")]
-    max_radius: f64,
-    /// Largest tag (bytes, default 32).
-    #[serde(default = "d_tag_bytes")]
-    max_bytes: usize,
-    /// Most tags in a run (default 100 000): more are refused.
-    #[serde(default = "d_max_tags")]
-    max_tags: usize,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SlamConfig {
-    /// Seconds between map merges of robots in communication range (0: never; default 1).
-    #[serde(default = "d_merge")]
-    merge_every: f64,
-}
-
-fn d_cell() -> f64 {
-    0.5
-}
-fn d_walls() -> String {
-    "map".into()
-}
-fn d_height() -> f64 {
-    0.25
-}
-/// Largest `png_scale`.
-const MAX_PNG_SCALE: u32 = 16;
-/// Most pixels in a map picture (64 Mi: 192 MiB of RGB while it is encoded).
-const MAX_PNG_PIXELS: usize = 64 << 20;
-
-fn d_scale() -> u32 {
-    1
-}
-
-fn d_footprint() -> f64 {
-    0.25
-}
-fn d_log() -> f64 {
-    10.0
-}
-fn d_rule() -> WallRule {
-    WallRule::Block
-}
-fn d_bytes() -> usize {
-    256
-}
-fn d_inbox() -> usize {
-    256
-}
-fn d_radius() -> f64 {
-    5.0
-}
-fn d_tag_bytes() -> usize {
-    32
-}
-fn d_max_tags() -> usize {
-    100_000
-}
-fn d_merge() -> f64 {
-    1.0
-}
-
-/// Most cells of the area.
-const MAX_CELLS: usize = 16 << 20;
 
 /// What the first step finds out about the world.
 struct Setup {
@@ -198,95 +53,6 @@ struct Setup {
     robots: Vec<u32>,
     /// The robot whose SLAM map views show.
     shown: Option<u32>,
-}
-
-/// A tag in the world.
-struct Tag {
-    id: u32,
-    artifact: u32,
-    at: [f64; 2],
-    bytes: Vec<u8>,
-}
-
-/// The tags, filed in square buckets as wide as the largest read radius, so a read looks at
-/// the nine buckets around its point rather than at every tag.
-#[derive(Default)]
-struct TagIndex {
-    list: Vec<Tag>,
-    buckets: std::collections::HashMap<(i64, i64), Vec<u32>>,
-    size: f64,
-}
-
-impl TagIndex {
-    fn bucket(&self, x: f64, y: f64) -> (i64, i64) {
-        (
-            (x / self.size).floor() as i64,
-            (y / self.size).floor() as i64,
-        )
-    }
-    fn push(&mut self, tag: Tag) {
-        let b = self.bucket(tag.at[0], tag.at[1]);
-        self.buckets
-            .entry(b)
-            .or_default()
-            .push(self.list.len() as u32);
-        self.list.push(tag);
-    }
-    /// The tags within `r` of (x, y) (r at most the bucket size), in drop order.
-    fn near(&self, x: f64, y: f64, r: f64, out: &mut Vec<u32>) {
-        out.clear();
-        let (bx, by) = self.bucket(x, y);
-        for dy in -1..=1 {
-            for dx in -1..=1 {
-                if let Some(ids) = self.buckets.get(&(bx + dx, by + dy)) {
-                    out.extend(ids.iter().copied().filter(|&i| {
-                        let t = &self.list[i as usize];
-                        (t.at[0] - x).powi(2) + (t.at[1] - y).powi(2) <= r * r
-                    }));
-                }
-            }
-        }
-        out.sort_unstable();
-    }
-}
-
-/// Shares reached and when.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Progress {
-    /// Share of free cells (0 to 1).
-    pub share: f64,
-    /// Simulated times the share first reached 50, 90 and 99 %.
-    pub reached: [Option<f64>; 3],
-}
-
-impl Progress {
-    fn update(&mut self, share: f64, time: f64) {
-        self.share = share;
-        for (r, goal) in self.reached.iter_mut().zip([0.5, 0.9, 0.99]) {
-            if r.is_none() && share >= goal {
-                *r = Some(time);
-            }
-        }
-    }
-}
-
-/// Message and tag counts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// Messages sent.
-    pub sent: u64,
-    /// Deliveries made (one message to three robots is three).
-    pub delivered: u64,
-    /// Deliveries lost to the loss probability.
-    pub lost: u64,
-    /// Deliveries stopped by walls.
-    pub blocked: u64,
-    /// Deliveries dropped because an inbox was full.
-    pub overflowed: u64,
-    /// Tags dropped.
-    pub tags: u64,
-    /// Map merges (robot maps taking part in a merge).
-    pub merges: u64,
 }
 
 /// The extension.
@@ -319,14 +85,63 @@ pub struct Explore {
     next_log: f64,
 }
 
-fn positive(key: &str, v: f64) -> Result<f64, String> {
-    if v.is_finite() && v > 0.0 {
-        Ok(v)
-    } else {
-        Err(format!(
-            "invalid descriptor: '{key}' must be a positive number, got {v}"
-        ))
+impl Explore {
+    /// Robots, and the walls rasterised by ball queries at each cell centre.
+    fn discover(&self, ctx: &Ctx<'_>) -> Result<Setup, String> {
+        let n = ctx.artifact_count()?;
+        let walls_id = ctx.artifact_by_name(&self.cfg.walls).ok();
+        let mut robots = Vec::new();
+        for a in 0..n {
+            if Some(a) != walls_id && ctx.artifact_name(a)?.starts_with(&self.cfg.robots) {
+                robots.push(a);
+            }
+        }
+        let r = &self.raster;
+        let mut walls = vec![false; r.len()];
+        if let Some(w) = walls_id {
+            let mut near = Vec::with_capacity(16);
+            let radius = 0.45 * r.cell;
+            for (i, wall) in walls.iter_mut().enumerate() {
+                let [x, y] = r.centre(i);
+                ctx.neighbours([x, y, self.cfg.probe_height], radius, &mut near)?;
+                *wall = near.contains(&w);
+            }
+        }
+        let free = walls.iter().filter(|&&w| !w).count();
+        let shown = match &self.cfg.view.slam {
+            Some(name) => {
+                let a = ctx
+                    .artifact_by_name(name)
+                    .ok()
+                    .filter(|a| robots.contains(a));
+                Some(a.ok_or_else(|| {
+                    format!("'view.slam': no robot '{name}' (robots are the artifacts whose names start with '{}')", self.cfg.robots)
+                })?)
+            }
+            None => None,
+        };
+        Ok(Setup {
+            walls,
+            free,
+            robots,
+            shown,
+        })
     }
+}
+
+/// A uniform number in [0, 1) from the seed and a delivery's identity (SplitMix64's finaliser
+/// over their mix): the same delivery draws the same number however the run was scheduled.
+pub fn unit(seed: u64, step: u64, from: u32, to: u32, number: u64) -> f64 {
+    let mut z = seed
+        ^ step.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (u64::from(from) << 32 | u64::from(to)).wrapping_mul(0xD1B5_4A32_D192_ED03)
+        ^ number.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7);
+    for _ in 0..2 {
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+    }
+    (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
 impl Explore {
@@ -423,363 +238,6 @@ impl Explore {
             time: 0.0,
         })
     }
-
-    /// Robots, and the walls rasterised by ball queries at each cell centre.
-    fn discover(&self, ctx: &Ctx<'_>) -> Result<Setup, String> {
-        let n = ctx.artifact_count()?;
-        let walls_id = ctx.artifact_by_name(&self.cfg.walls).ok();
-        let mut robots = Vec::new();
-        for a in 0..n {
-            if Some(a) != walls_id && ctx.artifact_name(a)?.starts_with(&self.cfg.robots) {
-                robots.push(a);
-            }
-        }
-        let r = &self.raster;
-        let mut walls = vec![false; r.len()];
-        if let Some(w) = walls_id {
-            let mut near = Vec::with_capacity(16);
-            let radius = 0.45 * r.cell;
-            for (i, wall) in walls.iter_mut().enumerate() {
-                let [x, y] = r.centre(i);
-                ctx.neighbours([x, y, self.cfg.probe_height], radius, &mut near)?;
-                *wall = near.contains(&w);
-            }
-        }
-        let free = walls.iter().filter(|&&w| !w).count();
-        let shown = match &self.cfg.view.slam {
-            Some(name) => {
-                let a = ctx
-                    .artifact_by_name(name)
-                    .ok()
-                    .filter(|a| robots.contains(a));
-                Some(a.ok_or_else(|| {
-                    format!("'view.slam': no robot '{name}' (robots are the artifacts whose names start with '{}')", self.cfg.robots)
-                })?)
-            }
-            None => None,
-        };
-        Ok(Setup {
-            walls,
-            free,
-            robots,
-            shown,
-        })
-    }
-
-    fn deliver(&mut self, step: u64) {
-        let Some(setup) = &self.setup else { return };
-        let Some(c) = &self.cfg.comms else { return };
-        let mut out = std::mem::take(self.outbox.get_mut().unwrap());
-        // One sender's messages keep their order (one driver sends from one thread).
-        out.sort_by_key(|(from, _)| *from);
-        let inbox = self.inbox.get_mut().unwrap();
-        for (bytes, n) in inbox.values_mut() {
-            bytes.clear();
-            *n = 0;
-        }
-        let mut number = 0u64;
-        let mut last = None;
-        for (from, msg) in &out {
-            number = if last == Some(*from) { number + 1 } else { 0 };
-            last = Some(*from);
-            self.counts.sent += 1;
-            let Ok(k) = setup.robots.binary_search(from) else {
-                continue;
-            };
-            for (j, &to) in setup.robots.iter().enumerate() {
-                if to == *from {
-                    continue;
-                }
-                match reaches(&self.raster, c, &setup.walls, self.poses[k], self.poses[j]) {
-                    Err(true) => self.counts.blocked += 1,
-                    Err(false) => {}
-                    Ok(()) => {
-                        if unit(self.seed, step, *from, to, number) < c.loss {
-                            self.counts.lost += 1;
-                            continue;
-                        }
-                        let (bytes, n) = inbox.entry(to).or_default();
-                        if *n as usize >= c.inbox {
-                            self.counts.overflowed += 1;
-                            continue;
-                        }
-                        bytes.extend_from_slice(&from.to_le_bytes());
-                        bytes.extend_from_slice(&(msg.len() as u32).to_le_bytes());
-                        bytes.extend_from_slice(msg);
-                        *n += 1;
-                        self.counts.delivered += 1;
-                        // Kept only while someone is shown them (else never pruned, see
-                        // `after_step`).
-                        if self.cfg.view.links && self.view.drawing() {
-                            self.links.insert((k.min(j), k.max(j)), self.time);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    fn place_tags(&mut self) {
-        let Some(setup) = &self.setup else { return };
-        let mut dropped = std::mem::take(self.dropped.get_mut().unwrap());
-        dropped.sort_by_key(|(a, _, _)| *a);
-        let tags = self.tags.get_mut().unwrap();
-        for (artifact, id, bytes) in dropped {
-            if let Ok(k) = setup.robots.binary_search(&artifact) {
-                let [x, y, _] = self.poses[k];
-                tags.push(Tag {
-                    id,
-                    artifact,
-                    at: [x, y],
-                    bytes,
-                });
-                self.counts.tags += 1;
-            }
-        }
-    }
-
-    fn merge_maps(&mut self) {
-        let Some(setup) = &self.setup else { return };
-        let Some(c) = &self.cfg.comms else { return };
-        let maps = self.maps.get_mut().unwrap();
-        let robots: Vec<usize> = (0..setup.robots.len())
-            .filter(|&k| maps.contains_key(&setup.robots[k]))
-            .collect();
-        // Components of the "can talk" graph, by union-find.
-        let mut parent: Vec<usize> = (0..robots.len()).collect();
-        fn root(p: &mut [usize], mut i: usize) -> usize {
-            while p[i] != i {
-                p[i] = p[p[i]];
-                i = p[i];
-            }
-            i
-        }
-        for a in 0..robots.len() {
-            for b in a + 1..robots.len() {
-                let (pa, pb) = (self.poses[robots[a]], self.poses[robots[b]]);
-                let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
-                if ra != rb && reaches(&self.raster, c, &setup.walls, pa, pb).is_ok() {
-                    parent[ra.max(rb)] = ra.min(rb);
-                }
-            }
-        }
-        let mut groups: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
-        for (a, &k) in robots.iter().enumerate() {
-            let r = root(&mut parent, a);
-            groups.entry(r).or_default().push(setup.robots[k]);
-        }
-        for members in groups.values().filter(|m| m.len() > 1) {
-            let mut locked: Vec<&mut Slam> = Vec::with_capacity(members.len());
-            for (id, m) in maps.iter_mut() {
-                if members.contains(id) {
-                    locked.push(m.get_mut().unwrap());
-                }
-            }
-            slam::merge(&mut locked, &mut self.merge_scratch);
-            self.counts.merges += members.len() as u64;
-        }
-    }
-
-    fn measure(&mut self) {
-        let Some(setup) = &self.setup else { return };
-        for &[x, y, _] in &self.poses {
-            let (covered, now) = (&mut self.covered_at, self.time as f32);
-            self.raster
-                .disc(x, y, self.cfg.footprint, |i| covered[i] = now);
-        }
-        let free = setup.free.max(1) as f64;
-        let covered = self
-            .covered_at
-            .iter()
-            .zip(&setup.walls)
-            .filter(|(c, w)| !c.is_nan() && !**w)
-            .count();
-        self.progress[1].update(covered as f64 / free, self.time);
-        if self.fresh.swap(false, Ordering::Relaxed) {
-            let explored = self
-                .explored
-                .iter()
-                .zip(&setup.walls)
-                .filter(|(e, w)| e.load(Ordering::Relaxed) && !**w)
-                .count();
-            self.progress[0].update(explored as f64 / free, self.time);
-        }
-    }
-
-    /// The figures in the run's summary and stats JSON (`explore.explored`, ...).
-    fn publish(&self, ctx: &Ctx<'_>) -> Result<(), String> {
-        for (what, p) in ["explored", "covered"].iter().zip(&self.progress) {
-            ctx.metric(what, p.share)?;
-            let names = if *what == "explored" {
-                ["explored_50_s", "explored_90_s", "explored_99_s"]
-            } else {
-                ["covered_50_s", "covered_90_s", "covered_99_s"]
-            };
-            for (name, t) in names.iter().zip(p.reached) {
-                if let Some(t) = t {
-                    ctx.metric(name, t)?;
-                }
-            }
-        }
-        let c = &self.counts;
-        for (name, v) in [
-            ("messages_sent", c.sent),
-            ("messages_delivered", c.delivered),
-            ("messages_lost", c.lost),
-            ("messages_blocked", c.blocked),
-            ("tags", c.tags),
-            ("map_merges", c.merges),
-        ] {
-            ctx.metric(name, v as f64)?;
-        }
-        Ok(())
-    }
-
-    /// The metrics as one line.
-    pub fn summary(&self) -> String {
-        let t = |r: Option<f64>| r.map_or("-".to_string(), |t| format!("{t:.1} s"));
-        let [e, c] = self.progress;
-        format!(
-            "explored {:.1}% (50% at {}, 90% at {}, 99% at {}), covered {:.1}% (50% at {}, 90% at {}, 99% at {}); messages sent {}, delivered {}, lost {}, blocked {}, overflowed {}; tags {}",
-            e.share * 100.0,
-            t(e.reached[0]),
-            t(e.reached[1]),
-            t(e.reached[2]),
-            c.share * 100.0,
-            t(c.reached[0]),
-            t(c.reached[1]),
-            t(c.reached[2]),
-            self.counts.sent,
-            self.counts.delivered,
-            self.counts.lost,
-            self.counts.blocked,
-            self.counts.overflowed,
-            self.counts.tags,
-        )
-    }
-
-    /// The metrics as JSON.
-    pub fn report_json(&self) -> serde_json::Value {
-        let p = |p: &Progress| {
-            serde_json::json!({
-                "share": p.share,
-                "time_to_50_s": p.reached[0],
-                "time_to_90_s": p.reached[1],
-                "time_to_99_s": p.reached[2],
-            })
-        };
-        let c = &self.counts;
-        serde_json::json!({
-            "sim_time_s": self.time,
-            "free_cells": self.setup.as_ref().map_or(0, |s| s.free),
-            "cell_m": self.raster.cell,
-            "explored": p(&self.progress[0]),
-            "covered": p(&self.progress[1]),
-            "messages": {"sent": c.sent, "delivered": c.delivered, "lost": c.lost,
-                         "blocked": c.blocked, "overflowed": c.overflowed},
-            "tags": c.tags,
-            "map_merges": c.merges,
-        })
-    }
-
-    /// The explored (or covered) map as a PNG: walls black, unexplored grey, explored white
-    /// (covered green), row 0 at the top.
-    pub fn png(&self, covered: bool) -> Result<Vec<u8>, String> {
-        let r = &self.raster;
-        let walls = self.setup.as_ref().map(|s| &s.walls[..]);
-        let k = self.cfg.png_scale;
-        let mut img = image::RgbImage::new(r.nx * k, r.ny * k);
-        for i in 0..r.len() {
-            let wall = walls.is_some_and(|w| w[i]);
-            let seen = if covered {
-                !self.covered_at[i].is_nan()
-            } else {
-                self.explored[i].load(Ordering::Relaxed)
-            };
-            let px = match (wall, seen, covered) {
-                (true, _, _) => [0, 0, 0],
-                (false, false, _) => [150, 150, 150],
-                (false, true, false) => [255, 255, 255],
-                (false, true, true) => [60, 180, 75],
-            };
-            let (x, y) = ((i % r.nx as usize) as u32, (i / r.nx as usize) as u32);
-            let row = (r.ny - 1 - y) * k;
-            for (dx, dy) in (0..k).flat_map(|dx| (0..k).map(move |dy| (dx, dy))) {
-                img.put_pixel(x * k + dx, row + dy, image::Rgb(px));
-            }
-        }
-        let mut out = Cursor::new(Vec::new());
-        img.write_to(&mut out, image::ImageOutputFormat::Png)
-            .map_err(|e| e.to_string())?;
-        Ok(out.into_inner())
-    }
-
-    fn write_outputs(&self) -> Result<(), String> {
-        if let Some(path) = &self.cfg.report {
-            let mut text = serde_json::to_vec_pretty(&self.report_json()).unwrap();
-            text.push(b'\n');
-            write_atomic(path, &text)?;
-        }
-        if let Some(prefix) = &self.cfg.png {
-            for (covered, suffix) in [(false, "explored"), (true, "covered")] {
-                let mut name = prefix.clone().into_os_string();
-                name.push(format!("-{suffix}.png"));
-                write_atomic(&PathBuf::from(name), &self.png(covered)?)?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Whether a message from a robot at `a` reaches one at `b` (range and walls, before losses);
-/// if not, whether walls were the reason.
-fn reaches(
-    raster: &Raster,
-    c: &Comms,
-    walls: &[bool],
-    a: [f64; 3],
-    b: [f64; 3],
-) -> Result<(), bool> {
-    let d = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt();
-    if d > c.range {
-        return Err(false);
-    }
-    let (p, q) = ([a[0], a[1]], [b[0], b[1]]);
-    match c.walls {
-        WallRule::Ignore => Ok(()),
-        WallRule::Block if raster.crossings(walls, p, q) == 0 => Ok(()),
-        WallRule::Attenuate { attenuate }
-            if d + attenuate * f64::from(raster.crossings(walls, p, q)) <= c.range =>
-        {
-            Ok(())
-        }
-        _ => Err(true),
-    }
-}
-
-/// Writes beside `path`, then renames over it: a reader never sees half a file.
-fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| format!("cannot write '{}': {e}", path.display()))
-}
-
-/// A uniform number in [0, 1) from the seed and a delivery's identity (SplitMix64's finaliser
-/// over their mix): the same delivery draws the same number however the run was scheduled.
-pub fn unit(seed: u64, step: u64, from: u32, to: u32, number: u64) -> f64 {
-    let mut z = seed
-        ^ step.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ (u64::from(from) << 32 | u64::from(to)).wrapping_mul(0xD1B5_4A32_D192_ED03)
-        ^ number.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7);
-    for _ in 0..2 {
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-    }
-    (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
 impl Extension for Explore {
