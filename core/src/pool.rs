@@ -3,7 +3,8 @@
 //! The pool is created once. Worker `k` always gets part `k`, so an artifact's work stays on one
 //! thread, and the call returns only when every part is done: a barrier between phases. The
 //! caller's thread is worker 0, so a one-worker pool spawns no thread at all. Waiting workers spin
-//! briefly (the next phase usually comes within microseconds), then park.
+//! briefly (the next phase usually comes within microseconds), then park; while they wait they
+//! take the pieces a busy worker offers at the pool's desk (help.rs).
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;

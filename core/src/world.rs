@@ -70,8 +70,8 @@ pub struct MapGrid {
     pub cells: Vec<u8>,
 }
 
-/// Rays in a piece of a batch that the pool's waiting workers may take (a camera's 4096-ray
-/// calls make 16); batches under two pieces are cast by the caller alone.
+/// Rays in a piece of a batch that the pool's waiting workers may take (a camera's 16,384-ray
+/// calls make 64); batches under two pieces are cast by the caller alone.
 const SHARED_RAYS: usize = 256;
 
 /// The colour of a body without visuals (RGBA).
