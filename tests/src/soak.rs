@@ -380,8 +380,9 @@ impl Report {
     /// warm-up with the last `window` seconds: resident memory (the windows' medians) grew by
     /// less than 1%; descriptors, threads, Zenoh subscriptions and tokens, which rise while a
     /// visitor is in and fall when it leaves (the runtimes' thread pools also grow and shrink),
-    /// are at the end at least once no higher than the highest after the warm-up (what a leak of
-    /// one per visitor, 300 a minute, would break at once); every kind of client came and went;
+    /// are at the end at least once no higher than the highest after the warm-up (threads: two
+    /// higher; what a leak of one per visitor, 300 a minute, would break at once); every kind of
+    /// client came and went;
     /// the deadline misses are within `max_miss_share` of the steps.
     pub fn check(&self, warmup: f64, window: f64, max_miss_share: f64) -> Result<(), String> {
         let end = self.samples.last().map_or(0.0, |s| s.t) + 1.0;
@@ -408,17 +409,22 @@ impl Report {
         }
         let floor = |v: &[&Sample], f: Field| v.iter().map(|s| f(s)).min().unwrap();
         let top = |v: &[&Sample], f: Field| v.iter().map(|s| f(s)).max().unwrap();
-        let counts: [(&str, Field); 4] = [
-            ("open file descriptors", |s| s.fds),
-            ("threads", |s| s.threads),
-            ("Zenoh subscriptions", |s| s.subscribers),
-            ("liveliness tokens", |s| s.tokens),
+        // Threads get a slack of two: the daemon's async runtimes (tokio, under Zenoh and the
+        // view) start threads on demand and keep an idle one for 10 s by default, so a visitor
+        // near the end can hold one more over the whole last window (20 after the warm-up, 21
+        // at the end, seen in CI); a leak of one per visitor would be hundreds.
+        let counts: [(&str, Field, u64); 4] = [
+            ("open file descriptors", |s| s.fds, 0),
+            ("threads", |s| s.threads, 2),
+            ("Zenoh subscriptions", |s| s.subscribers, 0),
+            ("liveliness tokens", |s| s.tokens, 0),
         ];
-        for (what, f) in counts {
+        for (what, f, slack) in counts {
             let (a, b) = (top(&first, f), floor(&last, f));
-            if b > a {
+            if b > a + slack {
                 failures.push(format!(
-                    "{what}: the least of the last window, {b}, is above the most after the warm-up, {a}"
+                    "{what}: the least of the last window, {b}, is above the most after the warm-up, {a}{}",
+                    if slack > 0 { format!(" (and its slack of {slack})") } else { String::new() }
                 ));
             }
         }
