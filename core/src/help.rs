@@ -86,8 +86,12 @@ impl Desk {
         true
     }
 
-    /// Posts `n` pieces of `job`; false when an offer already stands.
+    /// Posts `n` pieces of `job`; false when an offer already stands, or when the pool has no
+    /// other thread to take any.
     fn post(&self, n: usize, job: &Piece<'_>) -> bool {
+        if self.wake.get().is_none_or(|threads| threads.len() < 2) {
+            return false;
+        }
         let mut o = self.lock();
         if o.job.is_some() {
             return false;
