@@ -300,6 +300,18 @@ pub fn is_loopback(endpoint: &str) -> bool {
             .is_ok_and(|a| a.is_loopback())
 }
 
+/// The artifacts (indices into `names`) an artifact pattern of the descriptor names: a name, or
+/// a prefix ending in `*`.
+pub fn matching(names: &[String], pattern: &str) -> Vec<u32> {
+    let hit = |name: &str| match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == pattern,
+    };
+    (0..names.len() as u32)
+        .filter(|&a| hit(&names[a as usize]))
+        .collect()
+}
+
 /// A key expression we build keys from: no wildcards, no empty chunks.
 pub fn check_key(key: &str, what: &str) -> Result<(), String> {
     let bad = key.is_empty()
@@ -320,6 +332,15 @@ pub fn check_key(key: &str, what: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn artifact_patterns_are_a_name_or_a_prefix_with_a_star() {
+        let names: Vec<String> = ["rover", "rover_2", "quad", "rov"].map(String::from).into();
+        assert_eq!(matching(&names, "rover"), [0]);
+        assert_eq!(matching(&names, "rover*"), [0, 1]);
+        assert_eq!(matching(&names, "*"), [0, 1, 2, 3]);
+        assert_eq!(matching(&names, "drone"), Vec::<u32>::new());
+    }
 
     #[test]
     fn loopback_endpoints() {

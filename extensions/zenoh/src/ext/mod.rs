@@ -24,7 +24,7 @@ use zenoh::Wait;
 use zenoh::bytes::Encoding as ZEncoding;
 
 use crate::codec::{BinOut, JsonOut, SubSpec};
-use crate::config::{Descriptor, Encoding, check_key};
+use crate::config::{Descriptor, Encoding, check_key, matching};
 use crate::control::{self, Command, Observed};
 use crate::mailbox::{Inbox, RateLimit};
 use crate::publisher::{
@@ -279,14 +279,7 @@ impl Zenoh {
             .collect::<Result<_, _>>()?;
         let mut out = Vec::new();
         for (pattern, bridge) in &self.desc.artifacts {
-            let matches: Vec<u32> = match pattern.strip_suffix('*') {
-                Some(p) => (0..count)
-                    .filter(|&a| names[a as usize].starts_with(p))
-                    .collect(),
-                None => (0..count)
-                    .filter(|&a| names[a as usize] == *pattern)
-                    .collect(),
-            };
+            let matches = matching(&names, pattern);
             if matches.is_empty() {
                 return Err(format!(
                     "artifacts.{pattern}: no artifact in the scene is called that"

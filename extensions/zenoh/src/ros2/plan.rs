@@ -186,14 +186,7 @@ impl Plan {
             .collect::<Result<_, _>>()?;
         let mut robots = Vec::new();
         for pattern in &spec.robots {
-            let found: Vec<u32> = match pattern.strip_suffix('*') {
-                Some(p) => (0..count)
-                    .filter(|&a| names[a as usize].starts_with(p))
-                    .collect(),
-                None => (0..count)
-                    .filter(|&a| names[a as usize] == *pattern)
-                    .collect(),
-            };
+            let found = crate::config::matching(&names, pattern);
             if found.is_empty() {
                 return Err(format!(
                     "ros2.robots: no artifact named '{}'",
