@@ -111,6 +111,9 @@ pub struct Zenoh {
     /// The ROS 2 node's topic that exists from the start, and its plan from the first step on.
     ros_fixed: Option<crate::ros2::Fixed>,
     ros_plan: Option<crate::ros2::Plan>,
+    /// While paused: the step whose `/clock` was last sent again, and when (see
+    /// `Zenoh::clock_again`).
+    clock_again: (u64, Instant),
     timestep: f64,
 }
 
@@ -233,6 +236,7 @@ impl Zenoh {
             pending: false,
             paused: false,
             flushed: Instant::now(),
+            clock_again: (u64::MAX, Instant::now()),
             ros_fixed,
             ros_plan: None,
             timestep: init.timestep,

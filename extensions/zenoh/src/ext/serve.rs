@@ -3,6 +3,7 @@
 
 use std::sync::OnceLock;
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use ssx_sdk::{Control, Ctx};
 
@@ -10,6 +11,9 @@ use super::{Awaiting, Zenoh};
 use crate::codec::JsonOut;
 use crate::control::{self, Command, Observed};
 use crate::publisher::{Answer, Asker, write_metrics, write_stats};
+
+/// How often a paused run sends the ROS 2 node's `/clock` again.
+const CLOCK_AGAIN: Duration = Duration::from_millis(500);
 
 impl Zenoh {
     /// After a step: answers `step` once its last step is done, after that step's publications.
@@ -107,6 +111,28 @@ impl Zenoh {
         }
     }
 
+    /// Paused and idle: the ROS 2 node's `/clock` again, at once when the run has stepped since
+    /// it was last sent from here, then twice a second. `/clock` is best effort (rclcpp's
+    /// ClockQoS) and a burst of steps (`step_n`) can lose its last message to Zenoh's congestion
+    /// control; without this a subscriber would keep an old time for as long as the run stays
+    /// paused.
+    fn clock_again(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        let Some(plan) = &self.ros_plan else {
+            return Ok(());
+        };
+        let (time, step) = ctx.time()?;
+        let (last, at) = self.clock_again;
+        if step == last && at.elapsed() < CLOCK_AGAIN || !self.shared.outbound.grown() {
+            return Ok(());
+        }
+        let out = &self.shared.outbound;
+        if plan.clock_again(time, |topic, write| out.send_ros(topic, write)) {
+            self.clock_again = (step, Instant::now());
+            self.send_queued();
+        }
+        Ok(())
+    }
+
     /// Between steps, and while paused whenever a query arrives: the next control query.
     /// `stats` and `list` are answered at once, also while a `step` runs; `pause` and `resume`
     /// cut a running `step` short.
@@ -133,6 +159,7 @@ impl Zenoh {
             // Paused and idle: no step publishes anything, so warnings and statistics go out
             // from here.
             self.log_warnings(ctx);
+            self.clock_again(ctx)?;
             if self.stats_every > 0
                 && self.stats_wall.elapsed().as_secs_f64() >= self.desc.stats.period
             {

@@ -386,6 +386,20 @@ impl Plan {
         Ok(plan)
     }
 
+    /// `/clock` at `time` once more, if the node publishes it (while paused: see
+    /// `Zenoh::clock_again`). Returns whether it was queued.
+    pub fn clock_again(
+        &self,
+        time: f64,
+        send: impl FnOnce(u32, &mut dyn FnMut(&mut Vec<u8>)) -> bool,
+    ) -> bool {
+        self.clock.is_some_and(|(t, _)| {
+            send(t, &mut |b: &mut Vec<u8>| {
+                b.extend_from_slice(&time.to_le_bytes())
+            })
+        })
+    }
+
     /// After a step (the stepping thread): the due snapshots, as plain numbers into the
     /// extension's reused buffers. Never allocates.
     pub fn after_step(
