@@ -8,6 +8,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod bus;
 mod link;
+mod open;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -21,14 +22,10 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyKeyError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
-use ssx_artifacts::Scene;
-use ssx_core::{
-    Environment, ExtensionSpec, LatePolicy, Mode, MonotonicClock, NullRenderEngine, PluginKind,
-    PluginRegistry, PluginSpec, RenderEngine, SsxError,
-};
+use ssx_core::{Environment, SsxError};
 use ssx_zenoh::mailbox::Message;
 
-use bus::{BusState, Delivered, LocalBus};
+use bus::{BusState, Delivered};
 
 create_exception!(ssx, Error, PyException, "Every error of ssx's own.");
 create_exception!(
@@ -56,21 +53,6 @@ fn to_py(e: SsxError) -> PyErr {
         SsxError::PluginCreate { .. } | SsxError::PluginFailed(_) => PluginError::new_err(text),
         _ => SceneError::new_err(text),
     }
-}
-
-/// The name drivers look for their command extension under (`"commands": {}`).
-const BUS_NAME: &str = "zenoh";
-
-/// Whether an extension of the scene is the Zenoh extension (replaced by the in-process bus
-/// unless the Sim is asked for the network).
-fn is_zenoh(spec: &ExtensionSpec) -> bool {
-    spec.plugin.plugin == "zenoh"
-        && spec
-            .plugin
-            .library
-            .as_deref()
-            .and_then(|l| l.file_name())
-            .is_some_and(|f| f.to_string_lossy().starts_with("libssx_zenoh"))
 }
 
 /// A map as Python gets it: cells, metres per cell, origin (x, y, yaw).
@@ -190,95 +172,24 @@ impl Sim {
         strict: bool,
         scene_dir: Option<PathBuf>,
     ) -> PyResult<Self> {
-        let mode = match mode {
-            "fast" => Mode::Fast,
-            "realtime" if (1e-3..=1e3).contains(&rt_factor) => Mode::Realtime { factor: rt_factor },
-            "realtime" => {
-                return Err(PyValueError::new_err(format!(
-                    "rt_factor must be from 0.001 to 1000 (simulated seconds per wall second), got {rt_factor}"
-                )));
-            }
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "mode must be \"fast\" or \"realtime\", got {other:?}"
-                )));
-            }
-        };
-        let workers = match workers {
-            Some(n) if !(1..=256).contains(&n) => {
-                return Err(PyValueError::new_err(format!(
-                    "workers must be from 1 to 256, got {n}"
-                )));
-            }
-            Some(n) => n,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        };
-        if record_every == 0 {
-            return Err(PyValueError::new_err("record_every must be at least 1"));
-        }
         let bus = Arc::new(BusState::default());
-        let mut registry = PluginRegistry::new();
-        ssx_engines::register(&mut registry);
-        let shared = Arc::clone(&bus);
-        registry.add_extension("bus", move |_| {
-            Ok(Box::new(LocalBus(Arc::clone(&shared))) as Box<dyn ssx_core::SimulationExtension>)
-        });
-        let built = py.detach(|| -> Result<_, SsxError> {
-            let home = scene_dir.as_deref();
-            let mut scene = Scene::load_seeded(&scene, home, &registry, seed)?;
-            if let Some(engine) = &engine {
-                if !registry.has(PluginKind::Engine, engine) {
-                    return Err(SsxError::Config(format!(
-                        "engine '{engine}': unknown physics engine (known: {})",
-                        registry.names(PluginKind::Engine).join(", ")
-                    )));
-                }
-                scene.engine = engine.clone();
-            }
-            if !network {
-                scene.extensions.retain(|e| !is_zenoh(e));
-            }
-            let zenoh_in_scene = scene.extensions.iter().any(|e| e.name == BUS_NAME);
-            if !zenoh_in_scene {
-                scene.extensions.push(ExtensionSpec {
-                    name: BUS_NAME.into(),
-                    plugin: PluginSpec {
-                        plugin: "bus".into(),
-                        library: None,
-                        descriptor: serde_json::Value::Null,
-                        origin: None,
-                    },
-                });
-            }
-            let (render, hub): (Box<dyn RenderEngine>, _) = match &record {
-                Some(path) => {
-                    let hub = ssx_view::Hub::new();
-                    let out = ssx_view::Output::new(
-                        hub.clone(),
-                        None,
-                        Some(&ssx_view::RecordOptions {
-                            path: path.clone(),
-                            every: record_every,
-                            lossless: mode == Mode::Fast,
-                        }),
-                    )
-                    .map_err(SsxError::Config)?;
-                    (Box::new(out), Some(hub))
-                }
-                None => (Box::new(NullRenderEngine::default()), None),
-            };
-            let mut env = Environment::build(
-                scene.config(workers, mode, LatePolicy::CatchUp, strict),
-                &registry,
-                &scene.extensions,
-                &scene.artifacts,
-                render,
-                Arc::new(MonotonicClock::new(Duration::from_micros(500))),
-            )?;
-            env.set_scene_source(Box::new(scene.source(home, &registry)));
-            Ok((env, hub, zenoh_in_scene))
-        });
-        let (env, hub, zenoh_in_scene) = built.map_err(to_py)?;
+        let (env, hub, zenoh_in_scene) = open::build(
+            py,
+            &scene,
+            open::Options {
+                engine,
+                workers,
+                seed,
+                mode: mode.to_string(),
+                rt_factor,
+                record,
+                record_every,
+                network,
+                strict,
+                scene_dir,
+            },
+            &bus,
+        )?;
         let mut sim = Sim {
             env: Mutex::new(Some(env)),
             bus,

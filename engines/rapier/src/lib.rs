@@ -1,50 +1,28 @@
 //! The Rapier backend of ssx's [`PhysicEngine`]: the only crate that names Rapier types.
 //!
-//! Rapier works in f32 with glam types; ssx works in f64 nalgebra. Conversions happen here and
-//! nowhere else. The world is z-up.
+//! Rapier works in f32 with glam types; ssx works in f64 nalgebra. Conversions happen in
+//! `convert.rs` and nowhere else; the ground planes' handling is in `planes.rs`. The world is z-up.
 #![warn(missing_docs)]
 
+mod convert;
 mod index;
+mod planes;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+use convert::{back_pose, back_v, pose, v};
 use index::QueryIndex;
+use planes::{Flier, Plane, groups};
 
-use rapier3d::math::{Pose as RPose, Rot3, Vec3 as RVec};
+use rapier3d::math::{Pose as RPose, Vec3 as RVec};
 use rapier3d::prelude::*;
 use ssx_core::engine::{
     BodyCommand, BodyId, BodyKind, BodySpec, BodyState, Capabilities, Contact, EngineConfig,
     JointId, JointKind, JointSpec, MassSpec, PhysicEngine, RayHit, Shape, check_attach,
 };
-use ssx_core::math::{Point3, Pose, Rotation, Vec3};
-
-fn v(x: &Vec3) -> RVec {
-    RVec::new(x.x as f32, x.y as f32, x.z as f32)
-}
-
-fn pose(p: &Pose) -> RPose {
-    let q = p.rotation.quaternion();
-    RPose::from_parts(
-        v(&p.translation.vector),
-        Rot3::from_xyzw(q.i as f32, q.j as f32, q.k as f32, q.w as f32).normalize(),
-    )
-}
-
-fn back_v(x: RVec) -> Vec3 {
-    Vec3::new(x.x as f64, x.y as f64, x.z as f64)
-}
-
-fn back_pose(p: &RPose) -> Pose {
-    let r = p.rotation;
-    Pose::from_parts(
-        ssx_core::math::nalgebra::Translation3::from(back_v(p.translation)),
-        Rotation::new_normalize(ssx_core::math::nalgebra::Quaternion::new(
-            r.w as f64, r.x as f64, r.y as f64, r.z as f64,
-        )),
-    )
-}
+use ssx_core::math::{Point3, Pose, Vec3};
 
 /// A [`PhysicEngine`] on rapier3d.
 pub struct RapierEngine {
@@ -91,50 +69,6 @@ pub struct RapierEngine {
     spare: Mutex<QueryIndex>,
 }
 
-/// A body that can touch a plane; see [`RapierEngine::plane_reach`].
-struct Flier {
-    handle: RigidBodyHandle,
-    radius: f32,
-    near: bool,
-}
-
-/// How far beyond what its velocity and forces can carry it in one step a body must be from
-/// every plane to leave the planes out of its pair tests (m). Rapier's contact impulses are not
-/// foreseen: a body knocked faster than this towards the ground in a single step meets it one
-/// step late, and the solid half-space then pushes it back out.
-const PLANE_MARGIN: f32 = 0.5;
-
-/// A ground plane kept out of Rapier's world until a body can touch it.
-struct Plane {
-    body: BodyId,
-    handle: RigidBodyHandle,
-    collider: Option<ColliderBuilder>,
-    /// A point on it and its normal, world frame.
-    point: Vec3,
-    normal: Vec3,
-}
-
-/// Collision groups: planes are in group 2; planar bodies (held in height) never touch them.
-const PLANES: Group = Group::GROUP_2;
-
-/// The groups of a dynamic body's colliders while it is out of reach of every plane.
-fn far_from_planes() -> InteractionGroups {
-    InteractionGroups::new(
-        Group::GROUP_1,
-        Group::ALL.difference(PLANES),
-        InteractionTestMode::And,
-    )
-}
-
-fn groups(planar: bool, plane: bool) -> InteractionGroups {
-    let (member, filter) = match (planar, plane) {
-        (_, true) => (PLANES, Group::ALL),
-        (true, false) => (Group::GROUP_1, Group::ALL.difference(PLANES)),
-        (false, false) => (Group::GROUP_1, Group::ALL),
-    };
-    InteractionGroups::new(member, filter, InteractionTestMode::And)
-}
-
 impl RapierEngine {
     /// An empty world.
     pub fn new(config: &EngineConfig) -> Self {
@@ -174,92 +108,9 @@ impl RapierEngine {
             } => [3, radius.to_bits(), half_length.to_bits(), 0],
             Shape::Plane => [4, 0, 0, 0],
         };
-        let (new, local) = Self::make_shape(shape);
+        let (new, local) = convert::shape(shape);
         let shared = self.shapes.entry(key).or_insert(new).clone();
         (shared, local)
-    }
-
-    fn make_shape(shape: &Shape) -> (SharedShape, RPose) {
-        let f = |x: f64| x as f32;
-        match *shape {
-            Shape::Box { half_extents: h } => {
-                (SharedShape::cuboid(f(h.x), f(h.y), f(h.z)), RPose::IDENTITY)
-            }
-            Shape::Sphere { radius } => (SharedShape::ball(f(radius)), RPose::IDENTITY),
-            Shape::Capsule {
-                radius,
-                half_length,
-            } => (
-                SharedShape::capsule_z(f(half_length), f(radius)),
-                RPose::IDENTITY,
-            ),
-            // Rapier's cylinder runs along y; turn it onto z.
-            Shape::Cylinder {
-                radius,
-                half_length,
-            } => (
-                SharedShape::cylinder(f(half_length), f(radius)),
-                RPose::from_rotation(Rot3::from_rotation_x(std::f32::consts::FRAC_PI_2)),
-            ),
-            Shape::Plane => (SharedShape::halfspace(RVec::Z), RPose::IDENTITY),
-        }
-    }
-
-    /// Puts the ground planes into Rapier's world (once a body that can touch them exists).
-    fn planes_into_world(&mut self) {
-        if self.planes_in_world {
-            return;
-        }
-        self.planes_in_world = true;
-        for p in &mut self.planes {
-            if let Some(c) = p.collider.take() {
-                self.world
-                    .colliders
-                    .insert_with_parent(c, p.handle, &mut self.world.bodies);
-            }
-        }
-    }
-
-    /// Leaves the planes out of the pair tests of every body that cannot reach one this step
-    /// (and puts them back for those that can), so that a swarm in the air does not pay for a
-    /// contact test with the ground per body and step: a plane's unbounded box meets every
-    /// body's box in Rapier's broad phase. Reach is what the body's velocity, applied force and
-    /// gravity carry its centre of mass in one step, plus the radius holding its colliders,
-    /// plus [`PLANE_MARGIN`].
-    fn plane_reach(&mut self, dt: f32) {
-        if !self.planes_in_world || !self.plane_culling {
-            return;
-        }
-        let gravity = self.world.gravity;
-        for f in &mut self.fliers {
-            let rb = &self.world.bodies[f.handle];
-            let mass = rb.mass();
-            let accel = if mass > 0.0 {
-                rb.user_force() / mass + gravity
-            } else {
-                gravity
-            };
-            let travel = rb.linvel().length() * dt + accel.length() * dt * dt;
-            let com = back_v(rb.center_of_mass());
-            let reach = f64::from(travel + f.radius + PLANE_MARGIN);
-            let near = self
-                .planes
-                .iter()
-                .any(|p| (com - p.point).dot(&p.normal) <= reach);
-            if near == f.near {
-                continue;
-            }
-            f.near = near;
-            self.plane_flips += 1;
-            let groups = if near {
-                groups(false, false)
-            } else {
-                far_from_planes()
-            };
-            for &c in rb.colliders() {
-                self.world.colliders[c].set_collision_groups(groups);
-            }
-        }
     }
 
     /// Drops the index after the world changed, keeping its memory for the next.

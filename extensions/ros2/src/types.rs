@@ -232,7 +232,7 @@ pub fn type_hash(t: &'static TypeDef) -> String {
     rihs01(&canonical(&desc(t), &referenced))
 }
 
-/// `builtin_interfaces/msg/Time`: here, as the service event's stamp; msgs.rs re-exports it.
+/// `builtin_interfaces/msg/Time`: here, as the service event's stamp; `msgs` re-exports it.
 pub static TIME: TypeDef = TypeDef {
     name: "builtin_interfaces/msg/Time",
     fields: &[
