@@ -6,6 +6,7 @@ use ssx_sdk::abi::*;
 use std::ffi::c_char;
 
 use super::frame::*;
+use super::refusal::Refusal;
 
 pub(super) unsafe extern "C" fn host_add_force(
     ctx: SsxCtx,
@@ -14,7 +15,7 @@ pub(super) unsafe extern "C" fn host_add_force(
 ) -> SsxStatus {
     host(ctx, |f| {
         let force = vec3(force)?;
-        command(commands(f)?.force(body as usize, force))
+        Ok(commands(f)?.force(body as usize, force)?)
     })
 }
 
@@ -26,7 +27,7 @@ pub(super) unsafe extern "C" fn host_add_force_at_point(
 ) -> SsxStatus {
     host(ctx, |f| {
         let (force, point) = (vec3(force)?, Point3::from(vec3(point)?));
-        command(commands(f)?.force_at_point(body as usize, force, point))
+        Ok(commands(f)?.force_at_point(body as usize, force, point)?)
     })
 }
 
@@ -37,7 +38,7 @@ pub(super) unsafe extern "C" fn host_add_torque(
 ) -> SsxStatus {
     host(ctx, |f| {
         let torque = vec3(torque)?;
-        command(commands(f)?.torque(body as usize, torque))
+        Ok(commands(f)?.torque(body as usize, torque)?)
     })
 }
 
@@ -49,7 +50,7 @@ pub(super) unsafe extern "C" fn host_set_velocity(
 ) -> SsxStatus {
     host(ctx, |f| {
         let (l, a) = (vec3(linear)?, vec3(angular)?);
-        command(commands(f)?.velocity(body as usize, l, a))
+        Ok(commands(f)?.velocity(body as usize, l, a)?)
     })
 }
 
@@ -59,12 +60,12 @@ pub(super) unsafe extern "C" fn host_joint_index(
     joint: *mut u32,
 ) -> SsxStatus {
     host(ctx, |f| {
-        let artifact = f.artifact.ok_or(SSX_ERR_WRONG_PHASE)?;
+        let artifact = f.artifact.ok_or(Refusal::WrongPhase)?;
         let idx = f
             .world
             .artifact(artifact)
             .joint_index(name(n)?)
-            .ok_or(SSX_ERR_NOT_FOUND)?;
+            .ok_or(Refusal::NotFound)?;
         *out(joint)? = idx as u32;
         Ok(())
     })
@@ -77,7 +78,7 @@ pub(super) unsafe extern "C" fn host_set_joint_target(
     velocity: f64,
 ) -> SsxStatus {
     host(ctx, |f| {
-        command(commands(f)?.joint_target(joint as usize, position, velocity))
+        Ok(commands(f)?.joint_target(joint as usize, position, velocity)?)
     })
 }
 
@@ -93,20 +94,20 @@ pub(super) unsafe extern "C" fn host_attach(
         let target = body_of(f.world, artifact, body)?;
         let translation = vec3(position)?;
         if orientation.is_null() {
-            return Err(SSX_ERR_INVALID_ARGUMENT);
+            return Err(Refusal::InvalidArgument);
         }
         // SAFETY: a non-null `double[4]` per the ABI.
         let [w, i, j, k] = unsafe { *orientation.cast::<[f64; 4]>() };
         let q = crate::math::nalgebra::Quaternion::new(w, i, j, k);
         if !(q.coords.iter().all(|x| x.is_finite()) && q.norm() > 1e-9) {
-            return Err(SSX_ERR_INVALID_ARGUMENT);
+            return Err(Refusal::InvalidArgument);
         }
         let offset = crate::math::Pose::from_parts(
             translation.into(),
             crate::math::Rotation::new_normalize(q),
         );
         let world = f.world;
-        command(commands(f)?.attach(world, carrier as usize, target, offset))
+        Ok(commands(f)?.attach(world, carrier as usize, target, offset)?)
     })
 }
 
@@ -114,7 +115,7 @@ pub(super) unsafe extern "C" fn host_detach(ctx: SsxCtx, artifact: u32, body: u3
     host(ctx, |f| {
         let target = body_of(f.world, artifact, body)?;
         let world = f.world;
-        command(commands(f)?.detach(world, target))
+        Ok(commands(f)?.detach(world, target)?)
     })
 }
 
@@ -129,7 +130,7 @@ pub(super) unsafe extern "C" fn host_attachment(
 ) -> SsxStatus {
     host(ctx, |f| {
         let held = body_of(f.world, artifact, body)?;
-        let (carrier, offset) = f.world.attachment(held).ok_or(SSX_ERR_NOT_FOUND)?;
+        let (carrier, offset) = f.world.attachment(held).ok_or(Refusal::NotFound)?;
         let owner = f.world.owner(carrier);
         *out(carrier_artifact)? = owner.0;
         *out(carrier_body)? = f.world.local_index(carrier);

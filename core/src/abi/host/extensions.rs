@@ -5,6 +5,7 @@ use ssx_sdk::abi::*;
 use std::ffi::c_char;
 
 use super::frame::*;
+use super::refusal::Refusal;
 
 pub(super) unsafe extern "C" fn host_log(
     ctx: SsxCtx,
@@ -15,7 +16,7 @@ pub(super) unsafe extern "C" fn host_log(
         // Outside a step (from `create` or `destroy`, or a plugin's own thread): no handle,
         // so the message is attributed to what the calling thread is running, if anything.
         let Ok(m) = name(message) else {
-            return SSX_ERR_INVALID_ARGUMENT;
+            return Refusal::InvalidArgument.status();
         };
         let m = crate::text::escape_controls(m);
         let who =
@@ -50,7 +51,7 @@ pub(super) unsafe extern "C" fn host_extension(
     extension: *mut u32,
 ) -> SsxStatus {
     host(ctx, |f| {
-        *out(extension)? = f.world.extension_index(name(n)?).ok_or(SSX_ERR_NOT_FOUND)? as u32;
+        *out(extension)? = f.world.extension_index(name(n)?).ok_or(Refusal::NotFound)? as u32;
         Ok(())
     })
 }
@@ -70,10 +71,10 @@ pub(super) unsafe extern "C" fn host_call_extension(
         let ext = f
             .world
             .extension_at(extension as usize)
-            .ok_or(SSX_ERR_OUT_OF_RANGE)?;
+            .ok_or(Refusal::OutOfRange)?;
         let service = name(service)?;
         if (request.is_null() && request_len > 0) || (response.is_null() && capacity > 0) {
-            return Err(SSX_ERR_INVALID_ARGUMENT);
+            return Err(Refusal::InvalidArgument);
         }
         // SAFETY: buffers of the given lengths per the ABI, null checked above.
         let (req, resp) = unsafe { (slice(request, request_len), slice_mut(response, capacity)) };
@@ -84,11 +85,11 @@ pub(super) unsafe extern "C" fn host_call_extension(
             .map(|l| crate::guard::enter(l, crate::guard::Phase::Service, f.world.step));
         let len = ext.call(service, req, resp).map_err(|m| {
             tracing::debug!(target: "ssx::plugin", "extension service '{service}' failed: {m}");
-            SSX_ERR_PLUGIN
+            Refusal::Plugin
         })?;
         *out(response_len)? = len;
         if len > capacity {
-            Err(SSX_ERR_OUT_OF_RANGE)
+            Err(Refusal::OutOfRange)
         } else {
             Ok(())
         }
@@ -106,11 +107,11 @@ pub(super) unsafe extern "C" fn host_metric(
             ..
         } = &mut f.kind
         else {
-            return Err(SSX_ERR_WRONG_PHASE);
+            return Err(Refusal::WrongPhase);
         };
         crate::plugin::set_metric(metrics, self::name(name)?, value).map_err(|why| {
             tracing::debug!(target: "ssx::plugin", "metric refused: {why}");
-            SSX_ERR_INVALID_ARGUMENT
+            Refusal::InvalidArgument
         })
     })
 }
@@ -125,12 +126,12 @@ pub(super) unsafe extern "C" fn host_metric_at(
 ) -> SsxStatus {
     host(ctx, |f| {
         let FrameKind::Extension { stats, .. } = &f.kind else {
-            return Err(SSX_ERR_WRONG_PHASE);
+            return Err(Refusal::WrongPhase);
         };
         let (key, v) = stats
             .metrics()
             .get(index as usize)
-            .ok_or(SSX_ERR_NOT_FOUND)?;
+            .ok_or(Refusal::NotFound)?;
         *out(value)? = *v;
         copy_name(key, name, capacity, len)
     })
@@ -148,13 +149,13 @@ pub(super) unsafe extern "C" fn host_swap(
             ..
         } = &f.kind
         else {
-            return Err(SSX_ERR_WRONG_PHASE);
+            return Err(Refusal::WrongPhase);
         };
-        let desk = swaps.ok_or(SSX_ERR_NOT_FOUND)?;
+        let desk = swaps.ok_or(Refusal::NotFound)?;
         let library = name(library)?;
         let t = desk.request(library).map_err(|m| {
             tracing::debug!(target: "ssx::plugin", "swap refused: {m}");
-            SSX_ERR_NOT_FOUND
+            Refusal::NotFound
         })?;
         *out(ticket)? = t;
         Ok(())
@@ -171,11 +172,11 @@ pub(super) unsafe extern "C" fn host_swap_outcome(
 ) -> SsxStatus {
     host(ctx, |f| {
         let FrameKind::Extension { swaps, .. } = &f.kind else {
-            return Err(SSX_ERR_WRONG_PHASE);
+            return Err(Refusal::WrongPhase);
         };
         let outcome = swaps
             .and_then(|d| d.outcome(ticket))
-            .ok_or(SSX_ERR_NOT_FOUND)?;
+            .ok_or(Refusal::NotFound)?;
         let (ok, message) = match &outcome {
             Ok(library) => (1, library.as_str()),
             Err(reason) => (0, reason.as_str()),
@@ -189,7 +190,7 @@ pub(super) unsafe extern "C" fn host_swap_outcome(
 /// `SSX_ERR_NOT_FOUND` when nothing in the run shows them.
 pub(super) fn overlay_list<'f>(
     kind: &'f mut FrameKind<'_>,
-) -> Result<&'f mut Vec<crate::render::Overlay>, SsxStatus> {
+) -> Result<&'f mut Vec<crate::render::Overlay>, Refusal> {
     match kind {
         FrameKind::Extension {
             overlays: Some(list),
@@ -197,9 +198,9 @@ pub(super) fn overlay_list<'f>(
             ..
         } => match overlays_wanted {
             true => Ok(list),
-            false => Err(SSX_ERR_NOT_FOUND),
+            false => Err(Refusal::NotFound),
         },
-        _ => Err(SSX_ERR_WRONG_PHASE),
+        _ => Err(Refusal::WrongPhase),
     }
 }
 
@@ -214,15 +215,15 @@ pub(super) unsafe extern "C" fn host_overlay(
         let time = f.world.time;
         let list = overlay_list(&mut f.kind)?;
         // SAFETY: a readable `SsxMapInfo` or null, per the ABI.
-        let info = unsafe { info.as_ref() }.ok_or(SSX_ERR_INVALID_ARGUMENT)?;
+        let info = unsafe { info.as_ref() }.ok_or(Refusal::InvalidArgument)?;
         if rgba.is_null() {
-            return Err(SSX_ERR_INVALID_ARGUMENT);
+            return Err(Refusal::InvalidArgument);
         }
         // SAFETY: `len` readable bytes at a non-null `rgba`, per the ABI.
         let cells = unsafe { std::slice::from_raw_parts(rgba, len) };
         let size = (info.width, info.height, info.resolution, info.origin);
         crate::render::set_overlay(list, name(n)?, size, cells, time)
-            .map_err(|_| SSX_ERR_INVALID_ARGUMENT)
+            .map_err(|_| Refusal::InvalidArgument)
     })
 }
 
@@ -240,10 +241,10 @@ pub(super) unsafe extern "C" fn host_overlay_shapes(
         let kind = match kind {
             SSX_OVERLAY_BOXES => crate::render::OverlayKind::Boxes,
             SSX_OVERLAY_LINES => crate::render::OverlayKind::Lines,
-            _ => return Err(SSX_ERR_INVALID_ARGUMENT),
+            _ => return Err(Refusal::InvalidArgument),
         };
         if color.is_null() || (values.is_null() && len > 0) {
-            return Err(SSX_ERR_INVALID_ARGUMENT);
+            return Err(Refusal::InvalidArgument);
         }
         // SAFETY: `len` readable doubles at `values` and a `float[4]` at `color`, per the ABI.
         let (values, color) = unsafe {
@@ -255,7 +256,7 @@ pub(super) unsafe extern "C" fn host_overlay_shapes(
             (v, *color.cast::<[f32; 4]>())
         };
         crate::render::set_shapes(list, name(n)?, kind, values, color, time)
-            .map_err(|_| SSX_ERR_INVALID_ARGUMENT)
+            .map_err(|_| Refusal::InvalidArgument)
     })
 }
 

@@ -10,7 +10,9 @@ use ssx_sdk::abi::*;
 
 use crate::engine::BodyId;
 use crate::math::Vec3;
-use crate::plugin::{CommandBuffer, CommandError, Reading, ReadingSource, SwapDesk};
+use crate::plugin::{CommandBuffer, Reading, ReadingSource, SwapDesk};
+
+use super::refusal::Refusal;
 use crate::stats::StatsView;
 use crate::world::{ArtifactId, World};
 
@@ -73,7 +75,7 @@ pub(in crate::abi) fn with_frame(
 /// caught: a host function never unwinds into a plugin.
 pub(super) fn host<F>(ctx: SsxCtx, body: F) -> SsxStatus
 where
-    F: FnOnce(&mut Frame<'_>) -> Result<(), SsxStatus>,
+    F: FnOnce(&mut Frame<'_>) -> Result<(), Refusal>,
 {
     let (current, ptr) = CURRENT.with(Cell::get);
     if ctx == 0 || ctx != current || ptr.is_null() {
@@ -84,21 +86,21 @@ where
     let frame = unsafe { &mut *(ptr as *mut Frame<'_>) };
     match catch_unwind(AssertUnwindSafe(|| body(frame))) {
         Ok(Ok(())) => SSX_OK,
-        Ok(Err(s)) => s,
-        Err(_) => SSX_ERR_INVALID_ARGUMENT,
+        Ok(Err(refusal)) => refusal.status(),
+        Err(_) => Refusal::InvalidArgument.status(),
     }
 }
 
 /// `*mut T` to `&mut T`, null refused.
-pub(super) fn out<'p, T>(p: *mut T) -> Result<&'p mut T, SsxStatus> {
+pub(super) fn out<'p, T>(p: *mut T) -> Result<&'p mut T, Refusal> {
     // SAFETY: the caller promises a valid pointer or null.
-    unsafe { p.as_mut() }.ok_or(SSX_ERR_INVALID_ARGUMENT)
+    unsafe { p.as_mut() }.ok_or(Refusal::InvalidArgument)
 }
 
 /// A `double[3]`, null and non-finite refused.
-pub(super) fn vec3(p: *const f64) -> Result<Vec3, SsxStatus> {
+pub(super) fn vec3(p: *const f64) -> Result<Vec3, Refusal> {
     if p.is_null() {
-        return Err(SSX_ERR_INVALID_ARGUMENT);
+        return Err(Refusal::InvalidArgument);
     }
     // SAFETY: a non-null `double[3]` per the ABI.
     let v = unsafe { std::slice::from_raw_parts(p, 3) };
@@ -106,49 +108,35 @@ pub(super) fn vec3(p: *const f64) -> Result<Vec3, SsxStatus> {
     if v.iter().all(|x| x.is_finite()) {
         Ok(v)
     } else {
-        Err(SSX_ERR_INVALID_ARGUMENT)
+        Err(Refusal::InvalidArgument)
     }
 }
 
-pub(super) fn name<'p>(p: *const c_char) -> Result<&'p str, SsxStatus> {
+pub(super) fn name<'p>(p: *const c_char) -> Result<&'p str, Refusal> {
     if p.is_null() {
-        return Err(SSX_ERR_INVALID_ARGUMENT);
+        return Err(Refusal::InvalidArgument);
     }
     // SAFETY: NUL-terminated per the ABI.
     unsafe { CStr::from_ptr(p) }
         .to_str()
-        .map_err(|_| SSX_ERR_INVALID_ARGUMENT)
+        .map_err(|_| Refusal::InvalidArgument)
 }
 
-pub(super) fn body_of(world: &World<'_>, artifact: u32, body: u32) -> Result<BodyId, SsxStatus> {
+pub(super) fn body_of(world: &World<'_>, artifact: u32, body: u32) -> Result<BodyId, Refusal> {
     if artifact as usize >= world.artifact_count() {
-        return Err(SSX_ERR_OUT_OF_RANGE);
+        return Err(Refusal::OutOfRange);
     }
     world
         .artifact(ArtifactId(artifact))
         .body(body as usize)
-        .ok_or(SSX_ERR_OUT_OF_RANGE)
+        .ok_or(Refusal::OutOfRange)
 }
 
-pub(super) fn commands<'f>(frame: &'f mut Frame<'_>) -> Result<&'f mut CommandBuffer, SsxStatus> {
+pub(super) fn commands<'f>(frame: &'f mut Frame<'_>) -> Result<&'f mut CommandBuffer, Refusal> {
     match &mut frame.kind {
         FrameKind::Driver { commands, .. } => Ok(commands),
-        FrameKind::Sensor { .. } | FrameKind::Extension { .. } => Err(SSX_ERR_WRONG_PHASE),
+        FrameKind::Sensor { .. } | FrameKind::Extension { .. } => Err(Refusal::WrongPhase),
     }
-}
-
-pub(super) fn command(r: Result<(), CommandError>) -> Result<(), SsxStatus> {
-    r.map_err(|e| match e {
-        CommandError::Body { .. } | CommandError::Joint { .. } | CommandError::NoBody(_) => {
-            SSX_ERR_OUT_OF_RANGE
-        }
-        CommandError::NotHeld(_) => SSX_ERR_NOT_FOUND,
-        CommandError::NoMotor(_)
-        | CommandError::NotFinite { .. }
-        | CommandError::NotDynamic { .. }
-        | CommandError::OwnBody(_)
-        | CommandError::HeldElsewhere { .. } => SSX_ERR_INVALID_ARGUMENT,
-    })
 }
 
 /// Writes `name` and a NUL into the caller's `capacity` bytes at `buf`, and its length (NUL
@@ -158,14 +146,14 @@ pub(super) fn copy_name(
     buf: *mut c_char,
     capacity: usize,
     len: *mut usize,
-) -> Result<(), SsxStatus> {
+) -> Result<(), Refusal> {
     let name = name.as_bytes();
     *out(len)? = name.len();
     if capacity < name.len() + 1 {
-        return Err(SSX_ERR_OUT_OF_RANGE);
+        return Err(Refusal::OutOfRange);
     }
     if buf.is_null() {
-        return Err(SSX_ERR_INVALID_ARGUMENT);
+        return Err(Refusal::InvalidArgument);
     }
     // SAFETY: `capacity` bytes at `buf` per the ABI, and the name plus NUL fit.
     unsafe {
@@ -176,9 +164,9 @@ pub(super) fn copy_name(
 }
 
 /// Writes `v` into a caller's `double[N]`, null refused.
-pub(super) fn write_doubles<const N: usize>(p: *mut f64, v: [f64; N]) -> Result<(), SsxStatus> {
+pub(super) fn write_doubles<const N: usize>(p: *mut f64, v: [f64; N]) -> Result<(), Refusal> {
     if p.is_null() {
-        return Err(SSX_ERR_INVALID_ARGUMENT);
+        return Err(Refusal::InvalidArgument);
     }
     // SAFETY: a non-null `double[N]` per the ABI.
     unsafe { std::slice::from_raw_parts_mut(p, N) }.copy_from_slice(&v);

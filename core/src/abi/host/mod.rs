@@ -9,6 +9,7 @@ mod extensions;
 mod frame;
 mod rays;
 mod readings;
+mod refusal;
 mod world;
 
 use commands::*;

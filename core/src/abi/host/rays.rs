@@ -6,6 +6,7 @@ use crate::world::World;
 use ssx_sdk::abi::*;
 
 use super::frame::*;
+use super::refusal::Refusal;
 
 pub(super) unsafe extern "C" fn host_ray_cast(
     ctx: SsxCtx,
@@ -18,7 +19,7 @@ pub(super) unsafe extern "C" fn host_ray_cast(
     host(ctx, |f| {
         let (o, d) = (vec3(origin)?, vec3(direction)?);
         if !(max_distance.is_finite() && max_distance > 0.0) || d.norm() == 0.0 {
-            return Err(SSX_ERR_INVALID_ARGUMENT);
+            return Err(Refusal::InvalidArgument);
         }
         let ignore = if ignore_own != 0 { f.artifact } else { None };
         let result = f.world.cast_ray(Point3::from(o), d, max_distance, ignore);
@@ -61,14 +62,14 @@ pub(super) unsafe extern "C" fn host_ray_cast_many(
             || count > SSX_MAX_RAYS
             || (count > 0 && (directions.is_null() || hits.is_null()))
         {
-            return Err(SSX_ERR_INVALID_ARGUMENT);
+            return Err(Refusal::InvalidArgument);
         }
         // SAFETY: `3 × count` doubles at `directions` per the ABI, null checked above.
         let d = unsafe { slice(directions, 3 * count) };
         let usable =
             |c: &[f64]| c.iter().all(|x| x.is_finite()) && Vec3::new(c[0], c[1], c[2]).norm() > 0.0;
         if !d.chunks_exact(3).all(usable) {
-            return Err(SSX_ERR_INVALID_ARGUMENT);
+            return Err(Refusal::InvalidArgument);
         }
         RAYS.with(|slot| {
             let (dirs, found) = &mut *slot.borrow_mut();

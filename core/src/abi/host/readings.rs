@@ -7,6 +7,7 @@ use ssx_sdk::abi::*;
 use std::ffi::c_char;
 
 use super::frame::*;
+use super::refusal::Refusal;
 
 pub(super) unsafe extern "C" fn host_sensor_index(
     ctx: SsxCtx,
@@ -16,13 +17,13 @@ pub(super) unsafe extern "C" fn host_sensor_index(
 ) -> SsxStatus {
     host(ctx, |f| {
         if artifact as usize >= f.world.artifact_count() {
-            return Err(SSX_ERR_OUT_OF_RANGE);
+            return Err(Refusal::OutOfRange);
         }
         let idx = f
             .world
             .artifact(ArtifactId(artifact))
             .sensor_index(name(n)?)
-            .ok_or(SSX_ERR_NOT_FOUND)?;
+            .ok_or(Refusal::NotFound)?;
         *out(sensor)? = idx as u32;
         Ok(())
     })
@@ -35,10 +36,10 @@ pub(super) unsafe extern "C" fn host_publish(
 ) -> SsxStatus {
     host(ctx, |f| {
         let FrameKind::Sensor { out } = &mut f.kind else {
-            return Err(SSX_ERR_WRONG_PHASE);
+            return Err(Refusal::WrongPhase);
         };
         if values.is_null() && len > 0 {
-            return Err(SSX_ERR_INVALID_ARGUMENT);
+            return Err(Refusal::InvalidArgument);
         }
         // SAFETY: `len` doubles at `values` per the ABI (or none), null checked above.
         let v = unsafe { slice(values, len) };
@@ -54,17 +55,17 @@ pub(super) fn reading_of<'f>(
     f: &'f Frame<'_>,
     artifact: u32,
     sensor: u32,
-) -> Result<&'f Reading, SsxStatus> {
+) -> Result<&'f Reading, Refusal> {
     let readings = match &f.kind {
         FrameKind::Driver { readings, .. } | FrameKind::Extension { readings, .. } => *readings,
-        FrameKind::Sensor { .. } => return Err(SSX_ERR_WRONG_PHASE),
+        FrameKind::Sensor { .. } => return Err(Refusal::WrongPhase),
     };
     if artifact as usize >= f.world.artifact_count() {
-        return Err(SSX_ERR_OUT_OF_RANGE);
+        return Err(Refusal::OutOfRange);
     }
     readings
         .reading(ArtifactId(artifact), sensor as usize)
-        .ok_or(SSX_ERR_OUT_OF_RANGE)
+        .ok_or(Refusal::OutOfRange)
 }
 
 pub(super) unsafe extern "C" fn host_reading(
@@ -87,11 +88,11 @@ pub(super) unsafe extern "C" fn host_reading(
 pub(super) unsafe extern "C" fn host_describe(ctx: SsxCtx, json: *const c_char) -> SsxStatus {
     host(ctx, |f| {
         let FrameKind::Sensor { out } = &mut f.kind else {
-            return Err(SSX_ERR_WRONG_PHASE);
+            return Err(Refusal::WrongPhase);
         };
         let text = name(json)?;
         if text.len() > SSX_MAX_DESCRIPTION {
-            return Err(SSX_ERR_OUT_OF_RANGE);
+            return Err(Refusal::OutOfRange);
         }
         out.describe(text);
         Ok(())
@@ -101,7 +102,7 @@ pub(super) unsafe extern "C" fn host_describe(ctx: SsxCtx, json: *const c_char) 
 pub(super) unsafe extern "C" fn host_idle(ctx: SsxCtx, steps: u32) -> SsxStatus {
     host(ctx, |f| {
         let FrameKind::Sensor { out } = &mut f.kind else {
-            return Err(SSX_ERR_WRONG_PHASE);
+            return Err(Refusal::WrongPhase);
         };
         out.idle(f.world.step, steps);
         Ok(())

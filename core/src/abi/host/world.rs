@@ -8,6 +8,7 @@ use ssx_sdk::abi::*;
 use std::ffi::c_char;
 
 use super::frame::*;
+use super::refusal::Refusal;
 
 pub(super) unsafe extern "C" fn host_time(
     ctx: SsxCtx,
@@ -24,7 +25,7 @@ pub(super) unsafe extern "C" fn host_time(
 pub(super) unsafe extern "C" fn host_gravity(ctx: SsxCtx, gravity: *mut f64) -> SsxStatus {
     host(ctx, |f| {
         if gravity.is_null() {
-            return Err(SSX_ERR_INVALID_ARGUMENT);
+            return Err(Refusal::InvalidArgument);
         }
         // SAFETY: a `double[3]` per the ABI.
         unsafe { std::slice::from_raw_parts_mut(gravity, 3) }
@@ -49,7 +50,7 @@ pub(super) unsafe extern "C" fn host_artifact_by_name(
         *out(artifact)? = f
             .world
             .artifact_by_name(name(n)?)
-            .ok_or(SSX_ERR_NOT_FOUND)?
+            .ok_or(Refusal::NotFound)?
             .0;
         Ok(())
     })
@@ -64,7 +65,7 @@ pub(super) unsafe extern "C" fn host_artifact_name(
 ) -> SsxStatus {
     host(ctx, |f| {
         if artifact as usize >= f.world.artifact_count() {
-            return Err(SSX_ERR_OUT_OF_RANGE);
+            return Err(Refusal::OutOfRange);
         }
         copy_name(
             &f.world.artifact(ArtifactId(artifact)).name,
@@ -85,14 +86,14 @@ pub(super) unsafe extern "C" fn host_sensor_name(
 ) -> SsxStatus {
     host(ctx, |f| {
         if artifact as usize >= f.world.artifact_count() {
-            return Err(SSX_ERR_OUT_OF_RANGE);
+            return Err(Refusal::OutOfRange);
         }
         let name = f
             .world
             .artifact(ArtifactId(artifact))
             .sensor_names
             .get(sensor as usize)
-            .ok_or(SSX_ERR_OUT_OF_RANGE)?;
+            .ok_or(Refusal::OutOfRange)?;
         copy_name(name, buf, capacity, len)
     })
 }
@@ -100,7 +101,7 @@ pub(super) unsafe extern "C" fn host_sensor_name(
 pub(super) unsafe extern "C" fn host_stats(ctx: SsxCtx, stats: *mut SsxStats) -> SsxStatus {
     host(ctx, |f| {
         let FrameKind::Extension { stats: view, .. } = &f.kind else {
-            return Err(SSX_ERR_WRONG_PHASE);
+            return Err(Refusal::WrongPhase);
         };
         let l = view.live();
         *out(stats)? = SsxStats {
@@ -130,7 +131,7 @@ pub(super) unsafe extern "C" fn host_body_count(
 ) -> SsxStatus {
     host(ctx, |f| {
         if artifact as usize >= f.world.artifact_count() {
-            return Err(SSX_ERR_OUT_OF_RANGE);
+            return Err(Refusal::OutOfRange);
         }
         *out(count)? = f.world.artifact(ArtifactId(artifact)).bodies.len() as u32;
         Ok(())
@@ -178,7 +179,7 @@ pub(super) unsafe extern "C" fn host_body_inertia(
     host(ctx, |f| {
         let i = f.world.inertia(body_of(f.world, artifact, body)?);
         if inertia.is_null() {
-            return Err(SSX_ERR_INVALID_ARGUMENT);
+            return Err(Refusal::InvalidArgument);
         }
         // SAFETY: `inertia` points at three doubles per the ABI, null checked above.
         unsafe { slice_mut(inertia, 3) }.copy_from_slice(i.as_slice());
@@ -197,7 +198,7 @@ pub(super) unsafe extern "C" fn host_contacts(
     host(ctx, |f| {
         let id = body_of(f.world, artifact, body)?;
         if contacts.is_null() && capacity > 0 {
-            return Err(SSX_ERR_INVALID_ARGUMENT);
+            return Err(Refusal::InvalidArgument);
         }
         // A per-thread scratch list, as for neighbours: no allocation once grown.
         thread_local! {
@@ -232,7 +233,7 @@ pub(super) unsafe extern "C" fn host_body_color(
     host(ctx, |f| {
         let c = f.world.color(body_of(f.world, artifact, body)?);
         if rgba.is_null() {
-            return Err(SSX_ERR_INVALID_ARGUMENT);
+            return Err(Refusal::InvalidArgument);
         }
         // SAFETY: a non-null `float[4]` per the ABI.
         unsafe { std::slice::from_raw_parts_mut(rgba, 4) }.copy_from_slice(&c);
@@ -251,7 +252,7 @@ pub(super) unsafe extern "C" fn host_neighbours(
     host(ctx, |f| {
         let c = vec3(center)?;
         if !(radius.is_finite() && radius >= 0.0) || (artifacts.is_null() && capacity > 0) {
-            return Err(SSX_ERR_INVALID_ARGUMENT);
+            return Err(Refusal::InvalidArgument);
         }
         // A per-thread scratch list: no allocation once it has grown to the largest answer.
         thread_local! {
@@ -289,10 +290,10 @@ pub(super) unsafe extern "C" fn host_map(
 ) -> SsxStatus {
     host(ctx, |f| {
         if matches!(f.kind, FrameKind::Sensor { .. }) {
-            return Err(SSX_ERR_WRONG_PHASE);
+            return Err(Refusal::WrongPhase);
         }
         let info = out(info)?;
-        let map = f.world.map().ok_or(SSX_ERR_NOT_FOUND)?;
+        let map = f.world.map().ok_or(Refusal::NotFound)?;
         *info = SsxMapInfo {
             width: map.width,
             height: map.height,
@@ -303,7 +304,7 @@ pub(super) unsafe extern "C" fn host_map(
             return Ok(());
         }
         if capacity < map.cells.len() {
-            return Err(SSX_ERR_OUT_OF_RANGE);
+            return Err(Refusal::OutOfRange);
         }
         // SAFETY: `capacity` writable bytes at `cells` per the ABI, checked to hold them all.
         unsafe { std::ptr::copy_nonoverlapping(map.cells.as_ptr(), cells, map.cells.len()) };
@@ -322,7 +323,7 @@ pub(super) unsafe extern "C" fn host_body_bounds(
         let (lo, hi) = f
             .world
             .bounds(body_of(f.world, artifact, body)?)
-            .ok_or(SSX_ERR_NOT_FOUND)?;
+            .ok_or(Refusal::NotFound)?;
         write_doubles(min, [lo.x, lo.y, lo.z])?;
         write_doubles(max, [hi.x, hi.y, hi.z])
     })
