@@ -267,10 +267,9 @@ fn write_map(path: &Path, out: &Path) -> Result<(), SsxError> {
 }
 
 fn plugins(named: &Path) -> Result<(), SsxError> {
-    let bad = |message: String| SsxError::Config(message);
     // A relative name is looked for in the current directory first, then as a scene's would be.
-    let path = ssx_core::abi::find_library(named, Path::new(".")).map_err(bad)?;
-    let lib = ssx_core::abi::PluginLibrary::open(&path).map_err(bad)?;
+    let path = ssx_core::abi::find_library(named, Path::new("."))?;
+    let lib = ssx_core::abi::PluginLibrary::open(&path)?;
     println!("library      {}", lib.path().display());
     println!(
         "ABI version  {} (this ssxd speaks {})",

@@ -183,33 +183,9 @@ impl Loader<'_> {
         }
         .map_err(|m| src.err(&lib_at, m))?;
         drop(libraries);
-        let found = lib.plugins().find(|p| p.name == name);
-        match found {
-            Some(p) if p.kind == kind.name() => Ok(Some(path)),
-            Some(p) => Err(src.err(
-                &format!("{at}.plugin"),
-                format!(
-                    "'{name}' in '{}' is a {}, not a {}",
-                    path.display(),
-                    p.kind,
-                    kind.name()
-                ),
-            )),
-            None => {
-                let names: Vec<String> = lib
-                    .plugins()
-                    .map(|p| format!("{} {}", p.kind, p.name))
-                    .collect();
-                Err(src.err(
-                    &format!("{at}.plugin"),
-                    format!(
-                        "no {} named '{name}' in '{}' (it has: {})",
-                        kind.name(),
-                        path.display(),
-                        names.join(", ")
-                    ),
-                ))
-            }
+        match lib.plugin(kind.name(), name) {
+            Ok(_) => Ok(Some(path)),
+            Err(e) => Err(src.err(&format!("{at}.plugin"), e)),
         }
     }
 

@@ -111,3 +111,11 @@ impl SsxError {
         }
     }
 }
+
+/// A library named on the command line (or a copy directory) that cannot be used: a
+/// configuration error, with the loader's message.
+impl From<crate::abi::LoadError> for SsxError {
+    fn from(e: crate::abi::LoadError) -> Self {
+        SsxError::Config(e.to_string())
+    }
+}

@@ -13,5 +13,6 @@ mod load;
 
 pub use host::HOST_API;
 pub use load::{
-    PluginInfo, PluginLibrary, PluginLoader, find_library, find_library_in, set_program_dir,
+    ElfProblem, LoadError, PluginInfo, PluginLibrary, PluginLoader, find_library, find_library_in,
+    set_program_dir,
 };

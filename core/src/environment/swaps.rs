@@ -86,7 +86,7 @@ impl Environment {
 
     pub(super) fn swapper(&mut self) -> Result<&mut Swapper, SsxError> {
         if self.swapper.is_none() {
-            let copies = self.loader.copy_dir().map_err(SsxError::Config)?;
+            let copies = self.loader.copy_dir()?;
             let swapper = Swapper::start(self.recipes.clone(), copies)
                 .map_err(|e| SsxError::Config(format!("cannot start the swap thread: {e}")))?;
             self.swapper = Some(swapper);

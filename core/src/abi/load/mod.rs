@@ -11,6 +11,10 @@ use ssx_sdk::abi::*;
 
 use crate::plugin::{Driver, PluginInit, Sensor, SimulationExtension};
 
+mod error;
+
+pub use error::{ElfProblem, LoadError};
+
 /// One plugin a library exports.
 #[derive(Clone, Debug)]
 pub struct PluginInfo {
@@ -59,7 +63,7 @@ impl std::fmt::Debug for PluginLibrary {
 /// Keeps a library mapped until the process exits. Extensions start threads of their own (a
 /// network stack's runtime, for one) that may outlive their instance; unmapping the code under
 /// them would crash the daemon at exit, so libraries with extensions are never unloaded.
-fn pin(path: &Path) -> Result<(), String> {
+fn pin(path: &Path) -> Result<(), LoadError> {
     use libloading::os::unix::Library;
     // SAFETY: the library is already loaded (RTLD_NOLOAD): no initialiser runs again; this only
     // marks it RTLD_NODELETE. The extra handle is forgotten, the mapping stays.
@@ -69,61 +73,60 @@ fn pin(path: &Path) -> Result<(), String> {
             libc::RTLD_NOW | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
         )
     }
-    .map_err(|e| format!("'{}': cannot pin the library: {e}", path.display()))?;
+    .map_err(|e| LoadError::Pin {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })?;
     std::mem::forget(handle);
     Ok(())
 }
 
-fn c_text(p: *const c_char, what: &str) -> Result<String, String> {
+fn c_text(p: *const c_char) -> Result<String, &'static str> {
     if p.is_null() {
-        return Err(format!("{what} is null"));
+        return Err("is null");
     }
     // SAFETY: non-null, NUL-terminated per the ABI; the library stays loaded while we read.
     unsafe { CStr::from_ptr(p) }
         .to_str()
         .map(str::to_owned)
-        .map_err(|_| format!("{what} is not UTF-8"))
+        .map_err(|_| "is not UTF-8")
 }
 
 /// `path` made absolute (dlopen reads a name without a '/' as a library to search for in the
 /// system paths, not as this file), if it is a regular file; otherwise what it is.
-fn checked(path: &Path) -> Result<PathBuf, String> {
+fn checked(path: &Path) -> Result<PathBuf, LoadError> {
     let path = crate::files::absolute(path);
     match std::fs::metadata(&path) {
         Ok(m) if m.is_file() => Ok(path),
-        Ok(m) => Err(crate::files::not_regular(&path.display().to_string(), &m)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(format!("'{}': no such file", path.display()))
-        }
-        Err(e) => Err(format!("'{}': {e}", path.display())),
+        Ok(m) => Err(LoadError::NotRegular(crate::files::not_regular(
+            &path.display().to_string(),
+            &m,
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(LoadError::NoSuchFile(path)),
+        Err(source) => Err(LoadError::Unreadable { path, source }),
     }
 }
 
 /// Whether an ELF file holds every byte its headers point at: a file still being written (or
 /// cut short) can pass dlopen's checks and fault later, when the missing pages are touched.
-fn whole_elf(file: &Path) -> Result<(), String> {
+fn whole_elf(file: &Path) -> Result<(), ElfProblem> {
     use std::io::Read;
-    let bytes = |what: &str, e: std::io::Error| format!("cannot be read ({what}): {e}");
+    let bytes =
+        |what: &'static str, source: std::io::Error| ElfProblem::Unreadable { what, source };
     let len = std::fs::metadata(file).map_err(|e| bytes("size", e))?.len();
     let mut header = [0u8; 64];
     let mut f = std::fs::File::open(file).map_err(|e| bytes("open", e))?;
     if len < 64 || f.read_exact(&mut header).is_err() || &header[..4] != b"\x7fELF" {
-        return Err(format!(
-            "is not a loadable shared library: not ELF ({len} bytes)"
-        ));
+        return Err(ElfProblem::NotElf { len });
     }
     if header[4] != 2 || header[5] != 1 {
-        return Err("is not a 64-bit little-endian ELF file".into());
+        return Err(ElfProblem::Class);
     }
     let u16_at = |o: usize| u64::from(u16::from_le_bytes([header[o], header[o + 1]]));
     let u64_at = |o: usize| u64::from_le_bytes(header[o..o + 8].try_into().expect("8 bytes"));
     let (phoff, shoff) = (u64_at(0x20), u64_at(0x28));
     let (phsize, phnum, shsize, shnum) = (u16_at(0x36), u16_at(0x38), u16_at(0x3a), u16_at(0x3c));
-    let short = |what: &str, end: u64| {
-        Err(format!(
-            "is cut short: its {what} end at byte {end}, the file has {len} (still being written?)"
-        ))
-    };
+    let short = |what: &'static str, end: u64| Err(ElfProblem::Short { what, end, len });
     let ph_end = phoff.saturating_add(phsize * phnum);
     if ph_end > len {
         return short("program headers", ph_end);
@@ -156,7 +159,7 @@ impl PluginLibrary {
     /// Opens a library (RTLD_NOW | RTLD_LOCAL) and checks its table: the ABI version and struct
     /// size first, then each plugin's entry. Messages say what was found against what the host
     /// expects.
-    pub fn open(path: &Path) -> Result<Arc<Self>, String> {
+    pub fn open(path: &Path) -> Result<Arc<Self>, LoadError> {
         let path = &checked(path)?;
         Self::open_file(path, path, None)
     }
@@ -165,21 +168,22 @@ impl PluginLibrary {
     /// the running code must not change when someone writes a new build over the file (`cp`
     /// writes into the same inode, which the mapping would follow), and a rebuilt file must
     /// not be served from the dynamic loader's cache of the old one. Messages name `path`.
-    pub fn open_copy(path: &Path, dir: &Path) -> Result<Arc<Self>, String> {
+    pub fn open_copy(path: &Path, dir: &Path) -> Result<Arc<Self>, LoadError> {
         let path = &checked(path)?;
         static COPIES: AtomicU64 = AtomicU64::new(0);
         let n = COPIES.fetch_add(1, Ordering::Relaxed);
         let file_name = path.file_name().unwrap_or_default().to_string_lossy();
         let copy = dir.join(format!("{n}-{file_name}"));
-        std::fs::copy(path, &copy).map_err(|e| {
-            format!(
-                "'{}': cannot copy it to '{}' before loading: {e}",
-                path.display(),
-                copy.display()
-            )
+        std::fs::copy(path, &copy).map_err(|source| LoadError::Copy {
+            path: path.clone(),
+            copy: copy.clone(),
+            source,
         })?;
         let opened = whole_elf(&copy)
-            .map_err(|why| format!("'{}' {why}", path.display()))
+            .map_err(|problem| LoadError::Elf {
+                path: path.clone(),
+                problem,
+            })
             .and_then(|()| Self::open_file(path, &copy, Some(copy.clone())));
         if opened.is_err() {
             let _ = std::fs::remove_file(&copy);
@@ -189,58 +193,50 @@ impl PluginLibrary {
 
     /// Opens `file`, named `path` in every message and in [`PluginLibrary::path`]; `copy` is
     /// removed when the library is dropped.
-    fn open_file(path: &Path, file: &Path, copy: Option<PathBuf>) -> Result<Arc<Self>, String> {
+    fn open_file(path: &Path, file: &Path, copy: Option<PathBuf>) -> Result<Arc<Self>, LoadError> {
+        let at = || path.to_path_buf();
         use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
         // SAFETY: loading runs the library's initialisers; that is the contract of a plugin.
         let lib: libloading::Library = unsafe { Library::open(Some(file), RTLD_NOW | RTLD_LOCAL) }
             .map_err(|e| {
                 let why =
                     std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
-                format!(
-                    "'{}' is not a loadable shared library: {why}",
-                    path.display()
-                )
+                LoadError::NotLoadable { path: at(), why }
             })?
             .into();
         // SAFETY: the symbol's type is fixed by the ABI.
         let entry: SsxEntryFn = match unsafe { lib.get::<SsxEntryFn>(SSX_ENTRY_SYMBOL) } {
             Ok(sym) => *sym,
-            Err(_) => {
-                return Err(format!(
-                    "'{}' has no entry symbol 'ssx_plugin_entry': not an ssx plugin library",
-                    path.display()
-                ));
-            }
+            Err(_) => return Err(LoadError::NoEntry(at())),
         };
         // SAFETY: calling the entry point is what loading a plugin means.
         let table = unsafe { entry() };
         if table.is_null() {
-            return Err(format!(
-                "'{}': ssx_plugin_entry returned null",
-                path.display()
-            ));
+            return Err(LoadError::NullTable(at()));
         }
         // Read the version and the size before anything else: a table of another version may
         // have another layout.
         // SAFETY: every table version starts with these two u32 fields.
         let (version, size) = unsafe { (*(table as *const u32), *(table as *const u32).add(1)) };
         if version != SSX_ABI_VERSION {
-            return Err(format!(
-                "'{}': plugin ABI version mismatch: host = {SSX_ABI_VERSION}, plugin = {version} (rebuild the plugin against this ssx-sdk)",
-                path.display()
-            ));
+            return Err(LoadError::Version {
+                path: at(),
+                host: SSX_ABI_VERSION,
+                plugin: version,
+            });
         }
         let expected = std::mem::size_of::<SsxPluginTable>();
         if (size as usize) < expected {
-            return Err(format!(
-                "'{}': plugin table too small: host = {expected} bytes, plugin = {size} bytes",
-                path.display()
-            ));
+            return Err(LoadError::TableSize {
+                path: at(),
+                host: expected,
+                plugin: size,
+            });
         }
         // SAFETY: version and size checked: the table has the layout we know.
         let t = unsafe { *table };
         if t.plugin_count > 0 && t.plugins.is_null() {
-            return Err(format!("'{}': the plugin list is null", path.display()));
+            return Err(LoadError::NullList(at()));
         }
         let mut plugins = Vec::with_capacity(t.plugin_count as usize);
         // The entries are an array of the plugin's `SsxPluginDesc`, which may be older (shorter)
@@ -258,16 +254,20 @@ impl PluginLibrary {
             let size = unsafe { *(entry as *const u32) } as usize;
             let expected = SSX_PLUGIN_DESC_V3_SIZE;
             if size < expected {
-                return Err(format!(
-                    "'{}': plugin #{i} entry too small: host = {expected} bytes, plugin = {size} bytes",
-                    path.display()
-                ));
+                return Err(LoadError::EntrySize {
+                    path: at(),
+                    index: i,
+                    host: expected,
+                    plugin: size,
+                });
             }
             if size != stride {
-                return Err(format!(
-                    "'{}': plugin #{i} entry is {size} bytes, the first is {stride}: one array has one entry size",
-                    path.display()
-                ));
+                return Err(LoadError::MixedEntries {
+                    path: at(),
+                    index: i,
+                    size,
+                    first: stride,
+                });
             }
             let mut d = std::mem::MaybeUninit::<SsxPluginDesc>::zeroed();
             let known = size.min(std::mem::size_of::<SsxPluginDesc>());
@@ -277,35 +277,33 @@ impl PluginLibrary {
                 std::ptr::copy_nonoverlapping(entry, d.as_mut_ptr().cast::<u8>(), known);
                 d.assume_init()
             };
-            let name = c_text(d.name, &format!("plugin #{i}'s name"))
-                .map_err(|m| format!("'{}': {m}", path.display()))?;
+            let name = c_text(d.name).map_err(|why| LoadError::Name {
+                path: at(),
+                index: i,
+                why,
+            })?;
             let kind = match d.kind {
                 SSX_KIND_DRIVER => "driver",
                 SSX_KIND_SENSOR => "sensor",
                 SSX_KIND_EXTENSION => "extension",
-                k => {
-                    return Err(format!(
-                        "'{}': plugin '{name}' has unknown kind {k}",
-                        path.display()
-                    ));
+                kind => {
+                    return Err(LoadError::Kind {
+                        path: at(),
+                        name,
+                        kind,
+                    });
                 }
             };
             if d.create.is_none() || d.destroy.is_none() || d.step.is_none() {
-                return Err(format!(
-                    "'{}': plugin '{name}' lacks create, destroy or step",
-                    path.display()
-                ));
+                return Err(LoadError::Entries { path: at(), name });
             }
             if plugins
                 .iter()
                 .any(|(p, _): &(PluginInfo, _)| p.name == name)
             {
-                return Err(format!(
-                    "'{}': two plugins are named '{name}'",
-                    path.display()
-                ));
+                return Err(LoadError::Twice { path: at(), name });
             }
-            let description = c_text(d.description, "description").unwrap_or_default();
+            let description = c_text(d.description).unwrap_or_default();
             plugins.push((
                 PluginInfo {
                     kind,
@@ -340,30 +338,39 @@ impl PluginLibrary {
         self.plugins.iter().map(|(i, _)| i)
     }
 
-    pub(super) fn find(&self, kind: &'static str, name: &str) -> Result<SsxPluginDesc, String> {
+    /// The plugin `name` of kind `kind` ("driver", "sensor", "extension").
+    pub fn plugin(&self, kind: &'static str, name: &str) -> Result<&PluginInfo, LoadError> {
+        self.entry(kind, name).map(|(i, _)| i)
+    }
+
+    /// The table entry of plugin `name` of kind `kind`.
+    pub(super) fn find(&self, kind: &'static str, name: &str) -> Result<SsxPluginDesc, LoadError> {
+        self.entry(kind, name).map(|(_, d)| *d)
+    }
+
+    fn entry(
+        &self,
+        kind: &'static str,
+        name: &str,
+    ) -> Result<&(PluginInfo, SsxPluginDesc), LoadError> {
         match self.plugins.iter().find(|(i, _)| i.name == name) {
-            Some((i, d)) if i.kind == kind => Ok(*d),
-            Some((i, _)) => Err(format!(
-                "'{name}' in '{}' is a {}, not a {kind}",
-                self.path.display(),
-                i.kind
-            )),
-            None => {
-                let names: Vec<String> = self
+            Some(e) if e.0.kind == kind => Ok(e),
+            Some((i, _)) => Err(LoadError::WrongKind {
+                name: name.to_string(),
+                path: self.path.clone(),
+                is: i.kind,
+                wanted: kind,
+            }),
+            None => Err(LoadError::NoPlugin {
+                kind,
+                name: name.to_string(),
+                path: self.path.clone(),
+                has: self
                     .plugins
                     .iter()
                     .map(|(i, _)| format!("{} {}", i.kind, i.name))
-                    .collect();
-                Err(format!(
-                    "no {kind} named '{name}' in '{}' (it has: {})",
-                    self.path.display(),
-                    if names.is_empty() {
-                        "nothing".into()
-                    } else {
-                        names.join(", ")
-                    }
-                ))
-            }
+                    .collect(),
+            }),
         }
     }
 }
@@ -371,7 +378,7 @@ impl PluginLibrary {
 /// Finds a library named in a scene: as given if absolute; otherwise relative to `dir` (the
 /// directory of the file that names it), then in each directory of `SSX_PLUGIN_PATH`, then next
 /// to the running executable. The path it returns is absolute (see [`crate::files::absolute`]).
-pub fn find_library(named: &Path, dir: &Path) -> Result<PathBuf, String> {
+pub fn find_library(named: &Path, dir: &Path) -> Result<PathBuf, LoadError> {
     let mut search: Vec<PathBuf> = std::env::var_os("SSX_PLUGIN_PATH")
         .map(|p| {
             std::env::split_paths(&p)
@@ -400,24 +407,23 @@ pub fn set_program_dir(dir: PathBuf) -> bool {
 }
 
 /// As [`find_library`], with the directories after `dir` given explicitly.
-pub fn find_library_in(named: &Path, dir: &Path, search: &[PathBuf]) -> Result<PathBuf, String> {
+pub fn find_library_in(named: &Path, dir: &Path, search: &[PathBuf]) -> Result<PathBuf, LoadError> {
     // The first candidate that exists is the one: a directory or a device of that name is
     // reported as what it is, not skipped (a later, different library would be a surprise).
-    let found = |p: &Path| -> Option<Result<PathBuf, String>> {
+    let found = |p: &Path| -> Option<Result<PathBuf, LoadError>> {
         let meta = std::fs::metadata(p).ok()?;
         let shown = crate::files::absolute(p);
         Some(if meta.is_file() {
             Ok(shown)
         } else {
-            Err(format!(
-                "library {}",
-                crate::files::not_regular(&shown.display().to_string(), &meta)
-            ))
+            Err(LoadError::NotRegularLibrary(crate::files::not_regular(
+                &shown.display().to_string(),
+                &meta,
+            )))
         })
     };
     if named.is_absolute() {
-        return found(named)
-            .unwrap_or_else(|| Err(format!("library '{}' not found", named.display())));
+        return found(named).unwrap_or_else(|| Err(LoadError::NotFound(named.to_path_buf())));
     }
     let tried: Vec<&Path> = std::iter::once(dir)
         .chain(search.iter().map(PathBuf::as_path))
@@ -434,11 +440,10 @@ pub fn find_library_in(named: &Path, dir: &Path, search: &[PathBuf]) -> Result<P
             false => p.display().to_string(),
         })
         .collect();
-    Err(format!(
-        "library '{}' not found (looked in: {})",
-        named.display(),
-        list.join(", ")
-    ))
+    Err(LoadError::NotFoundIn {
+        named: named.to_path_buf(),
+        looked_in: list,
+    })
 }
 
 /// Opens each library once and keeps it for the instances created from it.
@@ -453,7 +458,7 @@ pub struct PluginLoader {
 impl PluginLoader {
     /// A library, opened on first use from the file itself (extensions: their libraries are
     /// pinned and never swapped).
-    pub fn library(&mut self, path: &Path) -> Result<Arc<PluginLibrary>, String> {
+    pub fn library(&mut self, path: &Path) -> Result<Arc<PluginLibrary>, LoadError> {
         let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         if let Some(l) = self.libraries.get(&key) {
             return Ok(Arc::clone(l));
@@ -465,7 +470,7 @@ impl PluginLoader {
 
     /// A library for drivers and sensors, opened on first use from a private copy (see
     /// [`PluginLibrary::open_copy`]), so that it can be swapped for a new build of the file.
-    pub fn swappable(&mut self, path: &Path) -> Result<Arc<PluginLibrary>, String> {
+    pub fn swappable(&mut self, path: &Path) -> Result<Arc<PluginLibrary>, LoadError> {
         let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         if let Some(l) = self.libraries.get(&key) {
             return Ok(Arc::clone(l));
@@ -476,7 +481,7 @@ impl PluginLoader {
     }
 
     /// The directory copies go to.
-    pub fn copy_dir(&mut self) -> Result<Arc<tempfile::TempDir>, String> {
+    pub fn copy_dir(&mut self) -> Result<Arc<tempfile::TempDir>, LoadError> {
         if let Some(d) = &self.copies {
             return Ok(Arc::clone(d));
         }
@@ -487,7 +492,7 @@ impl PluginLoader {
                 std::process::id()
             ))
             .tempdir()
-            .map_err(|e| format!("cannot make a directory for plugin copies: {e}"))?;
+            .map_err(LoadError::CopyDir)?;
         // Once a process: the copies of processes that died without removing theirs.
         static SWEEP: std::sync::Once = std::sync::Once::new();
         SWEEP.call_once(|| super::leftovers::sweep_beside(dir.path()));
