@@ -51,27 +51,18 @@ pub(crate) struct Options {
 pub(crate) fn build(
     py: Python<'_>,
     scene: &Path,
-    options: Options,
+    o: Options,
     bus: &Arc<BusState>,
 ) -> PyResult<(Environment, Option<ssx_view::Hub>, bool)> {
-    let Options {
-        engine,
-        workers,
-        seed,
-        mode,
-        rt_factor,
-        record,
-        record_every,
-        network,
-        strict,
-        scene_dir,
-    } = options;
-    let mode = match mode.as_str() {
+    let mode = match o.mode.as_str() {
         "fast" => Mode::Fast,
-        "realtime" if (1e-3..=1e3).contains(&rt_factor) => Mode::Realtime { factor: rt_factor },
+        "realtime" if (1e-3..=1e3).contains(&o.rt_factor) => Mode::Realtime {
+            factor: o.rt_factor,
+        },
         "realtime" => {
             return Err(PyValueError::new_err(format!(
-                "rt_factor must be from 0.001 to 1000 (simulated seconds per wall second), got {rt_factor}"
+                "rt_factor must be from 0.001 to 1000 (simulated seconds per wall second), got {}",
+                o.rt_factor
             )));
         }
         other => {
@@ -80,7 +71,7 @@ pub(crate) fn build(
             )));
         }
     };
-    let workers = match workers {
+    let workers = match o.workers {
         Some(n) if !(1..=256).contains(&n) => {
             return Err(PyValueError::new_err(format!(
                 "workers must be from 1 to 256, got {n}"
@@ -89,7 +80,7 @@ pub(crate) fn build(
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    if record_every == 0 {
+    if o.record_every == 0 {
         return Err(PyValueError::new_err("record_every must be at least 1"));
     }
     let mut registry = PluginRegistry::new();
@@ -99,9 +90,9 @@ pub(crate) fn build(
         Ok(Box::new(LocalBus(Arc::clone(&shared))) as Box<dyn ssx_core::SimulationExtension>)
     });
     let built = py.detach(|| -> Result<_, SsxError> {
-        let home = scene_dir.as_deref();
-        let mut scene = Scene::load_seeded(scene, home, &registry, seed)?;
-        if let Some(engine) = &engine {
+        let home = o.scene_dir.as_deref();
+        let mut scene = Scene::load_seeded(scene, home, &registry, o.seed)?;
+        if let Some(engine) = &o.engine {
             if !registry.has(PluginKind::Engine, engine) {
                 return Err(SsxError::Config(format!(
                     "engine '{engine}': unknown physics engine (known: {})",
@@ -110,7 +101,7 @@ pub(crate) fn build(
             }
             scene.engine = engine.clone();
         }
-        if !network {
+        if !o.network {
             scene.extensions.retain(|e| !is_zenoh(e));
         }
         let zenoh_in_scene = scene.extensions.iter().any(|e| e.name == BUS_NAME);
@@ -125,7 +116,7 @@ pub(crate) fn build(
                 },
             });
         }
-        let (render, hub): (Box<dyn RenderEngine>, _) = match &record {
+        let (render, hub): (Box<dyn RenderEngine>, _) = match &o.record {
             Some(path) => {
                 let hub = ssx_view::Hub::new();
                 let out = ssx_view::Output::new(
@@ -133,7 +124,7 @@ pub(crate) fn build(
                     None,
                     Some(&ssx_view::RecordOptions {
                         path: path.clone(),
-                        every: record_every,
+                        every: o.record_every,
                         lossless: mode == Mode::Fast,
                     }),
                 )
@@ -143,7 +134,7 @@ pub(crate) fn build(
             None => (Box::new(NullRenderEngine::default()), None),
         };
         let mut env = Environment::build(
-            scene.config(workers, mode, LatePolicy::CatchUp, strict),
+            scene.config(workers, mode, LatePolicy::CatchUp, o.strict),
             &registry,
             &scene.extensions,
             &scene.artifacts,
