@@ -354,7 +354,7 @@ fn output(
     });
     ssx_view::Output::new(hub.clone(), view.as_ref(), record.as_ref())
         .map(Some)
-        .map_err(SsxError::Config)
+        .map_err(|e| SsxError::Config(e.to_string()))
 }
 
 fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {

@@ -128,7 +128,7 @@ pub(crate) fn build(
                         lossless: mode == Mode::Fast,
                     }),
                 )
-                .map_err(SsxError::Config)?;
+                .map_err(|e| SsxError::Config(e.to_string()))?;
                 (Box::new(out), Some(hub))
             }
             None => (Box::new(NullRenderEngine::default()), None),

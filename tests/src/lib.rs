@@ -123,7 +123,7 @@ pub fn build_recorded(
             lossless: true,
         }),
     )
-    .map_err(SsxError::Config)?;
+    .map_err(|e| SsxError::Config(e.to_string()))?;
     let clock = Arc::new(MonotonicClock::new(std::time::Duration::ZERO));
     build_rendered(scene, registry, 2, Mode::Fast, strict, clock, Box::new(out))
 }

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 mod camera;
+mod error;
 mod frame;
 mod hub;
 mod live;
@@ -36,6 +37,7 @@ pub use publish::{Side, topics};
 pub use record::RecordOptions;
 pub use scene::{CameraGeometry, RangeGeometry, SceneInfo, SensorKind, WORLD_FRAME};
 
+pub use error::ViewError;
 use frame::Pipe;
 use live::Live;
 use record::Recorder;
@@ -98,14 +100,11 @@ impl Output {
         hub: Hub,
         view: Option<&ViewOptions>,
         record: Option<&RecordOptions>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ViewError> {
         let live = match view {
             Some(o) => {
                 if !(o.rate.is_finite() && o.rate > 0.0 && o.rate <= 1000.0) {
-                    return Err(format!(
-                        "view rate must be above 0 and at most 1000 Hz, got {}",
-                        o.rate
-                    ));
+                    return Err(ViewError::Rate(o.rate));
                 }
                 let server = Live::bind(o)?;
                 *hub.0.live_endpoints.lock().expect("not poisoned") =
@@ -124,7 +123,7 @@ impl Output {
         let record = match record {
             Some(o) => {
                 if o.every == 0 {
-                    return Err("--record-every must be at least 1".into());
+                    return Err(ViewError::RecordEvery);
                 }
                 let recorder = Recorder::create(o)?;
                 *hub.0.recording.lock().expect("not poisoned") = Some(recorder.state());

@@ -10,6 +10,7 @@ use crossbeam::queue::ArrayQueue;
 use foxglove::websocket::{Capability, ChannelView, Client, ServerListener};
 use foxglove::{Context, SinkId, WebSocketServer, WebSocketServerHandle};
 
+use crate::ViewError;
 use crate::frame::Queues;
 use crate::hub::Hub;
 use crate::publish::{Channels, nanos};
@@ -83,7 +84,7 @@ pub(crate) struct Live {
 
 impl Live {
     /// Binds the WebSocket server and the page; fails with a message naming the address.
-    pub fn bind(o: &ViewOptions) -> Result<Self, String> {
+    pub fn bind(o: &ViewOptions) -> Result<Self, ViewError> {
         let ctx = Context::new();
         let requests = Arc::new(SceneRequests {
             queue: ArrayQueue::new(64),
@@ -97,11 +98,10 @@ impl Live {
             .message_backlog_size(o.backlog)
             .listener(requests.clone())
             .start_blocking()
-            .map_err(|e| {
-                format!(
-                    "view: cannot serve the Foxglove WebSocket on {}:{}: {e}",
-                    o.host, o.port
-                )
+            .map_err(|source| ViewError::WebSocket {
+                host: o.host.clone(),
+                port: o.port,
+                source,
             })?;
         let port = server.port();
         let page =
@@ -126,14 +126,14 @@ impl Live {
         scene: Arc<SceneInfo>,
         frames: Arc<Queues>,
         hub: Hub,
-    ) -> Result<std::thread::Thread, String> {
+    ) -> Result<std::thread::Thread, ViewError> {
         // Every frame's rays: the view rate already limits them.
         let mut ch = Channels::new(&self.ctx, Arc::clone(&scene), f64::INFINITY, self.max_rays)?;
         // The page pulls frames instead (pull.rs).
         let pull = Arc::new(Pull::new(&scene, ch.ray_plan()));
         if let Some(s) = &self.server {
             s.add_services(pull.services())
-                .map_err(|e| format!("view: cannot offer the page's services: {e}"))?;
+                .map_err(ViewError::Services)?;
         }
         let stop = Arc::clone(&self.stop);
         let requests = Arc::clone(&self.requests);
@@ -165,7 +165,11 @@ impl Live {
                     std::thread::park_timeout(Duration::from_millis(100));
                 }
             })
-            .map_err(|e| format!("view: cannot start the publisher thread: {e}"))?;
+            .map_err(|source| ViewError::Thread {
+                who: "view",
+                thread: "publisher",
+                source,
+            })?;
         let t = thread.thread().clone();
         let _ = self.requests.publisher.set(t.clone());
         self.publisher = Some(thread);

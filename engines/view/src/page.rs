@@ -15,6 +15,8 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::{Semaphore, oneshot};
 
+use crate::ViewError;
+
 /// (path, content type, body) of every file the page server answers.
 const FILES: &[(&str, &str, &[u8])] = &[
     (
@@ -106,9 +108,11 @@ pub(crate) struct PageServer {
 
 impl PageServer {
     /// Binds `host:port` (0: any free port) and serves the page with `index` as its front page.
-    pub(crate) fn bind(host: &str, port: u16, index: String) -> Result<Self, String> {
-        let where_ = |e: std::io::Error| {
-            format!("view: cannot serve the page on http://{host}:{port}/: {e}")
+    pub(crate) fn bind(host: &str, port: u16, index: String) -> Result<Self, ViewError> {
+        let where_ = |source: std::io::Error| ViewError::Page {
+            host: host.to_string(),
+            port,
+            source,
         };
         let listener = std::net::TcpListener::bind((host, port)).map_err(where_)?;
         listener.set_nonblocking(true).map_err(where_)?;
@@ -127,7 +131,11 @@ impl PageServer {
                     Err(e) => tracing::error!("view page: cannot start its runtime: {e}"),
                 }
             })
-            .map_err(|e| format!("view: cannot start the page thread: {e}"))?;
+            .map_err(|source| ViewError::Thread {
+                who: "view",
+                thread: "page",
+                source,
+            })?;
         Ok(Self {
             port: bound,
             stop: Some(stop),

@@ -11,6 +11,7 @@ use foxglove::schemas::{
 };
 use foxglove::{Channel, ChannelBuilder, Context, PartialMetadata, RawChannel, Schema, SinkId};
 
+use crate::ViewError;
 use crate::camera::CameraChannels;
 use crate::frame::Frame;
 use crate::scene::{SceneInfo, SensorInfo, SensorKind, WORLD_FRAME, vec3};
@@ -73,13 +74,16 @@ fn json_channel(
     topic: &str,
     name: &str,
     schema: &str,
-) -> Result<Arc<RawChannel>, String> {
+) -> Result<Arc<RawChannel>, ViewError> {
     ChannelBuilder::new(topic)
         .context(ctx)
         .message_encoding("json")
         .schema(Schema::new(name, "jsonschema", schema.as_bytes().to_vec()))
         .build_raw()
-        .map_err(|e| format!("cannot create channel '{topic}': {e}"))
+        .map_err(|source| ViewError::Channel {
+            topic: topic.to_string(),
+            source,
+        })
 }
 
 /// Simulated seconds as nanoseconds (the messages' log time).
@@ -135,7 +139,7 @@ impl Channels {
         scene_info: Arc<SceneInfo>,
         rays_hz: f64,
         max_rays: usize,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ViewError> {
         let rays = RayPlan::new(&scene_info.sensors, max_rays);
         let mut tf_msg = FrameTransforms {
             transforms: scene_info

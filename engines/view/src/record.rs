@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use foxglove::{Context, McapCompression, McapWriteOptions, McapWriter};
 
+use crate::ViewError;
 use crate::frame::Queues;
 use crate::hub::{Hub, RecordState};
 use crate::publish::Channels;
@@ -44,15 +45,15 @@ pub(crate) struct Recorder {
 
 impl Recorder {
     /// Creates the file; refuses one that exists, so no earlier recording is overwritten.
-    pub fn create(o: &RecordOptions) -> Result<Self, String> {
-        let file = File::create_new(&o.path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::AlreadyExists {
-                format!(
-                    "--record '{}': the file exists; remove it or name another",
-                    o.path.display()
-                )
+    pub fn create(o: &RecordOptions) -> Result<Self, ViewError> {
+        let file = File::create_new(&o.path).map_err(|source| {
+            if source.kind() == std::io::ErrorKind::AlreadyExists {
+                ViewError::RecordingExists(o.path.clone())
             } else {
-                format!("--record '{}': {e}", o.path.display())
+                ViewError::Recording {
+                    path: o.path.clone(),
+                    source,
+                }
             }
         })?;
         Ok(Self {
@@ -76,11 +77,8 @@ impl Recorder {
         scene: Arc<SceneInfo>,
         frames: Arc<Queues>,
         hub: Hub,
-    ) -> Result<std::thread::Thread, String> {
-        let file = self
-            .file
-            .take()
-            .ok_or("the recording was already started")?;
+    ) -> Result<std::thread::Thread, ViewError> {
+        let file = self.file.take().ok_or(ViewError::AlreadyStarted)?;
         let ctx = Context::new();
         let options = McapWriteOptions::new()
             .compression(Some(McapCompression::Zstd))
@@ -90,7 +88,7 @@ impl Recorder {
         let writer = McapWriter::with_options(options)
             .context(&ctx)
             .create(BufWriter::new(file))
-            .map_err(|e| format!("--record: cannot start the MCAP writer: {e}"))?;
+            .map_err(ViewError::Writer)?;
         let mut ch = Channels::new(&ctx, scene, RAYS_HZ, usize::MAX)?;
         let state = Arc::clone(&self.state);
         let stop = Arc::clone(&self.stop);
@@ -141,7 +139,11 @@ impl Recorder {
                     Err(e) => fail(&state, format!("cannot finish the file: {e}")),
                 }
             })
-            .map_err(|e| format!("--record: cannot start the writer thread: {e}"))?;
+            .map_err(|source| ViewError::Thread {
+                who: "--record",
+                thread: "writer",
+                source,
+            })?;
         let t = thread.thread().clone();
         self.thread = Some(thread);
         Ok(t)
