@@ -74,6 +74,20 @@ pub enum ViewError {
     },
 }
 
+impl ViewError {
+    /// `map_err` for spawning `who`'s `thread`.
+    pub(crate) fn thread(
+        who: &'static str,
+        thread: &'static str,
+    ) -> impl FnOnce(std::io::Error) -> ViewError {
+        move |source| ViewError::Thread {
+            who,
+            thread,
+            source,
+        }
+    }
+}
+
 /// For the paths that carry plain messages (the render engine's `start`).
 impl From<ViewError> for String {
     fn from(e: ViewError) -> String {

@@ -165,11 +165,7 @@ impl Live {
                     std::thread::park_timeout(Duration::from_millis(100));
                 }
             })
-            .map_err(|source| ViewError::Thread {
-                who: "view",
-                thread: "publisher",
-                source,
-            })?;
+            .map_err(ViewError::thread("view", "publisher"))?;
         let t = thread.thread().clone();
         let _ = self.requests.publisher.set(t.clone());
         self.publisher = Some(thread);

@@ -131,11 +131,7 @@ impl PageServer {
                     Err(e) => tracing::error!("view page: cannot start its runtime: {e}"),
                 }
             })
-            .map_err(|source| ViewError::Thread {
-                who: "view",
-                thread: "page",
-                source,
-            })?;
+            .map_err(ViewError::thread("view", "page"))?;
         Ok(Self {
             port: bound,
             stop: Some(stop),

@@ -139,11 +139,7 @@ impl Recorder {
                     Err(e) => fail(&state, format!("cannot finish the file: {e}")),
                 }
             })
-            .map_err(|source| ViewError::Thread {
-                who: "--record",
-                thread: "writer",
-                source,
-            })?;
+            .map_err(ViewError::thread("--record", "writer"))?;
         let t = thread.thread().clone();
         self.thread = Some(thread);
         Ok(t)
