@@ -11,10 +11,10 @@ use ssx_sdk::abi::*;
 use crate::engine::BodyId;
 use crate::math::Vec3;
 use crate::plugin::{CommandBuffer, Reading, ReadingSource, SwapDesk};
-
-use super::refusal::Refusal;
 use crate::stats::StatsView;
 use crate::world::{ArtifactId, World};
+
+use super::refusal::Refusal;
 
 /// What the current call may touch.
 pub(in crate::abi) enum FrameKind<'a> {
