@@ -136,7 +136,7 @@ pub(super) unsafe extern "C" fn host_attachment(
         *out(carrier_body)? = f.world.local_index(carrier);
         let p = offset.translation.vector;
         let q = offset.rotation.quaternion();
-        write_doubles(position, [p.x, p.y, p.z])?;
-        write_doubles(orientation, [q.w, q.i, q.j, q.k])
+        write_array(position, [p.x, p.y, p.z])?;
+        write_array(orientation, [q.w, q.i, q.j, q.k])
     })
 }

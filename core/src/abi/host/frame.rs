@@ -163,12 +163,12 @@ pub(super) fn copy_name(
     Ok(())
 }
 
-/// Writes `v` into a caller's `double[N]`, null refused.
-pub(super) fn write_doubles<const N: usize>(p: *mut f64, v: [f64; N]) -> Result<(), Refusal> {
+/// Writes `v` into a caller's `T[N]` (`double[3]`, `float[4]`, ...), null refused.
+pub(super) fn write_array<T: Copy, const N: usize>(p: *mut T, v: [T; N]) -> Result<(), Refusal> {
     if p.is_null() {
         return Err(Refusal::InvalidArgument);
     }
-    // SAFETY: a non-null `double[N]` per the ABI.
+    // SAFETY: a non-null `T[N]` per the ABI.
     unsafe { std::slice::from_raw_parts_mut(p, N) }.copy_from_slice(&v);
     Ok(())
 }

@@ -24,13 +24,8 @@ pub(super) unsafe extern "C" fn host_time(
 
 pub(super) unsafe extern "C" fn host_gravity(ctx: SsxCtx, gravity: *mut f64) -> SsxStatus {
     host(ctx, |f| {
-        if gravity.is_null() {
-            return Err(Refusal::InvalidArgument);
-        }
-        // SAFETY: a `double[3]` per the ABI.
-        unsafe { std::slice::from_raw_parts_mut(gravity, 3) }
-            .copy_from_slice(f.world.gravity.as_slice());
-        Ok(())
+        let g = f.world.gravity;
+        write_array(gravity, [g.x, g.y, g.z])
     })
 }
 
@@ -178,12 +173,7 @@ pub(super) unsafe extern "C" fn host_body_inertia(
 ) -> SsxStatus {
     host(ctx, |f| {
         let i = f.world.inertia(body_of(f.world, artifact, body)?);
-        if inertia.is_null() {
-            return Err(Refusal::InvalidArgument);
-        }
-        // SAFETY: `inertia` points at three doubles per the ABI, null checked above.
-        unsafe { slice_mut(inertia, 3) }.copy_from_slice(i.as_slice());
-        Ok(())
+        write_array(inertia, [i.x, i.y, i.z])
     })
 }
 
@@ -232,12 +222,7 @@ pub(super) unsafe extern "C" fn host_body_color(
 ) -> SsxStatus {
     host(ctx, |f| {
         let c = f.world.color(body_of(f.world, artifact, body)?);
-        if rgba.is_null() {
-            return Err(Refusal::InvalidArgument);
-        }
-        // SAFETY: a non-null `float[4]` per the ABI.
-        unsafe { std::slice::from_raw_parts_mut(rgba, 4) }.copy_from_slice(&c);
-        Ok(())
+        write_array(rgba, c)
     })
 }
 
@@ -324,7 +309,7 @@ pub(super) unsafe extern "C" fn host_body_bounds(
             .world
             .bounds(body_of(f.world, artifact, body)?)
             .ok_or(Refusal::NotFound)?;
-        write_doubles(min, [lo.x, lo.y, lo.z])?;
-        write_doubles(max, [hi.x, hi.y, hi.z])
+        write_array(min, [lo.x, lo.y, lo.z])?;
+        write_array(max, [hi.x, hi.y, hi.z])
     })
 }
