@@ -408,6 +408,12 @@ pub trait PhysicEngine: Send + Sync {
     }
     /// Writes the state of every body into `out[body.index()]`; `out` has one slot per body.
     fn read_state(&self, out: &mut [BodyState]);
+    /// [`PhysicEngine::read_state`], with the Environment's worker threads to share the copy on
+    /// (the same values whatever the workers). By default on the calling thread alone.
+    fn read_state_on(&self, out: &mut [BodyState], par: &dyn crate::parallel::Parallel) {
+        let _ = par;
+        self.read_state(out);
+    }
     /// The first body a ray from `origin` along `direction` hits within `max_distance`,
     /// ignoring the bodies for which `exclude` returns true.
     fn cast_ray(

@@ -413,7 +413,16 @@ fn crowd_run(name: &str, par: &dyn ssx_core::Parallel) -> Vec<BodyState> {
     }
     let n = 1 + movers.len() + 6 + if e.capabilities().attach { 6 } else { 0 };
     let mut out = vec![BodyState::default(); n];
-    e.read_state(&mut out);
+    // Read on the same workers (the engine may share the copy): the same bits as one thread.
+    e.read_state_on(&mut out, par);
+    let mut alone = vec![BodyState::default(); n];
+    e.read_state(&mut alone);
+    assert_eq!(
+        ssx_tests::state_bits(&out),
+        ssx_tests::state_bits(&alone),
+        "{name}: read_state_on on {} workers differs from read_state",
+        par.workers()
+    );
     out
 }
 

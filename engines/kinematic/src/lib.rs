@@ -73,6 +73,16 @@ struct Motion {
     angvel: Vec3,
 }
 
+impl Motion {
+    fn state(&self) -> BodyState {
+        BodyState {
+            pose: self.pose,
+            linvel: self.linvel,
+            angvel: self.angvel,
+        }
+    }
+}
+
 impl Body {
     fn moves(&self) -> bool {
         self.kind != BodyKind::Static
@@ -621,12 +631,26 @@ impl PhysicEngine for KinematicEngine {
 
     fn read_state(&self, out: &mut [BodyState]) {
         for (slot, m) in out.iter_mut().zip(self.motion.iter()) {
-            *slot = BodyState {
-                pose: m.pose,
-                linvel: m.linvel,
-                angvel: m.angvel,
-            };
+            *slot = m.state();
         }
+    }
+
+    /// Each worker copies an id range, as it filed those bodies in the grid (`index_movers`):
+    /// at 1000 robots the copy on one thread stalled on the lines the other worker's moves had
+    /// written (BENCHMARKS.md, "Swarm speed, third round"). Below [`motion::MIN_STRIPS`] movers
+    /// the hand-over costs more than the copy.
+    fn read_state_on(&self, out: &mut [BodyState], par: &dyn Parallel) {
+        let n = out.len();
+        if self.moving < motion::MIN_STRIPS || par.workers() < 2 {
+            return self.read_state(out);
+        }
+        let chunk = n.div_ceil(par.workers()).max(1);
+        let mut parts: SmallVec<[_; 4]> = out.chunks_mut(chunk).collect();
+        parallel::for_each_mut(par, &mut parts, &|k, part| {
+            for (j, slot) in part.iter_mut().enumerate() {
+                *slot = self.motion.get_ref(k * chunk + j).state();
+            }
+        });
     }
 
     fn cast_ray(
