@@ -408,9 +408,12 @@ pub trait PhysicEngine: Send + Sync {
     }
     /// Writes the state of every body into `out[body.index()]`; `out` has one slot per body.
     fn read_state(&self, out: &mut [BodyState]);
-    /// [`PhysicEngine::read_state`], with the Environment's worker threads to share the copy on
-    /// (the same values whatever the workers). By default on the calling thread alone.
-    fn read_state_on(&self, out: &mut [BodyState], par: &dyn crate::parallel::Parallel) {
+    /// Brings `out` up to date after a step. `out` holds what [`PhysicEngine::read_state`] wrote
+    /// for this engine (every body, and the updates since): the engine may leave the slots of
+    /// bodies whose state cannot have changed (a static body's), and may share the copy among
+    /// `par`'s workers (the same values whatever the workers). By default
+    /// [`PhysicEngine::read_state`] on the calling thread.
+    fn update_state_on(&self, out: &mut [BodyState], par: &dyn crate::parallel::Parallel) {
         let _ = par;
         self.read_state(out);
     }

@@ -121,7 +121,7 @@ impl Environment {
         let _doing = guard::enter(self.engine_label, Phase::Physics, self.steps + 1);
         self.engine.step_on(self.config.timestep, &self.pool);
         // On the workers the plugin phases then run on, whose caches the states are read from.
-        self.engine.read_state_on(&mut self.states, &self.pool);
+        self.engine.update_state_on(&mut self.states, &self.pool);
         self.steps += 1;
     }
 

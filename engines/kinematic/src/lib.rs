@@ -127,6 +127,8 @@ pub struct KinematicEngine {
     sweeps: Vec<([f64; 4], bool)>,
     /// Bodies that move on their own this step (not static, not carried).
     moving: usize,
+    /// The bodies that are not static, in id order.
+    moving_ids: Vec<u32>,
     /// The bodies something carries, in id order.
     carried: Vec<u32>,
     /// The workers' shares of filing the movers in the grid.
@@ -154,6 +156,7 @@ impl KinematicEngine {
             entries: Vec::new(),
             sweeps: Vec::new(),
             moving: 0,
+            moving_ids: Vec::new(),
             carried: Vec::new(),
             sweep_lanes: Vec::new(),
             plan: motion::Plan::default(),
@@ -475,6 +478,8 @@ impl PhysicEngine for KinematicEngine {
         }
         if spec.kind == BodyKind::Static {
             self.static_dirty = true;
+        } else {
+            self.moving_ids.push(id);
         }
         self.motion.push(Motion {
             pose: spec.pose,
@@ -635,22 +640,41 @@ impl PhysicEngine for KinematicEngine {
         }
     }
 
-    /// Each worker copies an id range, as it filed those bodies in the grid (`index_movers`):
-    /// at 1000 robots the copy on one thread stalled on the lines the other worker's moves had
-    /// written (BENCHMARKS.md, "Swarm speed, third round"). Below [`motion::MIN_STRIPS`] movers
-    /// the hand-over costs more than the copy.
-    fn read_state_on(&self, out: &mut [BodyState], par: &dyn Parallel) {
-        let n = out.len();
-        if self.moving < motion::MIN_STRIPS || par.workers() < 2 {
-            return self.read_state(out);
+    /// Only bodies that move (statics never do here), and on the workers in id ranges, as they
+    /// filed those bodies in the grid (`index_movers`): at 1000 robots the copy on one thread
+    /// stalled on the lines the other worker's moves had written, and at 100 robots among 508
+    /// wall segments the walls were five sixths of the copy (BENCHMARKS.md, "Swarm speed, third
+    /// round"). Below [`motion::MIN_STRIPS`] movers the hand-over costs more than the copy.
+    fn update_state_on(&self, out: &mut [BodyState], par: &dyn Parallel) {
+        let ids = &self.moving_ids;
+        let parts = if self.moving < motion::MIN_STRIPS {
+            1
+        } else {
+            par.workers().clamp(1, 4)
+        };
+        // Part k copies `ids[share(k)]` into the slice of `out` that begins at its first id.
+        let mut chunks: SmallVec<[(&[u32], usize, &mut [BodyState]); 4]> = SmallVec::new();
+        let mut rest = out;
+        let mut at = 0;
+        for k in (0..parts).rev() {
+            let mine = &ids[parallel::share(ids.len(), parts, k)];
+            let first = mine.first().map_or(at, |&b| b as usize);
+            let (head, tail) = rest.split_at_mut(first.min(rest.len()));
+            chunks.push((mine, first, tail));
+            rest = head;
+            at = first;
         }
-        let chunk = n.div_ceil(par.workers()).max(1);
-        let mut parts: SmallVec<[_; 4]> = out.chunks_mut(chunk).collect();
-        parallel::for_each_mut(par, &mut parts, &|k, part| {
-            for (j, slot) in part.iter_mut().enumerate() {
-                *slot = self.motion.get_ref(k * chunk + j).state();
+        chunks.reverse();
+        let copy = |_: usize, (mine, first, slots): &mut (&[u32], usize, &mut [BodyState])| {
+            for &b in mine.iter() {
+                slots[b as usize - *first] = self.motion.get_ref(b as usize).state();
             }
-        });
+        };
+        if parts == 1 {
+            copy(0, &mut chunks[0]);
+        } else {
+            parallel::for_each_mut(par, &mut chunks, &copy);
+        }
     }
 
     fn cast_ray(
