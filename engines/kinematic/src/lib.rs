@@ -92,6 +92,9 @@ impl Body {
     }
 }
 
+/// One worker's share of a state update: the ids it copies, the id of its first slot, the slots.
+type StatePart<'a> = (&'a [u32], usize, &'a mut [BodyState]);
+
 /// One worker's share of filing the movers in the grid: what it found, in id order.
 #[derive(Debug, Default)]
 struct SweepLane {
@@ -653,7 +656,7 @@ impl PhysicEngine for KinematicEngine {
             par.workers().clamp(1, 4)
         };
         // Part k copies `ids[share(k)]` into the slice of `out` that begins at its first id.
-        let mut chunks: SmallVec<[(&[u32], usize, &mut [BodyState]); 4]> = SmallVec::new();
+        let mut chunks: SmallVec<[StatePart<'_>; 4]> = SmallVec::new();
         let mut rest = out;
         let mut at = 0;
         for k in (0..parts).rev() {
@@ -665,7 +668,7 @@ impl PhysicEngine for KinematicEngine {
             at = first;
         }
         chunks.reverse();
-        let copy = |_: usize, (mine, first, slots): &mut (&[u32], usize, &mut [BodyState])| {
+        let copy = |_: usize, (mine, first, slots): &mut StatePart<'_>| {
             for &b in mine.iter() {
                 slots[b as usize - *first] = self.motion.get_ref(b as usize).state();
             }
