@@ -108,7 +108,12 @@ impl Phase {
     }
 }
 
-/// One thread's record.
+/// One thread's record, alone on its cache lines: its owner writes it at every plugin call, and
+/// two workers' records on one line made that line travel between the cores at every call (at
+/// 100 robots the stores of these records were the drivers phase's costliest instructions;
+/// BENCHMARKS.md, "Swarm speed, third round"). 128 bytes: a line and the one the prefetcher
+/// pairs with it, as crossbeam's `CachePadded` on x86-64.
+#[repr(align(128))]
 struct Slot {
     /// Kernel thread id of the owner, 0 when free.
     tid: AtomicI32,
