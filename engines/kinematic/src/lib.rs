@@ -95,8 +95,10 @@ impl Body {
 /// One worker's share of a state update: the ids it copies, the id of its first slot, the slots.
 type StatePart<'a> = (&'a [u32], usize, &'a mut [BodyState]);
 
-/// One worker's share of filing the movers in the grid: what it found, in id order.
+/// One worker's share of filing the movers in the grid: what it found, in id order. Alone on
+/// its cache lines, as [`motion::Lane`] is.
 #[derive(Debug, Default)]
+#[repr(align(128))]
 struct SweepLane {
     entries: Vec<(u32, [f64; 4])>,
     outside: Vec<u32>,

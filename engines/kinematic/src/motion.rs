@@ -76,8 +76,11 @@ impl Plan {
     }
 }
 
-/// One worker's share of a pass: the contacts of the strips it moved, and scratch.
+/// One worker's share of a pass: the contacts of the strips it moved, and scratch. Alone on its
+/// cache lines (128 bytes: a line and the one the prefetcher pairs with it): the lanes sit side
+/// by side in a `Vec`, and each writes its vectors' lengths at every move.
 #[derive(Debug, Default)]
+#[repr(align(128))]
 pub(crate) struct Lane {
     contacts: Vec<(u32, Contact)>,
     /// The strips it moved, in the order it moved them, each with where its contacts begin.
