@@ -66,18 +66,13 @@ impl Ray {
     }
 }
 
-/// The best hit so far: nearer wins, then the lower body id; excluded bodies never.
+/// The best hit so far: nearer wins, then the lower body id. The caller leaves excluded bodies
+/// out.
 #[inline]
-fn offer(
-    best: &mut Option<RayHit>,
-    exclude: &dyn Fn(BodyId) -> bool,
-    body: u32,
-    distance: f64,
-    normal: Vec3,
-) {
+fn offer(best: &mut Option<RayHit>, body: u32, distance: f64, normal: Vec3) {
     let better =
         best.is_none_or(|h| distance < h.distance || (distance == h.distance && body < h.body.0));
-    if better && !exclude(BodyId(body)) {
+    if better {
         *best = Some(RayHit {
             body: BodyId(body),
             distance,
@@ -90,12 +85,15 @@ impl KinematicEngine {
     /// Offers the planes' hits (horizontal planes, kept apart from the grid).
     fn hit_planes(&self, ray: &Ray, exclude: &dyn Fn(BodyId) -> bool, best: &mut Option<RayHit>) {
         for &(body, h) in &self.planes {
+            if exclude(BodyId(body)) {
+                continue;
+            }
             if ray.o.z <= h {
-                offer(best, exclude, body, 0.0, Vec3::zeros());
+                offer(best, body, 0.0, Vec3::zeros());
             } else if ray.d.z < 0.0 {
                 let t = (h - ray.o.z) / ray.d.z;
                 if t <= ray.max {
-                    offer(best, exclude, body, t, Vec3::z());
+                    offer(best, body, t, Vec3::z());
                 }
             }
         }
@@ -115,8 +113,13 @@ impl KinematicEngine {
         if cull && !ray.may_hit(&p.aabb, best.map_or(ray.max, |h| h.distance)) {
             return;
         }
+        // Excluded bodies before the exact test: a sensor's ray starts inside its own robot,
+        // whose prims pass every cull.
+        if exclude(BodyId(p.body)) {
+            return;
+        }
         if let Some((t, n)) = p.cast(&ray.o, &ray.d, ray.max) {
-            offer(best, exclude, p.body, t, n);
+            offer(best, p.body, t, n);
         }
     }
 
