@@ -5,7 +5,7 @@ use ssx_sdk::abi::*;
 
 use crate::plugin::CommandError;
 
-/// A host call's refusal. Host functions return `Result<_, Refusal>`; [`super::frame::host`]
+/// A host call's refusal. Host functions return `Result<_, Refusal>`; the frame's `host` wrapper
 /// turns it into the call's status with [`Refusal::status`]. (A call with a stale handle never
 /// reaches a host function's body: `SSX_ERR_INVALID_HANDLE` is answered before it.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
