@@ -645,11 +645,11 @@ impl PhysicEngine for KinematicEngine {
         }
     }
 
-    /// Only bodies that move (statics never do here), and on the workers in id ranges, as they
-    /// filed those bodies in the grid (`index_movers`): at 1000 robots the copy on one thread
-    /// stalled on the lines the other worker's moves had written, and at 100 robots among 508
-    /// wall segments the walls were five sixths of the copy (BENCHMARKS.md, "Swarm speed, third
-    /// round"). Below [`motion::MIN_STRIPS`] movers the hand-over costs more than the copy.
+    /// Only bodies that move (statics never do here), and on the workers, each an id range with
+    /// an even share of the movers: at 1000 robots the copy on one thread stalled on the lines
+    /// the other worker's moves had written, and at 100 robots among 508 wall segments the walls
+    /// were five sixths of the copy (BENCHMARKS.md, "Swarm speed, third round"). Below
+    /// [`motion::MIN_STRIPS`] movers the hand-over costs more than the copy.
     fn update_state_on(&self, out: &mut [BodyState], par: &dyn Parallel) {
         let ids = &self.moving_ids;
         let parts = if self.moving < motion::MIN_STRIPS {
