@@ -120,7 +120,7 @@ impl Environment {
         }
         let _doing = guard::enter(self.engine_label, Phase::Physics, self.steps + 1);
         self.engine.step_on(self.config.timestep, &self.pool);
-        // On the workers the plugin phases then run on, whose caches the states are read from.
+        // The engine may share the copy among the workers, which then read the states.
         self.engine.update_state_on(&mut self.states, &self.pool);
         self.steps += 1;
     }
