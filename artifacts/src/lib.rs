@@ -60,6 +60,10 @@ pub struct Scene {
     pub watchdog: Option<f64>,
     /// The map's cells, when the scene has a map (its walls are the artifact `map`).
     pub map: Option<map::Layout>,
+    /// Whether the artifacts or the map depend on the seed (a random placement or a generated
+    /// map without a seed of its own). When not, a scene loaded with another seed differs only
+    /// in `seed` (the plugins' seeds): a batch of worlds loads it once.
+    pub seeded: bool,
 }
 
 impl Scene {
@@ -132,6 +136,7 @@ impl Scene {
         let mut loader = Loader {
             registry,
             seed: seed.or(scene.seed).unwrap_or(0),
+            seed_used: std::cell::Cell::new(false),
             cache: HashMap::new(),
             stack: Vec::new(),
             artifacts: Vec::new(),
@@ -145,6 +150,10 @@ impl Scene {
         let top = Rc::new(top);
         loader.scene(&top, &scene)?;
         let mut layout = None;
+        let map_seeded = scene.map.as_ref().is_some_and(|m| {
+            m.cave.as_ref().is_some_and(|c| c.seed.is_none())
+                || m.building.as_ref().is_some_and(|b| b.seed.is_none())
+        });
         if let Some(map) = &scene.map {
             let cells = map::layout(map, loader.seed, |p| top.resolve(p), |at, m| top.err(at, m))?;
             let walls = map::artifact(map, &cells, |at, m| top.err(at, m))?;
@@ -173,6 +182,7 @@ impl Scene {
                 Vec3::new(g[0].0, g[1].0, g[2].0)
             }),
             seed: loader.seed,
+            seeded: map_seeded || loader.seed_used.get(),
             engine,
             extensions: loader.extensions,
             artifacts: loader.artifacts,

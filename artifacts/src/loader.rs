@@ -27,6 +27,8 @@ pub(crate) struct Prepared {
 pub(crate) struct Loader<'r> {
     pub(crate) registry: &'r PluginRegistry,
     pub(crate) seed: u64,
+    /// Whether anything read the seed (a random placement without a seed of its own).
+    pub(crate) seed_used: std::cell::Cell<bool>,
     pub(crate) cache: HashMap<PathBuf, Rc<Prepared>>,
     /// Scene files being read, for include cycles.
     pub(crate) stack: Vec<PathBuf>,

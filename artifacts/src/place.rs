@@ -69,6 +69,9 @@ impl Loader<'_> {
                         ));
                     }
                 }
+                if seed.is_none() {
+                    self.seed_used.set(true);
+                }
                 let seed = seed.unwrap_or(self.seed ^ fnv1a(&inst.name));
                 let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
                 (0..count.0)

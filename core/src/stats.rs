@@ -253,6 +253,8 @@ pub struct Stats {
     max_lateness: Duration,
     late_wakeups: u64,
     plugin_faults: u64,
+    /// Whether step times go into the histograms ([`Stats::untimed`]).
+    timed: bool,
 }
 
 impl Default for Stats {
@@ -270,6 +272,19 @@ impl Stats {
             physics: histogram(),
             sensors: histogram(),
             drivers: histogram(),
+            ..Self::new_counts()
+        }
+    }
+
+    /// Zero counts, histograms to be replaced.
+    fn new_counts() -> Self {
+        let none = || Histogram::new(1).expect("a 1-digit histogram is valid");
+        Self {
+            step: none(),
+            lateness: histogram(),
+            physics: histogram(),
+            sensors: histogram(),
+            drivers: histogram(),
             steps: 0,
             misses: 0,
             bursts: 0,
@@ -277,7 +292,29 @@ impl Stats {
             max_lateness: Duration::ZERO,
             late_wakeups: 0,
             plugin_faults: 0,
+            timed: true,
         }
+    }
+
+    /// Statistics that count steps, misses and faults but keep no step times: the five
+    /// histograms of [`Stats::new`] take about 1.2 MB, which a batch of a thousand small worlds
+    /// (`ssx-worlds`) would pay a thousand times, and again at every reset. Percentiles read 0.
+    pub fn untimed() -> Self {
+        let tiny = || Histogram::new(1).expect("a 1-digit histogram is valid");
+        Self {
+            step: tiny(),
+            lateness: tiny(),
+            physics: tiny(),
+            sensors: tiny(),
+            drivers: tiny(),
+            timed: false,
+            ..Self::new_counts()
+        }
+    }
+
+    /// Whether step times are kept.
+    pub fn timed(&self) -> bool {
+        self.timed
     }
 
     /// Records one step: its phase times, its lateness (None in fast mode), whether it missed
@@ -291,15 +328,27 @@ impl Stats {
     ) {
         self.late_wakeups += u64::from(late_wakeup);
         let ns = |d: Duration| (d.as_nanos() as u64).max(1);
+        if !self.timed {
+            self.steps += 1;
+            self.count_miss(missed, lateness);
+            return;
+        }
         self.step.saturating_record(ns(times.total));
         self.physics.saturating_record(ns(times.physics));
         self.sensors.saturating_record(ns(times.sensors));
         self.drivers.saturating_record(ns(times.drivers));
         if let Some(late) = lateness {
             self.lateness.saturating_record(ns(late));
-            self.max_lateness = self.max_lateness.max(late);
         }
         self.steps += 1;
+        self.count_miss(missed, lateness);
+    }
+
+    /// A step's miss (bursts too) and lateness, timed or not.
+    fn count_miss(&mut self, missed: bool, lateness: Option<Duration>) {
+        if let Some(late) = lateness {
+            self.max_lateness = self.max_lateness.max(late);
+        }
         if missed {
             self.misses += 1;
             if !self.in_burst {

@@ -112,7 +112,11 @@ impl Environment {
         let built = built.and_then(|()| self.add_plugins(&specs, &registry));
         self.specs = specs;
         built?;
-        self.stats = Stats::new();
+        self.stats = if self.stats.timed() {
+            Stats::new()
+        } else {
+            Stats::untimed()
+        };
         self.misses = MissReporter::new(Duration::from_secs(1));
         self.late_wakeups = MissReporter::new(Duration::from_secs(1));
         self.pacer = Pacer::new(
