@@ -6,9 +6,10 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-mod bus;
 mod link;
+mod lock;
 mod open;
+mod worlds;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -25,7 +26,8 @@ use pyo3::types::{PyBytes, PyDict, PyString};
 use ssx_core::{Environment, SsxError};
 use ssx_zenoh::mailbox::Message;
 
-use bus::{BusState, Delivered};
+use ssx_worlds::bus::{BusState, Delivered};
+use ssx_worlds::{STATE_WIDTH, state_row};
 
 create_exception!(ssx, Error, PyException, "Every error of ssx's own.");
 create_exception!(
@@ -58,67 +60,92 @@ fn to_py(e: SsxError) -> PyErr {
 /// A map as Python gets it: cells, metres per cell, origin (x, y, yaw).
 type MapView<'py> = (Bound<'py, PyArray2<u8>>, f64, [f64; 3]);
 
-/// Rows of `states`: position, quaternion (x, y, z, w), linear and angular velocity.
-const STATE_WIDTH: usize = 13;
-
-fn state_row(s: &ssx_core::BodyState, out: &mut [f64]) {
-    let t = s.pose.translation.vector;
-    let q = s.pose.rotation.coords;
-    out[..3].copy_from_slice(t.as_slice());
-    out[3..7].copy_from_slice(q.as_slice());
-    out[7..10].copy_from_slice(s.linvel.as_slice());
-    out[10..13].copy_from_slice(s.angvel.as_slice());
-}
-
 /// A simulated world in this process.
 ///
 /// `Sim(scene, engine=None, workers=None, seed=None, mode="fast", rt_factor=1.0,
 /// record=None, record_every=1, network=False, strict=False, scene_dir=None)`
-#[pyclass(module = "ssx._ssx")]
+#[pyclass(module = "ssx._ssx", frozen)]
 struct Sim {
     /// None once closed. The lock makes the class shareable between Python threads: a call
-    /// from another thread while a `step` runs (the GIL released) waits for it.
-    env: Mutex<Option<Environment>>,
+    /// from another thread while a `step` runs (the GIL released) waits for it, with the GIL
+    /// released too (`lock.rs`).
+    inner: Mutex<Option<Inner>>,
     bus: Arc<BusState>,
+    hub: Mutex<Option<ssx_view::Hub>>,
+    /// The scene's own Zenoh extension takes the commands (`network=True`): not the bus.
+    zenoh_in_scene: bool,
+}
+
+/// An open Sim's world and its artifacts' names.
+struct Inner {
+    env: Environment,
     artifacts: Vec<String>,
     /// Artifact index by name.
     index: HashMap<String, usize>,
     /// The first body of each artifact, in scene order.
     first_body: Vec<usize>,
-    hub: Option<ssx_view::Hub>,
-    /// The scene's own Zenoh extension takes the commands (`network=True`): not the bus.
-    zenoh_in_scene: bool,
 }
 
-/// The Environment of an open Sim.
-struct Open<'a>(MutexGuard<'a, Option<Environment>>);
+impl Inner {
+    fn new(env: Environment) -> Self {
+        let mut inner = Inner {
+            env,
+            artifacts: Vec::new(),
+            index: HashMap::new(),
+            first_body: Vec::new(),
+        };
+        inner.refresh_names();
+        inner
+    }
+
+    /// The artifacts' names and first bodies, after a build or a reset.
+    fn refresh_names(&mut self) {
+        let arts = self.env.artifacts();
+        self.artifacts = arts.iter().map(|a| a.name.clone()).collect();
+        self.first_body = arts.iter().map(|a| a.bodies.start as usize).collect();
+        self.index = self
+            .artifacts
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i))
+            .collect();
+    }
+
+    fn artifact_index(&self, name: &str) -> PyResult<usize> {
+        self.index.get(name).copied().ok_or_else(|| {
+            let hint =
+                ssx_core::spelling::closest(name, self.artifacts.iter().map(String::as_str))
+                    .map(|c| format!(" (did you mean '{c}'?)"))
+                    .unwrap_or_default();
+            PyKeyError::new_err(format!("no artifact named '{name}'{hint}"))
+        })
+    }
+}
+
+/// The world of an open Sim.
+struct Open<'a>(MutexGuard<'a, Option<Inner>>);
 
 impl std::ops::Deref for Open<'_> {
-    type Target = Environment;
-    fn deref(&self) -> &Environment {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
         self.0.as_ref().expect("checked open")
     }
 }
 
 impl std::ops::DerefMut for Open<'_> {
-    fn deref_mut(&mut self) -> &mut Environment {
+    fn deref_mut(&mut self) -> &mut Inner {
         self.0.as_mut().expect("checked open")
     }
 }
 
 impl Sim {
-    fn env(&self) -> PyResult<Open<'_>> {
-        let guard = self.env.lock().unwrap_or_else(|e| e.into_inner());
+    /// The open world; waits (the GIL released) while another thread uses it.
+    fn open(&self, py: Python<'_>) -> PyResult<Open<'_>> {
+        let guard = lock::lock(py, &self.inner);
         if guard.is_none() {
             return Err(PyRuntimeError::new_err("the Sim is closed"));
         }
         Ok(Open(guard))
-    }
-    fn artifact_index(&self, name: &str) -> PyResult<usize> {
-        self.index
-            .get(name)
-            .copied()
-            .ok_or_else(|| PyKeyError::new_err(format!("no artifact named '{name}'")))
     }
     /// Commands go to the in-process bus, unless the scene's Zenoh extension was kept.
     fn bus_takes_commands(&self) -> PyResult<()> {
@@ -128,28 +155,6 @@ impl Sim {
             ));
         }
         Ok(())
-    }
-
-    /// The artifacts' names and first bodies, after a build or a reset.
-    fn refresh_names(&mut self) {
-        let (names, first): (Vec<String>, Vec<usize>) =
-            match self.env.get_mut().unwrap_or_else(|e| e.into_inner()) {
-                Some(env) => (
-                    env.artifacts().iter().map(|a| a.name.clone()).collect(),
-                    env.artifacts()
-                        .iter()
-                        .map(|a| a.bodies.start as usize)
-                        .collect(),
-                ),
-                None => return,
-            };
-        self.index = names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.clone(), i))
-            .collect();
-        self.artifacts = names;
-        self.first_body = first;
     }
 }
 
@@ -172,8 +177,7 @@ impl Sim {
         strict: bool,
         scene_dir: Option<PathBuf>,
     ) -> PyResult<Self> {
-        let bus = Arc::new(BusState::default());
-        let (env, hub, zenoh_in_scene) = open::build(
+        let opened = open::build(
             py,
             &scene,
             open::Options {
@@ -188,27 +192,21 @@ impl Sim {
                 strict,
                 scene_dir,
             },
-            &bus,
         )?;
-        let mut sim = Sim {
-            env: Mutex::new(Some(env)),
-            bus,
-            artifacts: Vec::new(),
-            index: HashMap::new(),
-            first_body: Vec::new(),
-            hub,
-            zenoh_in_scene,
-        };
-        sim.refresh_names();
-        Ok(sim)
+        Ok(Sim {
+            inner: Mutex::new(Some(Inner::new(opened.env))),
+            bus: opened.bus,
+            hub: Mutex::new(opened.hub),
+            zenoh_in_scene: opened.zenoh_in_scene,
+        })
     }
 
     /// Runs `n` steps with the GIL released; Ctrl-C stops it between two steps
     /// (KeyboardInterrupt). Raises PluginError when a plugin fails in strict mode.
     #[pyo3(signature = (n=1))]
     fn step(&self, py: Python<'_>, n: u64) -> PyResult<()> {
-        let mut open = self.env()?;
-        let env: &mut Environment = &mut open;
+        let mut open = self.open(py)?;
+        let env: &mut Environment = &mut open.env;
         let mut left = n;
         while left > 0 {
             // Back to Python at least every 50 ms to look for a signal.
@@ -233,64 +231,63 @@ impl Sim {
     /// Starts over: the world as after loading (step 0, fresh statistics, every driver and
     /// sensor created anew, no library loaded again), or made anew with `seed`.
     #[pyo3(signature = (seed=None))]
-    fn reset(&mut self, py: Python<'_>, seed: Option<u64>) -> PyResult<()> {
-        {
-            // (The bus drops what it holds in its extension's reset.)
-            let mut open = self.env()?;
-            let env: &mut Environment = &mut open;
-            py.detach(|| env.reset(seed)).map_err(to_py)?;
-        }
-        self.refresh_names();
+    fn reset(&self, py: Python<'_>, seed: Option<u64>) -> PyResult<()> {
+        // (The bus drops what it holds in its extension's reset.)
+        let mut open = self.open(py)?;
+        let env: &mut Environment = &mut open.env;
+        py.detach(|| env.reset(seed)).map_err(to_py)?;
+        open.refresh_names();
         Ok(())
     }
 
     /// Simulated time (s).
     #[getter]
-    fn time(&self) -> PyResult<f64> {
-        Ok(self.env()?.sim_time())
+    fn time(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(self.open(py)?.env.sim_time())
     }
 
     /// Steps done since the start or the last reset.
     #[getter]
-    fn steps(&self) -> PyResult<u64> {
-        Ok(self.env()?.steps())
+    fn steps(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.open(py)?.env.steps())
     }
 
     /// Seconds per step.
     #[getter]
-    fn timestep(&self) -> PyResult<f64> {
-        Ok(self.env()?.config().timestep)
+    fn timestep(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(self.open(py)?.env.config().timestep)
     }
 
     /// The scene's seed (as given, or the last reset's).
     #[getter]
-    fn seed(&self) -> PyResult<u64> {
-        Ok(self.env()?.config().seed)
+    fn seed(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.open(py)?.env.config().seed)
     }
 
     /// The physics engine's name.
     #[getter]
-    fn engine(&self) -> PyResult<String> {
-        Ok(self.env()?.engine().name().to_string())
+    fn engine(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(self.open(py)?.env.engine().name().to_string())
     }
 
     /// Worker threads, the stepping thread included.
     #[getter]
-    fn workers(&self) -> PyResult<usize> {
-        Ok(self.env()?.workers())
+    fn workers(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.open(py)?.env.workers())
     }
 
     /// Artifact names, in scene order.
     #[getter]
-    fn artifact_names(&self) -> Vec<String> {
-        self.artifacts.clone()
+    fn artifact_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        Ok(self.open(py)?.artifacts.clone())
     }
 
     /// One name a body, `artifact/body`, in the order of `states()`'s rows.
     #[getter]
-    fn body_names(&self) -> PyResult<Vec<String>> {
+    fn body_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         Ok(self
-            .env()?
+            .open(py)?
+            .env
             .artifacts()
             .iter()
             .flat_map(|a| a.body_names.iter().map(move |b| format!("{}/{b}", a.name)))
@@ -298,16 +295,18 @@ impl Sim {
     }
 
     /// The sensor names of an artifact.
-    fn sensor_names(&self, artifact: &str) -> PyResult<Vec<String>> {
-        let i = self.artifact_index(artifact)?;
-        Ok(self.env()?.artifacts()[i].sensor_names.clone())
+    fn sensor_names(&self, py: Python<'_>, artifact: &str) -> PyResult<Vec<String>> {
+        let open = self.open(py)?;
+        let i = open.artifact_index(artifact)?;
+        Ok(open.env.artifacts()[i].sensor_names.clone())
     }
 
     /// The artifacts that carry a sensor named `sensor`, in scene order (the rows of
     /// `readings(sensor)`).
-    fn sensor_artifacts(&self, sensor: &str) -> PyResult<Vec<String>> {
+    fn sensor_artifacts(&self, py: Python<'_>, sensor: &str) -> PyResult<Vec<String>> {
         Ok(self
-            .env()?
+            .open(py)?
+            .env
             .artifacts()
             .iter()
             .filter(|a| a.sensor_index(sensor).is_some())
@@ -326,13 +325,13 @@ impl Sim {
         artifacts: Option<Vec<String>>,
         out: Option<Bound<'py, PyArray2<f64>>>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let env = self.env()?;
-        let all = env.states();
+        let open = self.open(py)?;
+        let all = open.env.states();
         let rows: Vec<usize> = match &artifacts {
             None => (0..all.len()).collect(),
             Some(names) => names
                 .iter()
-                .map(|n| self.artifact_index(n).map(|i| self.first_body[i]))
+                .map(|n| open.artifact_index(n).map(|i| open.first_body[i]))
                 .collect::<PyResult<_>>()?,
         };
         let array = match out {
@@ -370,23 +369,25 @@ impl Sim {
         sensor: &str,
         artifacts: Option<Vec<String>>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let env = self.env()?;
+        let open = self.open(py)?;
+        let env = &open.env;
         let names = match artifacts {
             Some(n) => n,
-            None => env
-                .artifacts()
-                .iter()
-                .filter(|a| a.sensor_index(sensor).is_some())
-                .map(|a| a.name.clone())
+            None => ssx_worlds::batch::sensor_carriers(env, sensor)
+                .map_err(|e| PyKeyError::new_err(e.to_string()))?
+                .into_iter()
+                .map(|i| open.artifacts[i].clone())
                 .collect(),
         };
         let mut rows = Vec::with_capacity(names.len());
         for n in &names {
+            let i = open.artifact_index(n)?;
             let r = env.reading(n, sensor).ok_or_else(|| {
-                PyKeyError::new_err(match env.artifact(n) {
-                    None => format!("no artifact named '{n}'"),
-                    Some(_) => format!("artifact '{n}' has no sensor '{sensor}'"),
-                })
+                let known = &env.artifacts()[i].sensor_names;
+                PyKeyError::new_err(format!(
+                    "artifact '{n}' has no sensor '{sensor}' (its sensors: {})",
+                    if known.is_empty() { "none".into() } else { known.join(", ") }
+                ))
             })?;
             rows.push(r.values());
         }
@@ -410,8 +411,9 @@ impl Sim {
         artifact: &str,
         sensor: &str,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let env = self.env()?;
-        self.artifact_index(artifact)?;
+        let open = self.open(py)?;
+        let env = &open.env;
+        open.artifact_index(artifact)?;
         let r = env.reading(artifact, sensor).ok_or_else(|| {
             PyKeyError::new_err(format!("artifact '{artifact}' has no sensor '{sensor}'"))
         })?;
@@ -419,9 +421,10 @@ impl Sim {
     }
 
     /// The step the newest reading of one artifact's sensor was taken at (0: not yet).
-    fn reading_step(&self, artifact: &str, sensor: &str) -> PyResult<u64> {
-        let env = self.env()?;
-        self.artifact_index(artifact)?;
+    fn reading_step(&self, py: Python<'_>, artifact: &str, sensor: &str) -> PyResult<u64> {
+        let open = self.open(py)?;
+        let env = &open.env;
+        open.artifact_index(artifact)?;
         env.reading(artifact, sensor)
             .map(|r| r.step())
             .ok_or_else(|| {
@@ -442,7 +445,7 @@ impl Sim {
         command: &Bound<'_, PyAny>,
         key: Option<String>,
     ) -> PyResult<bool> {
-        self.artifact_index(artifact)?;
+        self.open(py)?.artifact_index(artifact)?;
         self.bus_takes_commands()?;
         let key = key.unwrap_or_else(|| format!("artifacts/{artifact}/cmd"));
         let payload: Vec<u8> = if let Ok(b) = command.cast::<PyBytes>() {
@@ -468,6 +471,7 @@ impl Sim {
     #[pyo3(signature = (artifacts, values, key=None))]
     fn command_many(
         &self,
+        py: Python<'_>,
         artifacts: Vec<String>,
         values: PyReadonlyArray2<'_, f64>,
         key: Option<String>,
@@ -485,8 +489,13 @@ impl Sim {
         let pattern = key.as_deref().unwrap_or("artifacts/{}/cmd");
         let mut row = Vec::with_capacity(shape[1]);
         let mut now = 0;
+        {
+            let open = self.open(py)?;
+            for name in &artifacts {
+                open.artifact_index(name)?;
+            }
+        }
         for (name, r) in artifacts.iter().zip(v.rows()) {
-            self.artifact_index(name)?;
             let key = pattern.replace("{}", name);
             row.clear();
             row.extend(r.iter().copied());
@@ -512,8 +521,8 @@ impl Sim {
     /// 0 free; row 0 at the origin, rows going +y), metres per cell, and the world pose
     /// (x, y, yaw) of cell (0, 0)'s outer corner. None when the scene has no map.
     fn map<'py>(&self, py: Python<'py>) -> PyResult<Option<MapView<'py>>> {
-        let env = self.env()?;
-        let Some(m) = &env.config().map else {
+        let open = self.open(py)?;
+        let Some(m) = &open.env.config().map else {
             return Ok(None);
         };
         let cells =
@@ -524,7 +533,7 @@ impl Sim {
     /// The figures extensions report (`{"explore.explored": 0.41, ...}`), as of the last step.
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
-        for (k, v) in self.env()?.metrics() {
+        for (k, v) in self.open(py)?.env.metrics() {
             d.set_item(k, v)?;
         }
         Ok(d)
@@ -532,19 +541,20 @@ impl Sim {
 
     /// The statistics as `ssxd run --stats-json` writes them.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let text = serde_json::to_string(&self.env()?.summary())
+        let text = serde_json::to_string(&self.open(py)?.env.summary())
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         py.import("json")?.call_method1("loads", (text,))
     }
 
     /// Ends the world: plugins destroyed, the recording finished. Raises SceneError when the
     /// recording could not be written.
-    fn close(&mut self, py: Python<'_>) -> PyResult<()> {
-        let env = self.env.get_mut().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(env) = env {
-            py.detach(|| drop(env));
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let inner = lock::lock(py, &self.inner).take();
+        if let Some(inner) = inner {
+            py.detach(|| drop(inner));
         }
-        if let Some(hub) = self.hub.take()
+        let hub = lock::lock(py, &self.hub).take();
+        if let Some(hub) = hub
             && let Some(e) = hub.report().record_error
         {
             return Err(SceneError::new_err(format!("the recording failed: {e}")));
@@ -554,8 +564,8 @@ impl Sim {
 
     /// Whether `close` was called.
     #[getter]
-    fn closed(&self) -> bool {
-        self.env.lock().map_or(true, |e| e.is_none())
+    fn closed(&self, py: Python<'_>) -> bool {
+        lock::lock(py, &self.inner).is_none()
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -563,7 +573,7 @@ impl Sim {
     }
 
     fn __exit__(
-        &mut self,
+        &self,
         py: Python<'_>,
         _t: Option<&Bound<'_, PyAny>>,
         _v: Option<&Bound<'_, PyAny>>,
@@ -612,6 +622,7 @@ fn abi_version() -> u32 {
 fn _ssx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     init_logging();
     m.add_class::<Sim>()?;
+    m.add_class::<worlds::Worlds>()?;
     m.add_class::<link::Link>()?;
     m.add_function(wrap_pyfunction!(_set_plugin_dir, m)?)?;
     m.add_function(wrap_pyfunction!(abi_version, m)?)?;

@@ -94,6 +94,13 @@ impl BusState {
         })
     }
 
+    /// The inbox of the subscription on `key`, once a driver subscribed to it: a program that
+    /// sends on the same keys every step keeps it and skips the lookup.
+    pub fn inbox_for(&self, key: &str) -> Option<Arc<Inbox>> {
+        let id = *self.keys().by_key.get(key)?;
+        self.inbox(id).cloned()
+    }
+
     fn inbox(&self, id: u32) -> Option<&Arc<Inbox>> {
         self.inboxes.get(id as usize).and_then(OnceLock::get)
     }

@@ -1,0 +1,18 @@
+//! ssx worlds made from a scene file inside one program, without the daemon.
+//!
+//! - [`open`]: one world as `ssxd run` builds it, with the in-process command bus ([`bus`]) in
+//!   place of the scene's Zenoh extension: what the Python package's `Sim` is.
+//! - [`Worlds`]: K copies of one scene stepped together on every core, with their states,
+//!   readings and commands as arrays over the batch: what the Python package's `Worlds` and its
+//!   vector environments are.
+//!
+//! This crate sits beside the programs (ssxd, the Python module): above ssx-core, the scene
+//! loader (ssx-artifacts) and the built-in engines.
+
+pub mod batch;
+pub mod bus;
+mod error;
+pub mod open;
+
+pub use batch::{BatchOptions, MAX_WORLDS, STATE_WIDTH, Worlds, state_row};
+pub use error::WorldsError;

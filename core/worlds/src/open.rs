@@ -1,0 +1,187 @@
+//! One world from a scene file, as `ssxd run` builds it, with the in-process bus in place of
+//! the scene's Zenoh extension (unless the network is asked for): what the Python package's
+//! `Sim` is, and what each world of a batch is.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ssx_artifacts::Scene;
+use ssx_core::{
+    Environment, EnvironmentConfig, ExtensionSpec, LatePolicy, Mode, MonotonicClock, NullRenderEngine, PluginKind,
+    PluginRegistry, PluginSpec, RenderEngine, SsxError,
+};
+
+use crate::bus::{BusState, LocalBus};
+
+/// The name drivers look for their command extension under (`"commands": {}`).
+pub const BUS_NAME: &str = "zenoh";
+
+/// Whether an extension of the scene is the Zenoh extension (replaced by the in-process bus
+/// unless the network is asked for).
+fn is_zenoh(spec: &ExtensionSpec) -> bool {
+    spec.plugin.plugin == "zenoh"
+        && spec
+            .plugin
+            .library
+            .as_deref()
+            .and_then(|l| l.file_name())
+            .is_some_and(|f| f.to_string_lossy().starts_with("libssx_zenoh"))
+}
+
+/// How to open one world.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The engine in place of the scene's.
+    pub engine: Option<String>,
+    /// Worker threads inside the world's step (the stepping thread included), at least 1.
+    pub workers: usize,
+    /// The seed in place of the scene's.
+    pub seed: Option<u64>,
+    /// Fast or paced.
+    pub mode: Mode,
+    /// A recording of the run.
+    pub record: Option<ssx_view::RecordOptions>,
+    /// Keep the scene's Zenoh extension (commands then come from the network, not the bus).
+    pub network: bool,
+    /// A failing plugin stops the run.
+    pub strict: bool,
+    /// Where the scene's relative paths are found, in place of the scene file's directory.
+    pub scene_dir: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            engine: None,
+            workers: 1,
+            seed: None,
+            mode: Mode::Fast,
+            record: None,
+            network: false,
+            strict: false,
+            scene_dir: None,
+        }
+    }
+}
+
+/// An opened world.
+pub struct Opened {
+    /// The world.
+    pub env: Environment,
+    /// Its commands' bus (unused when `zenoh_in_scene`).
+    pub bus: Arc<BusState>,
+    /// The recorder's hub, when a recording was asked for.
+    pub hub: Option<ssx_view::Hub>,
+    /// The scene's own Zenoh extension takes the commands (`network`).
+    pub zenoh_in_scene: bool,
+}
+
+/// The built-in engines and the bus extension, as a scene is loaded and built with.
+pub fn registry() -> PluginRegistry {
+    let mut registry = PluginRegistry::new();
+    ssx_engines::register(&mut registry);
+    registry
+}
+
+/// `base` with `bus` as the extension `bus`.
+pub(crate) fn with_bus(base: &PluginRegistry, bus: &Arc<BusState>) -> PluginRegistry {
+    let mut registry = base.clone();
+    let shared = Arc::clone(bus);
+    registry.add_extension("bus", move |_| {
+        Ok(Box::new(LocalBus(Arc::clone(&shared))) as Box<dyn ssx_core::SimulationExtension>)
+    });
+    registry
+}
+
+/// Reads `scene` (its relative paths from `home` when given) with `seed` in place of its own,
+/// and the engine in place of the scene's; the Zenoh extension is replaced by the bus unless
+/// `network`. Returns the scene and whether its own Zenoh extension stayed.
+pub fn load(
+    scene: &Path,
+    home: Option<&Path>,
+    registry: &PluginRegistry,
+    seed: Option<u64>,
+    engine: Option<&str>,
+    network: bool,
+) -> Result<(Scene, bool), SsxError> {
+    let mut scene = Scene::load_seeded(scene, home, registry, seed)?;
+    if let Some(engine) = engine {
+        if !registry.has(PluginKind::Engine, engine) {
+            return Err(SsxError::Config(format!(
+                "engine '{engine}': unknown physics engine (known: {})",
+                registry.names(PluginKind::Engine).join(", ")
+            )));
+        }
+        scene.engine = engine.to_string();
+    }
+    if !network {
+        scene.extensions.retain(|e| !is_zenoh(e));
+    }
+    let zenoh_in_scene = scene.extensions.iter().any(|e| e.name == BUS_NAME);
+    if !zenoh_in_scene {
+        scene.extensions.push(ExtensionSpec {
+            name: BUS_NAME.into(),
+            plugin: PluginSpec {
+                plugin: "bus".into(),
+                library: None,
+                descriptor: serde_json::Value::Null,
+                origin: None,
+            },
+        });
+    }
+    Ok((scene, zenoh_in_scene))
+}
+
+/// The world of a loaded scene (`load`), with a bus of its own.
+pub(crate) fn build_loaded(
+    scene: &Scene,
+    config: EnvironmentConfig,
+    base: &PluginRegistry,
+    render: Box<dyn RenderEngine>,
+) -> Result<(Environment, Arc<BusState>), SsxError> {
+    let bus = Arc::new(BusState::default());
+    let registry = with_bus(base, &bus);
+    let env = Environment::build(
+        config,
+        &registry,
+        &scene.extensions,
+        &scene.artifacts,
+        render,
+        Arc::new(MonotonicClock::new(Duration::from_micros(500))),
+    )?;
+    Ok((env, bus))
+}
+
+/// Opens one world of `scene`.
+pub fn open(scene: &Path, o: &Options) -> Result<Opened, SsxError> {
+    let base = registry();
+    let home = o.scene_dir.as_deref();
+    let (loaded, zenoh_in_scene) = load(
+        scene,
+        home,
+        &base,
+        o.seed,
+        o.engine.as_deref(),
+        o.network,
+    )?;
+    let (render, hub): (Box<dyn RenderEngine>, _) = match &o.record {
+        Some(record) => {
+            let hub = ssx_view::Hub::new();
+            let out = ssx_view::Output::new(hub.clone(), None, Some(record))
+                .map_err(|e| SsxError::Config(e.to_string()))?;
+            (Box::new(out), Some(hub))
+        }
+        None => (Box::new(NullRenderEngine::default()), None),
+    };
+    let config = loaded.config(o.workers, o.mode, LatePolicy::CatchUp, o.strict);
+    let (mut env, bus) = build_loaded(&loaded, config, &base, render)?;
+    // A reset with a new seed reads the scene again, with the bus in the registry it names.
+    env.set_scene_source(Box::new(loaded.source(home, &with_bus(&base, &bus))));
+    Ok(Opened {
+        env,
+        bus,
+        hub,
+        zenoh_in_scene,
+    })
+}
