@@ -1,8 +1,8 @@
 """The package's build backend: maturin's, after two copies into the package.
 
 - The workspace's plugin libraries (``cargo build --release --workspace``, the README's build:
-  nothing to do when it ran already) go to ``ssx/plugins``, where the module finds a scene's
-  libraries last, in place of "next to ssxd".
+  nothing to do when it ran already) go to ``ssx/plugins``, without their debug info, where the
+  module finds a scene's libraries last, in place of "next to ssxd".
 - The shipped artifacts, scenes and maps (``artifacts/``) go to ``ssx/data``, for ``ssx.scene``.
 """
 
@@ -30,7 +30,11 @@ def _copy_into_package():
     for lib in sorted(glob.glob(os.path.join(target, "release", "libssx_*.so"))):
         if os.path.basename(lib).startswith("libssx_test_"):
             continue
-        shutil.copy2(lib, plugins)
+        copy = shutil.copy2(lib, plugins)
+        # No debug info in the wheel (the Zenoh extension alone is 118 MB with it): the
+        # dynamic symbols the loader looks up stay.
+        if shutil.which("strip"):
+            subprocess.run(["strip", "--strip-debug", copy], check=True)
         found += 1
     if found == 0:
         raise RuntimeError(f"no plugin library (libssx_*.so) in {target}/release")

@@ -3,7 +3,9 @@
 - ``ssx.Sim(scene, ...)``: a world in this process, loaded as ``ssxd run`` loads it; stepped with
   the GIL released; state, readings and statistics as numpy arrays and dicts; ``reset(seed)``.
 - ``ssx.connect(endpoint, prefix)``: the same calls on a running ssxd over Zenoh (``ssx.remote``).
-- ``ssx.envs``: PettingZoo and Gymnasium environments built on either.
+- ``ssx.Worlds(scene, count, ...)``: a batch of worlds of one scene stepped together on every
+  core, with (worlds, robots, ...) arrays.
+- ``ssx.envs``: PettingZoo, Gymnasium (single and vector), Stable-Baselines3 environments.
 
 See docs/python.md in the repository.
 """
@@ -16,6 +18,7 @@ from ._ssx import (  # noqa: F401
     PluginError,
     SceneError,
     Sim,
+    Worlds,
     _set_plugin_dir,
     abi_version,
 )

@@ -1,0 +1,44 @@
+"""Learning environments on ssx worlds in this process (or, for one world, a running daemon).
+
+- ``ssx.envs.single``: one world, PettingZoo ``ParallelSwarmEnv`` and Gymnasium ``RobotEnv``.
+- ``ssx.envs.batch``: ``SwarmBatch``, K worlds of N robots with arrays over the batch (VMAS's
+  way).
+- ``ssx.envs.vector``: a Gymnasium ``VectorEnv`` on a batch (``gymnasium.make_vec
+  ("ssx/Dispersal-v0", num_envs=...)``), every autoreset mode.
+- ``ssx.envs.sb3``: a Stable-Baselines3 ``VecEnv`` on a batch (needs ``ssx[learn]``).
+- ``ssx.envs.tasks``: the shipped tasks, dispersal and exploration, one world or ``worlds=K``.
+
+See docs/python.md.
+"""
+
+from .batch import SwarmBatch
+from .single import ParallelSwarmEnv, RobotEnv, observation, yaw
+from .tasks import (
+    ExplorationReward,
+    dispersal,
+    dispersal_reward,
+    dispersal_scene,
+    exploration,
+    exploration_scene,
+    nearest,
+)
+from .vector import SwarmVectorEnv, register
+
+register()
+
+__all__ = [
+    "ExplorationReward",
+    "ParallelSwarmEnv",
+    "RobotEnv",
+    "SwarmBatch",
+    "SwarmVectorEnv",
+    "dispersal",
+    "dispersal_reward",
+    "dispersal_scene",
+    "exploration",
+    "exploration_scene",
+    "nearest",
+    "observation",
+    "register",
+    "yaw",
+]

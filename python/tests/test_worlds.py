@@ -1,0 +1,213 @@
+"""ssx.Worlds: a batch of worlds, each checked bit for bit against a lone Sim with its seed."""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+
+import numpy as np
+import pytest
+
+import ssx
+from ssx import envs
+
+
+def bits(a):
+    return np.ascontiguousarray(a).view(np.uint64)
+
+
+@pytest.fixture(scope="module")
+def scene():
+    with tempfile.TemporaryDirectory() as d:
+        yield envs.dispersal_scene(4, directory=d, seed=5)
+
+
+NAMES = [f"robot_{i}" for i in range(4)]
+
+
+def actions(rng, k):
+    return rng.uniform(-0.6, 0.6, size=(k, 4, 2)) * np.array([0.5, 1.5])
+
+
+@pytest.mark.parametrize("count,workers", [(1, 1), (7, 1), (7, 2), (64, 2)])
+def test_each_world_equals_a_lone_sim_with_its_seed(scene, count, workers):
+    w = ssx.Worlds(scene, count, seed=100, workers=workers)
+    assert w.count == len(w) == count
+    assert np.array_equal(w.seeds, 100 + np.arange(count))
+    sims = [ssx.Sim(scene, seed=100 + k, workers=1) for k in range(count)]
+    rng = np.random.default_rng(1)
+    # Worlds 0 and 3 (when there) start over midway with new seeds; the others go on.
+    mask = np.zeros(count, dtype=bool)
+    mask[[i for i in (0, 3) if i < count]] = True
+    new_seeds = 1000 + np.arange(count, dtype=np.uint64)
+    for cycle in range(24):
+        if cycle == 12:
+            w.reset(mask, seeds=new_seeds)
+            for k in np.flatnonzero(mask):
+                sims[k].reset(int(new_seeds[k]))
+        a = actions(rng, count)
+        w.command_many(NAMES, a)
+        for k, s in enumerate(sims):
+            s.command_many(NAMES, a[k])
+        w.step(10)
+        for s in sims:
+            s.step(10)
+    states = w.states()
+    readings = w.readings("range")
+    assert states.shape == (count, len(sims[0].body_names), 13) and states.dtype == np.float64
+    assert readings.shape == (count, 4, 12)
+    for k, s in enumerate(sims):
+        assert np.array_equal(bits(states[k]), bits(s.states())), f"world {k}"
+        assert np.array_equal(bits(readings[k]), bits(s.readings("range"))), f"world {k}"
+    assert np.array_equal(w.steps, [120 if m else 240 for m in mask])
+    assert np.allclose(w.time, w.steps * 0.01)
+    assert np.array_equal(w.seeds[mask], new_seeds[mask])
+
+
+def test_arrays_shapes_out_buffers_and_names(scene):
+    w = ssx.Worlds(scene, 3, workers=2)
+    w.step(10)
+    assert w.artifact_names == ssx.Sim(scene).artifact_names
+    out = np.empty((3, 4, 13))
+    assert w.states(NAMES, out=out) is out
+    assert np.array_equal(out, w.states()[:, [w.body_names.index(f"{n}/base") for n in NAMES]])
+    with pytest.raises(ValueError, match=r"out has shape \[3, 2, 13\]; states are \[3, 4, 13\]"):
+        w.states(NAMES, out=np.empty((3, 2, 13)))
+    with pytest.raises(KeyError, match="no artifact named 'robot_9' \\(did you mean 'robot_0'\\?\\)"):
+        w.states(["robot_9"])
+    assert w.steps.dtype == np.uint64 and w.time.dtype == np.float64
+    assert w.sensor_artifacts("range") == NAMES
+    assert w.command_fields("artifacts/robot_0/cmd") == [("linear", 1, 1.2), ("angular", 1, 5.24)]
+    assert np.isnan(w.metric("explore.explored")).all()
+
+
+def test_a_misspelt_sensor_is_a_key_error_naming_the_sensors(scene):
+    w = ssx.Worlds(scene, 2)
+    with pytest.raises(KeyError, match="no artifact carries a sensor 'rnage' \\(sensors: range; did you mean 'range'\\?\\)"):
+        w.readings("rnage")
+    s = ssx.Sim(scene)
+    with pytest.raises(KeyError, match="no artifact carries a sensor 'rnage' \\(sensors: range; did you mean 'range'\\?\\)"):
+        s.readings("rnage")
+    with pytest.raises(KeyError, match="artifact 'robot_0' has no sensor 'rnage' \\(its sensors: range\\)"):
+        s.readings("rnage", ["robot_0"])
+
+
+def test_a_bad_command_names_world_and_robot_and_the_batch_goes_on(scene):
+    w = ssx.Worlds(scene, 5, workers=2)
+    w.step(1)  # the drivers subscribe
+    ok = np.zeros((5, 4, 2))
+    bad = ok.copy()
+    bad[3, 2, 0] = 1.5  # linear beyond the Pioneer 3-DX's 1.2 m/s
+    with pytest.raises(ssx.CommandError, match=r"^world 3, robot 'robot_2': artifacts/robot_2/cmd: field 'linear' = 1\.5 is beyond its limit 1\.2$"):
+        w.command_many(NAMES, bad)
+    with pytest.raises(ValueError, match=r"values has shape \[5, 3, 2\]; 5 worlds × 4 robots need \(5, 4, fields\)"):
+        w.command_many(NAMES, np.zeros((5, 3, 2)))
+    with pytest.raises(ssx.CommandError, match=r"^world 0, robot 'robot_0': .*3 values given; the subscriber takes 2"):
+        w.command_many(NAMES, np.zeros((5, 4, 3)))
+    # Nothing of the refused calls reached a driver: world 3 goes on as a lone world that never
+    # got them.
+    ok[:, :, 0] = 0.3
+    assert w.command_many(NAMES, ok) == 20
+    w.step(5)
+    lone = ssx.Sim(scene, seed=int(w.seeds[3]), workers=1)
+    lone.step(1)
+    lone.command_many(NAMES, ok[3])
+    lone.step(5)
+    assert np.array_equal(bits(w.states()[3]), bits(lone.states()))
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="count must be from 1 to 1048576 worlds, got 0"):
+        ssx.Worlds(ssx.scene("dispersal.json"), 0)
+    with pytest.raises(ValueError, match="seeds has 2 values for 3 worlds"):
+        ssx.Worlds(ssx.scene("dispersal.json"), 3, seeds=[1, 2])
+    with pytest.raises(ssx.SceneError, match="unknown physics engine"):
+        ssx.Worlds(ssx.scene("dispersal.json"), 2, engine="nope")
+    w = ssx.Worlds(ssx.scene("dispersal.json"), 3, workers=1)
+    with pytest.raises(ValueError, match="mask has 2 values for 3 worlds"):
+        w.reset(np.array([True, False]))
+    with pytest.raises(ValueError, match="mask has 2 values for 3 worlds"):
+        w.step(1, mask=np.array([True, False]))
+    w.close()
+    with pytest.raises(RuntimeError, match="the Worlds are closed"):
+        w.step()
+
+
+def test_ctrl_c_stops_a_long_batched_step_between_steps(scene):
+    w = ssx.Worlds(scene, 16, workers=2)
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        w.step(10_000_000)
+    timer.join()
+    steps = w.steps
+    assert 0 < steps[0] < 10_000_000
+    assert (steps == steps[0]).all()
+
+
+def rss_kib():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
+def test_a_thousand_resets_do_not_grow_memory(scene):
+    w = ssx.Worlds(scene, 256, workers=2)
+    mask = np.zeros(256, dtype=bool)
+    mask[::8] = True
+    for i in range(100):
+        w.reset(np.roll(mask, i))
+        w.step(1)
+    before = rss_kib()
+    for i in range(1000):
+        w.reset(np.roll(mask, i))
+        w.step(1)
+    after = rss_kib()
+    assert after <= before * 1.05, f"RSS {before} KiB -> {after} KiB"
+
+
+def test_a_seeded_scene_is_read_for_each_seed():
+    # The exploration scene's building is generated from the seed: every world has its own.
+    with tempfile.TemporaryDirectory() as d:
+        path = envs.exploration_scene(3, directory=d, seed=11)
+        w = ssx.Worlds(path, 3, workers=2)
+        assert not w.scene_shared
+        w.step(20)
+        for k in range(3):
+            lone = ssx.Sim(path, seed=11 + k, workers=1)
+            lone.step(20)
+            assert np.array_equal(bits(w.states(["explorer_0"])[k]), bits(lone.states(["explorer_0"])))
+    with tempfile.TemporaryDirectory() as d:
+        assert ssx.Worlds(envs.dispersal_scene(4, directory=d), 2).scene_shared
+
+
+THREADS = r"""
+import sys, threading, faulthandler
+import ssx
+faulthandler.dump_traceback_later(50, exit=True)
+sim = ssx.Sim(ssx.scene("dispersal.json"), workers=1)
+what = sys.argv[1]
+def work():
+    for _ in range(20):
+        sim.step(200)
+def other():
+    for _ in range(20):
+        if what == "reset":
+            sim.reset()
+        else:
+            sim.step(200)
+ts = [threading.Thread(target=work), threading.Thread(target=other)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+print("done", sim.steps)
+"""
+
+
+@pytest.mark.parametrize("what", ["step", "reset"])
+def test_two_threads_on_one_sim_do_not_deadlock(what):
+    out = subprocess.run(
+        [sys.executable, "-c", THREADS, what], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("done")
