@@ -312,6 +312,11 @@ impl Environment {
         }
         .get(id, idx)
     }
+    /// The plugin libraries this Environment opened, to share with another built from the
+    /// same scene ([`Environment::build_sharing`]).
+    pub fn plugin_loader(&self) -> &PluginLoader {
+        &self.loader
+    }
     /// Starts the statistics over keeping no step times, across resets too (their percentiles
     /// read 0; steps, misses and faults are still counted): for a batch of many small worlds, each of
     /// which would otherwise hold about 1.2 MB of histograms ([`Stats::untimed`]).

@@ -281,10 +281,10 @@ impl Stats {
         let none = || Histogram::new(1).expect("a 1-digit histogram is valid");
         Self {
             step: none(),
-            lateness: histogram(),
-            physics: histogram(),
-            sensors: histogram(),
-            drivers: histogram(),
+            lateness: none(),
+            physics: none(),
+            sensors: none(),
+            drivers: none(),
             steps: 0,
             misses: 0,
             bursts: 0,
@@ -300,13 +300,7 @@ impl Stats {
     /// histograms of [`Stats::new`] take about 1.2 MB, which a batch of a thousand small worlds
     /// (`ssx-worlds`) would pay a thousand times, and again at every reset. Percentiles read 0.
     pub fn untimed() -> Self {
-        let tiny = || Histogram::new(1).expect("a 1-digit histogram is valid");
         Self {
-            step: tiny(),
-            lateness: tiny(),
-            physics: tiny(),
-            sensors: tiny(),
-            drivers: tiny(),
             timed: false,
             ..Self::new_counts()
         }

@@ -113,10 +113,9 @@ impl Inner {
 
     fn artifact_index(&self, name: &str) -> PyResult<usize> {
         self.index.get(name).copied().ok_or_else(|| {
-            let hint =
-                ssx_core::spelling::closest(name, self.artifacts.iter().map(String::as_str))
-                    .map(|c| format!(" (did you mean '{c}'?)"))
-                    .unwrap_or_default();
+            let hint = ssx_core::spelling::closest(name, self.artifacts.iter().map(String::as_str))
+                .map(|c| format!(" (did you mean '{c}'?)"))
+                .unwrap_or_default();
             PyKeyError::new_err(format!("no artifact named '{name}'{hint}"))
         })
     }
@@ -386,7 +385,11 @@ impl Sim {
                 let known = &env.artifacts()[i].sensor_names;
                 PyKeyError::new_err(format!(
                     "artifact '{n}' has no sensor '{sensor}' (its sensors: {})",
-                    if known.is_empty() { "none".into() } else { known.join(", ") }
+                    if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    }
                 ))
             })?;
             rows.push(r.values());

@@ -23,9 +23,7 @@ fn to_py_batch(e: WorldsError) -> PyErr {
     match e {
         WorldsError::Scene(s) => to_py(s),
         WorldsError::World { source, .. } => match source {
-            SsxError::PluginCreate { .. } | SsxError::PluginFailed(_) => {
-                PluginError::new_err(text)
-            }
+            SsxError::PluginCreate { .. } | SsxError::PluginFailed(_) => PluginError::new_err(text),
             _ => crate::SceneError::new_err(text),
         },
         WorldsError::Strict { .. } => PluginError::new_err(text),
@@ -276,7 +274,10 @@ impl Worlds {
     #[getter]
     fn steps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
         let w = self.open(py)?;
-        Ok(PyArray1::from_iter(py, (0..w.len()).map(|k| w.world(k).steps())))
+        Ok(PyArray1::from_iter(
+            py,
+            (0..w.len()).map(|k| w.world(k).steps()),
+        ))
     }
 
     /// The physics engine's name.
@@ -332,8 +333,7 @@ impl Worlds {
         {
             let mut rw = array.try_readwrite()?;
             let flat = rw.as_slice_mut().expect("checked contiguous");
-            w.states_into(which.as_deref(), flat)
-                .map_err(to_py_batch)?;
+            w.states_into(which.as_deref(), flat).map_err(to_py_batch)?;
         }
         Ok(array)
     }
@@ -397,9 +397,9 @@ impl Worlds {
                 artifacts.len()
             )));
         }
-        let flat = values.as_slice().map_err(|_| {
-            PyValueError::new_err("values must be a C-contiguous float64 array")
-        })?;
+        let flat = values
+            .as_slice()
+            .map_err(|_| PyValueError::new_err("values must be a C-contiguous float64 array"))?;
         let mut w = self.open(py)?;
         let which = indices(&w, Some(&artifacts))?.expect("given");
         let pattern = key.as_deref().unwrap_or("artifacts/{}/cmd");
@@ -409,7 +409,11 @@ impl Worlds {
 
     /// The fields of the commands on `key` as (name, number of values, largest magnitude),
     /// once a driver subscribed to it (on its first step); None before. World 0's.
-    fn command_fields(&self, py: Python<'_>, key: &str) -> PyResult<Option<Vec<(String, usize, f64)>>> {
+    fn command_fields(
+        &self,
+        py: Python<'_>,
+        key: &str,
+    ) -> PyResult<Option<Vec<(String, usize, f64)>>> {
         Ok(self.open(py)?.bus(0).fields(key))
     }
 

@@ -28,7 +28,10 @@ fn each_world_of_a_batch_equals_a_lone_world_with_its_seed() {
         };
         let mut batch = Worlds::new(&dispersal(), 3, &o).expect("builds");
         assert_eq!(batch.seeds(), [40, 41, 42]);
-        assert!(batch.scene_shared(), "the grid's poses do not depend on the seed");
+        assert!(
+            batch.scene_shared(),
+            "the grid's poses do not depend on the seed"
+        );
         let mut alone: Vec<_> = (40..43).map(lone).collect();
         let step_all = |alone: &mut Vec<ssx_core::Environment>| {
             for env in alone {
@@ -69,14 +72,21 @@ fn bad_arguments_name_what_is_wrong() {
     let e = batch.reset(&[5], None).unwrap_err();
     assert_eq!(e.to_string(), "no world 5 to reset: the batch has 2");
     let e = batch.artifact_index("robot_9x").unwrap_err();
-    assert_eq!(e.to_string(), "no artifact named 'robot_9x' (did you mean 'robot_9'?)");
+    assert_eq!(
+        e.to_string(),
+        "no artifact named 'robot_9x' (did you mean 'robot_9'?)"
+    );
     let e = batch.sensor_artifacts("rnage").unwrap_err();
     assert_eq!(
         e.to_string(),
         "no artifact carries a sensor 'rnage' (sensors: range; did you mean 'range'?)"
     );
-    let robots: Vec<usize> = (0..2).map(|i| batch.artifact_index(&format!("robot_{i}")).unwrap()).collect();
-    let e = batch.command_many(&robots, &[0.0; 6], 2, "artifacts/{}/cmd").unwrap_err();
+    let robots: Vec<usize> = (0..2)
+        .map(|i| batch.artifact_index(&format!("robot_{i}")).unwrap())
+        .collect();
+    let e = batch
+        .command_many(&robots, &[0.0; 6], 2, "artifacts/{}/cmd")
+        .unwrap_err();
     assert!(matches!(e, WorldsError::Argument(_)), "{e}");
     assert_eq!(
         e.to_string(),

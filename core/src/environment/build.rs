@@ -159,8 +159,31 @@ impl Environment {
         render: Box<dyn RenderEngine>,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, SsxError> {
+        Self::build_sharing(
+            config,
+            registry,
+            extensions,
+            artifacts,
+            render,
+            clock,
+            PluginLoader::default(),
+        )
+    }
+
+    /// [`Environment::build`] with the libraries `loader` has opened already (a clone of
+    /// another Environment's [`Environment::plugin_loader`]): a batch of worlds of one scene
+    /// opens (and copies) each plugin library once, not once a world.
+    pub fn build_sharing(
+        config: EnvironmentConfig,
+        registry: &PluginRegistry,
+        extensions: &[ExtensionSpec],
+        artifacts: &[ArtifactSpec],
+        render: Box<dyn RenderEngine>,
+        clock: Arc<dyn Clock>,
+        loader: PluginLoader,
+    ) -> Result<Self, SsxError> {
         let mut ext = Extensions::default();
-        let mut loader = PluginLoader::default();
+        let mut loader = loader;
         for spec in extensions {
             let (e, label) = create_extension(spec, &mut loader, registry, &config)?;
             ext.list.push((spec.name.clone(), e));

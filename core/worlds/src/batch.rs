@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ssx_artifacts::Scene;
+use ssx_core::abi::PluginLoader;
 use ssx_core::parallel::share;
 use ssx_core::{
     Environment, EnvironmentConfig, LatePolicy, MapGrid, Mode, NullRenderEngine, PluginRegistry,
@@ -169,14 +170,25 @@ impl Worlds {
             let map = scene.map.as_ref().map(|l| Arc::new(l.grid()));
             Template::Shared(Arc::new(SharedScene { scene, map }))
         };
+        // World 0 opens the plugin libraries; the others share them.
+        let first_world =
+            build_world(&template, &base, seeds[0], o.strict, None).map_err(|source| {
+                WorldsError::World {
+                    world: 0,
+                    seed: seeds[0],
+                    source,
+                }
+            })?;
+        let loader = first_world.env.plugin_loader().clone();
         let mut built: Vec<Option<World>> = (0..count).map(|_| None).collect();
+        built[0] = Some(first_world);
         {
-            let mut work = parts(&mut built, pool.workers());
-            let (template, base, seeds) = (&template, &base, &seeds);
+            let mut work = parts(&mut built[1..], pool.workers());
+            let (template, base, seeds, loader) = (&template, &base, &seeds, &loader);
             pool.for_each_mut(&mut work, &|_, part| {
                 for (i, slot) in part.items.iter_mut().enumerate() {
-                    let k = part.first + i;
-                    match build_world(template, base, seeds[k], o.strict) {
+                    let k = 1 + part.first + i;
+                    match build_world(template, base, seeds[k], o.strict, Some(loader)) {
                         Ok(w) => *slot = Some(w),
                         Err(source) => {
                             part.error = Some(WorldsError::World {
@@ -202,7 +214,11 @@ impl Worlds {
             .collect();
         for (k, w) in worlds.iter().enumerate() {
             let same = w.env.artifacts().len() == names.len()
-                && w.env.artifacts().iter().zip(&names).all(|(a, n)| a.name == *n);
+                && w.env
+                    .artifacts()
+                    .iter()
+                    .zip(&names)
+                    .all(|(a, n)| a.name == *n);
             if !same {
                 return Err(WorldsError::Argument(format!(
                     "world {k} has other artifacts than world 0: a batch needs one scene whose artifacts do not depend on the seed"
@@ -560,14 +576,15 @@ impl Worlds {
                     w.inboxes[j] = w.bus.inbox_for(&self.command_keys[j]);
                 }
                 if let Some(inbox) = &w.inboxes[j] {
-                    inbox.spec.from_values(row, &mut scratch).map_err(|message| {
-                        WorldsError::Command {
+                    inbox
+                        .spec
+                        .from_values(row, &mut scratch)
+                        .map_err(|message| WorldsError::Command {
                             world: k,
                             robot: self.names[artifacts[j]].clone(),
                             key: self.command_keys[j].clone(),
                             message,
-                        }
-                    })?;
+                        })?;
                 }
             }
         }
@@ -685,13 +702,16 @@ fn known_sensors(artifacts: &[ssx_core::ArtifactInfo], sensor: &str) -> String {
     format!(" (sensors: {}{hint})", names.join(", "))
 }
 
-/// A world of the batch with seed `seed`, its step times not kept.
+/// A world of the batch with seed `seed`, its step times not kept; `loader`: the libraries the
+/// batch's first world opened.
 fn build_world(
     template: &Template,
     base: &PluginRegistry,
     seed: u64,
     strict: bool,
+    loader: Option<&PluginLoader>,
 ) -> Result<World, SsxError> {
+    let loader = || loader.cloned().unwrap_or_default();
     let (mut env, bus) = match template {
         Template::Shared(shared) => {
             let config = EnvironmentConfig {
@@ -705,6 +725,7 @@ fn build_world(
                 config,
                 base,
                 Box::new(NullRenderEngine::default()),
+                loader(),
             )?;
             env.set_scene_source(Box::new(SharedSource(Arc::clone(shared))));
             (env, bus)
@@ -724,6 +745,7 @@ fn build_world(
                 config,
                 base,
                 Box::new(NullRenderEngine::default()),
+                loader(),
             )?;
             env.set_scene_source(Box::new(
                 scene.source(home.as_deref(), &open::with_bus(base, &bus)),

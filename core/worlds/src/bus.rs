@@ -14,6 +14,10 @@ use ssx_zenoh::mailbox::{Inbox, Message};
 /// Most subscriptions and advertised keys, as for the Zenoh extension.
 const MAX_KEYS: usize = 4096;
 
+/// Inbox slots are made this many at a time: a world of a batch holds a few subscriptions,
+/// and 4096 slots made up front took 64 KiB of every world.
+const CHUNK: usize = 64;
+
 /// A message for a key that nobody has subscribed to yet (a driver subscribes on its first
 /// step): handed over, checked, when the subscription comes.
 enum Pending {
@@ -32,15 +36,16 @@ struct Keys {
 
 /// What the Sim and the bus extension share.
 pub struct BusState {
-    /// Read by drivers on the workers without a lock.
-    inboxes: Box<[OnceLock<Arc<Inbox>>]>,
+    /// Read by drivers on the workers without a lock: `MAX_KEYS / CHUNK` chunks, each made on
+    /// first use.
+    inboxes: Box<[OnceLock<Box<[OnceLock<Arc<Inbox>>]>>]>,
     keys: Mutex<Keys>,
 }
 
 impl Default for BusState {
     fn default() -> Self {
         Self {
-            inboxes: (0..MAX_KEYS).map(|_| OnceLock::new()).collect(),
+            inboxes: (0..MAX_KEYS / CHUNK).map(|_| OnceLock::new()).collect(),
             keys: Mutex::default(),
         }
     }
@@ -102,7 +107,14 @@ impl BusState {
     }
 
     fn inbox(&self, id: u32) -> Option<&Arc<Inbox>> {
-        self.inboxes.get(id as usize).and_then(OnceLock::get)
+        let id = id as usize;
+        self.inboxes.get(id / CHUNK)?.get()?[id % CHUNK].get()
+    }
+
+    /// The slot of subscription `id`, its chunk made if needed.
+    fn slot(&self, id: usize) -> &OnceLock<Arc<Inbox>> {
+        &self.inboxes[id / CHUNK].get_or_init(|| (0..CHUNK).map(|_| OnceLock::new()).collect())
+            [id % CHUNK]
     }
 
     /// The last payload published on `key` by a driver or sensor, if any.
@@ -117,8 +129,10 @@ impl BusState {
     /// Drops every message held or waiting (a reset); subscriptions stay.
     pub fn clear(&self) {
         let mut k = self.keys();
-        for inbox in self.inboxes[..k.count].iter().filter_map(OnceLock::get) {
-            inbox.clear();
+        for id in 0..k.count {
+            if let Some(inbox) = self.inbox(id as u32) {
+                inbox.clear();
+            }
         }
         k.pending.clear();
         for (_, p) in &mut k.advertised {
@@ -144,7 +158,7 @@ impl BusState {
         }
         let inbox = Arc::new(Inbox::new(key.clone(), spec));
         let id = k.count as u32;
-        let _ = self.inboxes[k.count].set(Arc::clone(&inbox));
+        let _ = self.slot(k.count).set(Arc::clone(&inbox));
         k.count += 1;
         k.by_key.insert(key.clone(), id);
         if let Some(p) = k.pending.remove(&key) {

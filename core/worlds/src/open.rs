@@ -7,9 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ssx_artifacts::Scene;
+use ssx_core::abi::PluginLoader;
 use ssx_core::{
-    Environment, EnvironmentConfig, ExtensionSpec, LatePolicy, Mode, MonotonicClock, NullRenderEngine, PluginKind,
-    PluginRegistry, PluginSpec, RenderEngine, SsxError,
+    Environment, EnvironmentConfig, ExtensionSpec, LatePolicy, Mode, MonotonicClock,
+    NullRenderEngine, PluginKind, PluginRegistry, PluginSpec, RenderEngine, SsxError,
 };
 
 use crate::bus::{BusState, LocalBus};
@@ -134,21 +135,24 @@ pub fn load(
 }
 
 /// The world of a loaded scene (`load`), with a bus of its own.
+/// `loader`: the libraries another world of the scene opened (a batch shares them).
 pub(crate) fn build_loaded(
     scene: &Scene,
     config: EnvironmentConfig,
     base: &PluginRegistry,
     render: Box<dyn RenderEngine>,
+    loader: PluginLoader,
 ) -> Result<(Environment, Arc<BusState>), SsxError> {
     let bus = Arc::new(BusState::default());
     let registry = with_bus(base, &bus);
-    let env = Environment::build(
+    let env = Environment::build_sharing(
         config,
         &registry,
         &scene.extensions,
         &scene.artifacts,
         render,
         Arc::new(MonotonicClock::new(Duration::from_micros(500))),
+        loader,
     )?;
     Ok((env, bus))
 }
@@ -157,14 +161,8 @@ pub(crate) fn build_loaded(
 pub fn open(scene: &Path, o: &Options) -> Result<Opened, SsxError> {
     let base = registry();
     let home = o.scene_dir.as_deref();
-    let (loaded, zenoh_in_scene) = load(
-        scene,
-        home,
-        &base,
-        o.seed,
-        o.engine.as_deref(),
-        o.network,
-    )?;
+    let (loaded, zenoh_in_scene) =
+        load(scene, home, &base, o.seed, o.engine.as_deref(), o.network)?;
     let (render, hub): (Box<dyn RenderEngine>, _) = match &o.record {
         Some(record) => {
             let hub = ssx_view::Hub::new();
@@ -175,7 +173,7 @@ pub fn open(scene: &Path, o: &Options) -> Result<Opened, SsxError> {
         None => (Box::new(NullRenderEngine::default()), None),
     };
     let config = loaded.config(o.workers, o.mode, LatePolicy::CatchUp, o.strict);
-    let (mut env, bus) = build_loaded(&loaded, config, &base, render)?;
+    let (mut env, bus) = build_loaded(&loaded, config, &base, render, PluginLoader::default())?;
     // A reset with a new seed reads the scene again, with the bus in the registry it names.
     env.set_scene_source(Box::new(loaded.source(home, &with_bus(&base, &bus))));
     Ok(Opened {

@@ -446,8 +446,10 @@ pub fn find_library_in(named: &Path, dir: &Path, search: &[PathBuf]) -> Result<P
     })
 }
 
-/// Opens each library once and keeps it for the instances created from it.
-#[derive(Default)]
+/// Opens each library once and keeps it for the instances created from it. A clone shares the
+/// libraries opened so far (and the directory of their copies): the worlds of a batch open
+/// each library once between them, not once a world.
+#[derive(Clone, Default)]
 pub struct PluginLoader {
     libraries: HashMap<PathBuf, Arc<PluginLibrary>>,
     /// Where driver and sensor libraries are copied before they are opened (made on first use,

@@ -1,0 +1,57 @@
+//! A batch of worlds stepped from Rust (ssx-worlds), for profiles without Python in the way.
+//!
+//!     cargo build --release --workspace
+//!     SSX_PLUGIN_PATH=target/release cargo bench --bench worlds -- SCENE WORLDS WORKERS SECONDS [STEPS_PER_CALL]
+//!
+//! Prints the build time, world-steps a second of `Worlds::step`, and the time of a reset of
+//! one world in eight.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use ssx_worlds::{BatchOptions, Worlds};
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let [scene, worlds, workers, seconds, rest @ ..] = args.as_slice() else {
+        eprintln!("usage: worlds SCENE WORLDS WORKERS SECONDS [STEPS_PER_CALL]");
+        std::process::exit(2);
+    };
+    let count: usize = worlds.parse().expect("WORLDS");
+    let per_call: u64 = rest
+        .first()
+        .map_or(1, |s| s.parse().expect("STEPS_PER_CALL"));
+    let o = BatchOptions {
+        workers: workers.parse().expect("WORKERS"),
+        ..BatchOptions::default()
+    };
+    let t0 = Instant::now();
+    let mut batch = Worlds::new(&PathBuf::from(scene), count, &o).expect("the batch builds");
+    println!(
+        "built {count} worlds in {:.3} s",
+        t0.elapsed().as_secs_f64()
+    );
+    batch.step(5).unwrap();
+    let limit: f64 = seconds.parse().expect("SECONDS");
+    let t0 = Instant::now();
+    let mut calls = 0u64;
+    while t0.elapsed().as_secs_f64() < limit {
+        batch.step(per_call).unwrap();
+        calls += 1;
+    }
+    let rate = (calls * per_call) as f64 * count as f64 / t0.elapsed().as_secs_f64();
+    println!("{rate:.0} world-steps/s ({} workers)", batch.workers());
+    let which: Vec<usize> = (0..count).step_by(8).collect();
+    let t0 = Instant::now();
+    for _ in 0..10 {
+        batch.reset(&which, None).unwrap();
+    }
+    println!(
+        "reset of {} worlds: {:.2} ms",
+        which.len(),
+        t0.elapsed().as_secs_f64() * 100.0
+    );
+}
