@@ -326,7 +326,7 @@ impl Worlds {
         artifacts: Option<Vec<String>>,
         out: Option<Bound<'py, PyArray3<f64>>>,
     ) -> PyResult<Bound<'py, PyArray3<f64>>> {
-        let w = self.open(py)?;
+        let mut w = self.open(py)?;
         let which = indices(&w, artifacts.as_deref())?;
         let n = w.state_rows(which.as_deref()).map_err(to_py_batch)?;
         let array = out_or_new(py, out, [w.len(), n, STATE_WIDTH], "states")?;
@@ -350,7 +350,7 @@ impl Worlds {
         artifacts: Option<Vec<String>>,
         out: Option<Bound<'py, PyArray3<f64>>>,
     ) -> PyResult<Bound<'py, PyArray3<f64>>> {
-        let w = self.open(py)?;
+        let mut w = self.open(py)?;
         let which = match indices(&w, artifacts.as_deref())? {
             Some(i) => i,
             None => w.sensor_artifacts(sensor).map_err(to_py_batch)?,

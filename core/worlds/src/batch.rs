@@ -424,7 +424,7 @@ impl Worlds {
     /// Fills `out` (K × rows × 13, row-major) with the body states: position, quaternion
     /// (x, y, z, w), linear and angular velocity; every body, or each of `artifacts`' first.
     pub fn states_into(
-        &self,
+        &mut self,
         artifacts: Option<&[usize]>,
         out: &mut [f64],
     ) -> Result<(), WorldsError> {
@@ -440,36 +440,48 @@ impl Worlds {
         if n == 0 {
             return Ok(());
         }
-        for (k, (w, dst)) in self
+        let mut pairs: Vec<(&mut World, &mut [f64])> = self
             .worlds
-            .iter()
+            .iter_mut()
             .zip(out.chunks_exact_mut(n * STATE_WIDTH))
-            .enumerate()
-        {
-            let states = w.env.states();
-            let rows = dst.chunks_exact_mut(STATE_WIDTH);
-            match artifacts {
-                None => rows.zip(states).for_each(|(row, s)| state_row(s, row)),
-                Some(_) => rows
-                    .zip(self.rows(k, artifacts))
-                    .for_each(|(row, b)| state_row(&states[b], row)),
+            .collect();
+        let mut work = parts(&mut pairs, self.pool.workers());
+        self.pool.for_each_mut(&mut work, &|_, part| {
+            for (w, dst) in part.items.iter_mut() {
+                let env = &w.env;
+                let states = env.states();
+                let rows = dst.chunks_exact_mut(STATE_WIDTH);
+                match artifacts {
+                    None => rows.zip(states).for_each(|(row, s)| state_row(s, row)),
+                    Some(a) => rows.zip(a).for_each(|(row, &i)| {
+                        state_row(&states[env.artifacts()[i].bodies.start as usize], row)
+                    }),
+                }
             }
-        }
+        });
         Ok(())
     }
 
     /// The widest reading of `sensor` among `artifacts` in any world (values a row needs).
-    pub fn reading_width(&self, sensor: &str, artifacts: &[usize]) -> Result<usize, WorldsError> {
+    pub fn reading_width(
+        &mut self,
+        sensor: &str,
+        artifacts: &[usize],
+    ) -> Result<usize, WorldsError> {
         let index = self.sensor_indices(sensor, artifacts)?;
-        let mut width = 0;
-        for w in &self.worlds {
-            for (&a, &s) in artifacts.iter().zip(&index) {
-                if let Some(r) = w.env.reading_at(a, s) {
-                    width = width.max(r.values().len());
+        let index = &index;
+        let mut widths: Vec<(&mut World, usize)> = self.worlds.iter_mut().map(|w| (w, 0)).collect();
+        let mut work = parts(&mut widths, self.pool.workers());
+        self.pool.for_each_mut(&mut work, &|_, part| {
+            for (w, width) in part.items.iter_mut() {
+                for (&a, &s) in artifacts.iter().zip(index) {
+                    if let Some(r) = w.env.reading_at(a, s) {
+                        *width = (*width).max(r.values().len());
+                    }
                 }
             }
-        }
-        Ok(width)
+        });
+        Ok(widths.iter().map(|w| w.1).max().unwrap_or(0))
     }
 
     fn sensor_indices(&self, sensor: &str, artifacts: &[usize]) -> Result<Vec<usize>, WorldsError> {
@@ -492,7 +504,7 @@ impl Worlds {
     /// Fills `out` (K × artifacts × width) with the newest readings of `sensor`; values past a
     /// reading's length (not taken yet, fewer rays) are NaN.
     pub fn readings_into(
-        &self,
+        &mut self,
         sensor: &str,
         artifacts: &[usize],
         width: usize,
@@ -511,16 +523,28 @@ impl Worlds {
         if width == 0 {
             return Ok(());
         }
-        let mut rows = out.chunks_exact_mut(width);
-        for w in &self.worlds {
-            for (&a, &s) in artifacts.iter().zip(&index) {
-                let dst = rows.next().expect("sized above");
-                let values = w.env.reading_at(a, s).map_or(&[][..], |r| r.values());
-                let n = values.len().min(width);
-                dst[..n].copy_from_slice(&values[..n]);
-                dst[n..].fill(f64::NAN);
-            }
+        let per_world = artifacts.len() * width;
+        if per_world == 0 {
+            return Ok(());
         }
+        let mut pairs: Vec<(&mut World, &mut [f64])> = self
+            .worlds
+            .iter_mut()
+            .zip(out.chunks_exact_mut(per_world))
+            .collect();
+        let mut work = parts(&mut pairs, self.pool.workers());
+        let index = &index;
+        self.pool.for_each_mut(&mut work, &|_, part| {
+            for (w, dst) in part.items.iter_mut() {
+                for ((&a, &s), dst) in artifacts.iter().zip(index).zip(dst.chunks_exact_mut(width))
+                {
+                    let values = w.env.reading_at(a, s).map_or(&[][..], |r| r.values());
+                    let n = values.len().min(width);
+                    dst[..n].copy_from_slice(&values[..n]);
+                    dst[n..].fill(f64::NAN);
+                }
+            }
+        });
         Ok(())
     }
 
@@ -564,61 +588,67 @@ impl Worlds {
             }
             self.command_keys = keys;
         }
-        let mut scratch = [0.0; ssx_sdk::bus::MAX_VALUES];
-        for (k, (w, rows)) in self
+        // On the workers, each its share of the worlds: first every row is checked, then (if
+        // none was refused) every row is handed over.
+        let (keys, names) = (&self.command_keys, &self.names);
+        let refused = |world: usize, j: usize, message: String| WorldsError::Command {
+            world,
+            robot: names[artifacts[j]].clone(),
+            key: keys[j].clone(),
+            message,
+        };
+        let mut rows: Vec<(&mut World, &[f64], usize)> = self
             .worlds
             .iter_mut()
             .zip(values.chunks_exact(n * width))
-            .enumerate()
-        {
-            for (j, row) in rows.chunks_exact(width).enumerate() {
-                if w.inboxes[j].is_none() {
-                    w.inboxes[j] = w.bus.inbox_for(&self.command_keys[j]);
-                }
-                if let Some(inbox) = &w.inboxes[j] {
-                    inbox
-                        .spec
-                        .from_values(row, &mut scratch)
-                        .map_err(|message| WorldsError::Command {
-                            world: k,
-                            robot: self.names[artifacts[j]].clone(),
-                            key: self.command_keys[j].clone(),
-                            message,
-                        })?;
-                }
-            }
-        }
-        let mut now = 0;
-        for (k, (w, rows)) in self
-            .worlds
-            .iter()
-            .zip(values.chunks_exact(n * width))
-            .enumerate()
-        {
-            for (j, row) in rows.chunks_exact(width).enumerate() {
-                let row = Message::Values(row);
-                let sent = match &w.inboxes[j] {
-                    Some(inbox) => inbox.put(row).map(|()| true),
-                    None => w
-                        .bus
-                        .put(&self.command_keys[j], row)
-                        .map(|d| matches!(d, crate::bus::Delivered::Now)),
-                };
-                match sent {
-                    Ok(true) => now += 1,
-                    Ok(false) => {}
-                    Err(message) => {
-                        return Err(WorldsError::Command {
-                            world: k,
-                            robot: self.names[artifacts[j]].clone(),
-                            key: self.command_keys[j].clone(),
-                            message,
-                        });
+            .map(|(w, v)| (w, v, 0))
+            .collect();
+        let mut work = parts(&mut rows, self.pool.workers());
+        self.pool.for_each_mut(&mut work, &|_, part| {
+            let mut scratch = [0.0; ssx_sdk::bus::MAX_VALUES];
+            for (i, (w, v, _)) in part.items.iter_mut().enumerate() {
+                for (j, row) in v.chunks_exact(width).enumerate() {
+                    if w.inboxes[j].is_none() {
+                        w.inboxes[j] = w.bus.inbox_for(&keys[j]);
+                    }
+                    if let Some(inbox) = &w.inboxes[j]
+                        && let Err(m) = inbox.spec.from_values(row, &mut scratch)
+                    {
+                        part.error.get_or_insert(refused(part.first + i, j, m));
+                        return;
                     }
                 }
             }
+        });
+        if let Some(e) = work.into_iter().find_map(|p| p.error) {
+            return Err(e);
         }
-        Ok(now)
+        let mut work = parts(&mut rows, self.pool.workers());
+        self.pool.for_each_mut(&mut work, &|_, part| {
+            for (i, (w, v, now)) in part.items.iter_mut().enumerate() {
+                for (j, row) in v.chunks_exact(width).enumerate() {
+                    let row = Message::Values(row);
+                    let sent = match &w.inboxes[j] {
+                        Some(inbox) => inbox.put(row).map(|()| true),
+                        None => w
+                            .bus
+                            .put(&keys[j], row)
+                            .map(|d| matches!(d, crate::bus::Delivered::Now)),
+                    };
+                    match sent {
+                        Ok(true) => *now += 1,
+                        Ok(false) => {}
+                        Err(m) => {
+                            part.error.get_or_insert(refused(part.first + i, j, m));
+                        }
+                    }
+                }
+            }
+        });
+        if let Some(e) = work.into_iter().find_map(|p| p.error) {
+            return Err(e);
+        }
+        Ok(rows.iter().map(|r| r.2).sum())
     }
 
     /// Each world's figure `name` as its extensions report it (`explore.explored`), NaN where

@@ -31,15 +31,24 @@ def yaw(states):
     return np.arctan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
 
 
+def heading(states):
+    """cos and sin of the heading of state rows (..., 13), without the arctangent: the yaw's
+    (cos, sin) is the quaternion's (1 - 2(qy² + qz²), 2(qw qz + qx qy)) made unit length."""
+    qx, qy, qz, qw = states[..., 3], states[..., 4], states[..., 5], states[..., 6]
+    c = 1.0 - 2.0 * (qy * qy + qz * qz)
+    s = 2.0 * (qw * qz + qx * qy)
+    r = np.hypot(c, s)
+    r[r == 0.0] = 1.0  # a body on its side has no heading: (0, 0)
+    return c / r, s / r
+
+
 def observation(readings, states):
     """Observations (..., R + 4): the readings (a reading not taken yet, NaN, reads as nothing
     seen: 0) then x, y, cos yaw, sin yaw."""
-    h = yaw(states)
-    obs = np.concatenate(
-        [readings, states[..., 0:1], states[..., 1:2], np.cos(h)[..., None], np.sin(h)[..., None]],
-        axis=-1,
-    )
-    return np.nan_to_num(obs, nan=0.0)
+    c, s = heading(states)
+    obs = np.concatenate([readings, states[..., 0:2], c[..., None], s[..., None]], axis=-1)
+    np.nan_to_num(obs, copy=False, nan=0.0)
+    return obs
 
 
 class _Swarm:

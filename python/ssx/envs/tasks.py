@@ -62,10 +62,15 @@ def _walls(side):
     return out
 
 
-def dispersal_scene(agents=100, engine="kinematic", seed=3, directory=None, timestep=0.01):
+def dispersal_scene(agents=100, engine="kinematic", seed=3, directory=None, timestep=0.01, behaviour=None):
     """A scene file for the dispersal task: ``agents`` Pioneers that take velocity commands,
     packed on a 0.6 m grid, with a 12-ray range ring of 2 m at 10 Hz (every step from a
-    timestep of 0.1 s up), in a walled square three times the pack's width. Returns its path."""
+    timestep of 0.1 s up), in a walled square three times the pack's width. Returns its path.
+    ``behaviour="dispersal"``: the robots run Stage's hand-written dispersal controller (the
+    ground driver's) instead of waiting for commands: the baseline a learnt policy is held to."""
+    if behaviour not in (None, "dispersal"):
+        raise ValueError(f"behaviour must be None or 'dispersal', got {behaviour!r}")
+    drive = {"dispersal": {}} if behaviour else {"velocity": {"linear": 0.0, "angular": 0.0}}
     if not (1e-4 <= timestep <= 1.0):
         raise ValueError(f"timestep must be from 0.0001 to 1 s, got {timestep}")
     cols = int(math.ceil(math.sqrt(agents)))
@@ -85,7 +90,7 @@ def dispersal_scene(agents=100, engine="kinematic", seed=3, directory=None, time
                 "replicate": {"grid": {"count": agents, "columns": cols, "spacing": [0.6, 0.6]}},
                 "overrides": {
                     "driver": {
-                        "behaviour": {"velocity": {"linear": 0.0, "angular": 0.0}},
+                        "behaviour": drive,
                         "commands": {"timeout": 1.0},
                     },
                     "sensors": {
