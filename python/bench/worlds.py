@@ -106,11 +106,16 @@ def main():
     p.add_argument("--workers", type=int, default=None)
     p.add_argument("--json")
     p.add_argument("--scale", type=int, default=1, help="multiply every batch size")
+    p.add_argument("--skip-loop", action="store_true", help="leave out the loop over one Sim a world")
     o = p.parse_args()
     rounds, actions = (3, 20) if o.quick else (5, 50)
     workers = o.workers or os.cpu_count()
     s = o.scale
     rows = {}
+    took, grown, after, reset = build_and_memory(4, 1024 * s, workers)
+    rows["build"] = {"seconds": took, "rss_mib": grown, "rss_after_steps_mib": after, "reset_eighth_ms": reset * 1e3}
+    print(f"{1024 * s} worlds of 4 robots: built in {took:.2f} s, RSS +{grown:.0f} MiB "
+          f"(process {after:.0f} MiB after 10 steps); reset of 1/8: {reset * 1e3:.2f} ms", flush=True)
     for agents, worlds, timestep, spa in [(4, 1024 * s, 0.1, 1), (10, 256 * s, 0.1, 1), (100, 16 * s, 0.1, 1),
                                           (4, 1024 * s, 0.01, 10), (10, 256 * s, 0.01, 10)]:
         env_rate, raw_rate = batch_rates(agents, worlds, timestep, spa, actions, rounds, workers)
@@ -118,7 +123,7 @@ def main():
         rows[key] = {"env": env_rate, "raw": raw_rate, "env/raw": env_rate / raw_rate}
         print(f"{key:40s} env {env_rate:12,.0f}  raw Worlds.step {raw_rate:12,.0f}  env/raw {env_rate / raw_rate:.2f}",
               flush=True)
-    for agents, timestep, spa in [(4, 0.1, 1), (10, 0.1, 1)]:
+    for agents, timestep, spa in [] if o.skip_loop else [(4, 0.1, 1), (10, 0.1, 1)]:
         loop = sim_loop_rate(agents, 32, timestep, spa, 10 if o.quick else 20, rounds)
         key = f"{agents} robots, {timestep} x {spa}"
         batch = rows[f"{agents} robots x {1024 * s if agents == 4 else 256 * s} worlds, {timestep} x {spa}"]["env"]
@@ -129,10 +134,6 @@ def main():
         many = rows[f"4 robots x {1024 * s} worlds, 0.1 x 1"]["env"]
         rows["workers"] = {"1": one, str(workers): many, "ratio": many / one}
         print(f"4 robots x {1024 * s}: 1 worker {one:,.0f}, {workers} workers {many:,.0f}: {many / one:.2f}x", flush=True)
-    took, grown, after, reset = build_and_memory(4, 1024 * s, workers)
-    rows["build"] = {"seconds": took, "rss_mib": grown, "rss_after_steps_mib": after, "reset_eighth_ms": reset * 1e3}
-    print(f"{1024 * s} worlds of 4 robots: built in {took:.2f} s, RSS +{grown:.0f} MiB "
-          f"(process {after:.0f} MiB after 10 steps); reset of 1/8: {reset * 1e3:.2f} ms", flush=True)
     if o.json:
         with open(o.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -35,8 +35,10 @@ class _View:
         self.worlds, self.names = worlds, names
 
     def look(self):
-        self.states = self.worlds.states(self.names)
-        self.readings = self.worlds.readings("range", self.names)
+        self.obs = self.worlds.observe("range", self.names)
+
+    def nearest(self):
+        return self.worlds.nearest(self.names)
 
 
 def score_handwritten(worlds_count, seed):
@@ -101,13 +103,21 @@ def main():
     curve = []  # (agent-steps, seconds, mean reward a robot a step over the last rollout)
 
     class Curve(BaseCallback):
+        """The mean of the environment's own rewards over each rollout (the rollout buffer's
+        have the bootstrapped values of truncated episodes added)."""
+
+        total, count = 0.0, 0
+
         def _on_rollout_end(self):
-            rewards = self.model.rollout_buffer.rewards
-            curve.append((self.num_timesteps, time.perf_counter() - t0, float(rewards.mean())))
+            curve.append((self.num_timesteps, time.perf_counter() - t0, self.total / max(self.count, 1)))
+            self.total, self.count = 0.0, 0
             print(f"{self.num_timesteps:>10,d} agent-steps  {curve[-1][1]:6.0f} s  mean reward {curve[-1][2]:+.4f}",
                   flush=True)
 
         def _on_step(self):
+            r = self.locals["rewards"]
+            self.total += float(r.sum())
+            self.count += r.size
             return time.perf_counter() - t0 < o.minutes * 60
 
     t0 = time.perf_counter()

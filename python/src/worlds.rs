@@ -7,7 +7,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use numpy::{
-    PyArray1, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray3, PyUntypedArrayMethods,
+    PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray3,
+    PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -362,6 +363,68 @@ impl Worlds {
             let flat = rw.as_slice_mut().expect("checked contiguous");
             w.readings_into(sensor, &which, width, flat)
                 .map_err(to_py_batch)?;
+        }
+        Ok(array)
+    }
+
+    /// The observations a learning env gives, as a (K, N, R + 4) float64 array: the newest
+    /// `width` values of `sensor` (R: the widest reading when None; 0 past a reading's end and
+    /// for NaN) then x, y, cos yaw, sin yaw of every artifact that carries it (or of
+    /// `artifacts`): `ssx.envs.single.observation` of `readings` and `states`, in one call.
+    #[pyo3(signature = (sensor, artifacts=None, width=None, out=None))]
+    fn observe<'py>(
+        &self,
+        py: Python<'py>,
+        sensor: &str,
+        artifacts: Option<Vec<String>>,
+        width: Option<usize>,
+        out: Option<Bound<'py, PyArray3<f64>>>,
+    ) -> PyResult<Bound<'py, PyArray3<f64>>> {
+        let mut w = self.open(py)?;
+        let which = match indices(&w, artifacts.as_deref())? {
+            Some(i) => i,
+            None => w.sensor_artifacts(sensor).map_err(to_py_batch)?,
+        };
+        let width = match width {
+            Some(n) => n,
+            None => w.reading_width(sensor, &which).map_err(to_py_batch)?,
+        };
+        let array = out_or_new(py, out, [w.len(), which.len(), width + 4], "observations")?;
+        {
+            let mut rw = array.try_readwrite()?;
+            let flat = rw.as_slice_mut().expect("checked contiguous");
+            w.observe_into(sensor, &which, width, flat)
+                .map_err(to_py_batch)?;
+        }
+        Ok(array)
+    }
+
+    /// Each of `artifacts`' distance in the plane to the nearest other of them in its world,
+    /// as a (K, N) float64 array (infinity when alone): `ssx.envs.tasks.nearest` in one call.
+    #[pyo3(signature = (artifacts, out=None))]
+    fn nearest<'py>(
+        &self,
+        py: Python<'py>,
+        artifacts: Vec<String>,
+        out: Option<Bound<'py, PyArray2<f64>>>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let mut w = self.open(py)?;
+        let which = indices(&w, Some(&artifacts))?.expect("given");
+        let shape = [w.len(), which.len()];
+        let array = match out {
+            Some(a) if a.shape() == shape && a.is_c_contiguous() => a,
+            Some(a) => {
+                return Err(PyValueError::new_err(format!(
+                    "out has shape {:?}; the distances are {shape:?} (C-contiguous float64)",
+                    a.shape()
+                )));
+            }
+            None => PyArray2::zeros(py, shape, false),
+        };
+        {
+            let mut rw = array.try_readwrite()?;
+            let flat = rw.as_slice_mut().expect("checked contiguous");
+            w.nearest_into(&which, flat).map_err(to_py_batch)?;
         }
         Ok(array)
     }

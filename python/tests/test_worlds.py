@@ -211,3 +211,18 @@ def test_two_threads_on_one_sim_do_not_deadlock(what):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("done")
+
+
+def test_observe_and_nearest_are_the_numpy_forms_to_the_bit(scene):
+    w = ssx.Worlds(scene, 6, workers=2)
+    rng = np.random.default_rng(4)
+    w.step(1)
+    for _ in range(15):
+        w.command_many(NAMES, actions(rng, 6))
+        w.step(3)
+    states, readings = w.states(NAMES), w.readings("range", NAMES)
+    assert np.array_equal(bits(w.observe("range", NAMES)), bits(envs.observation(readings, states)))
+    assert np.array_equal(bits(w.nearest(NAMES)), bits(envs.nearest(states[..., :2])))
+    assert w.observe("range").shape == (6, 4, 16)
+    with pytest.raises(ValueError, match=r"out has shape \[6, 4, 3\]; observations are \[6, 4, 16\]"):
+        w.observe("range", out=np.empty((6, 4, 3)))

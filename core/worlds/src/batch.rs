@@ -548,6 +548,124 @@ impl Worlds {
         Ok(())
     }
 
+    /// Fills `out` (K × artifacts × (width + 4)) with the observations a learning env gives:
+    /// the newest `width` values of `sensor` (0 past a reading's end and for NaN: nothing
+    /// seen), then x, y, cos yaw, sin yaw of each artifact's first body. The heading is the
+    /// quaternion's (1 − 2(qy² + qz²), 2(qw qz + qx qy)) made unit length ((0, 0) for a body
+    /// on its side), computed as `ssx.envs.single.observation` computes it, to the bit.
+    pub fn observe_into(
+        &mut self,
+        sensor: &str,
+        artifacts: &[usize],
+        width: usize,
+        out: &mut [f64],
+    ) -> Result<(), WorldsError> {
+        let index = self.sensor_indices(sensor, artifacts)?;
+        let row = width + 4;
+        let per_world = artifacts.len() * row;
+        let need = self.worlds.len() * per_world;
+        if out.len() != need {
+            return Err(WorldsError::Argument(format!(
+                "the observations need {need} values ({} worlds × {} × {row}), the buffer has {}",
+                self.worlds.len(),
+                artifacts.len(),
+                out.len()
+            )));
+        }
+        if per_world == 0 {
+            return Ok(());
+        }
+        let index = &index;
+        let mut pairs: Vec<(&mut World, &mut [f64])> = self
+            .worlds
+            .iter_mut()
+            .zip(out.chunks_exact_mut(per_world))
+            .collect();
+        let mut work = parts(&mut pairs, self.pool.workers());
+        self.pool.for_each_mut(&mut work, &|_, part| {
+            for (w, dst) in part.items.iter_mut() {
+                let env = &w.env;
+                let states = env.states();
+                for ((&a, &s), dst) in artifacts.iter().zip(index).zip(dst.chunks_exact_mut(row)) {
+                    let values = env.reading_at(a, s).map_or(&[][..], |r| r.values());
+                    let n = values.len().min(width);
+                    for (d, &v) in dst[..n].iter_mut().zip(&values[..n]) {
+                        *d = if v.is_nan() { 0.0 } else { v };
+                    }
+                    dst[n..width].fill(0.0);
+                    let b = &states[env.artifacts()[a].bodies.start as usize];
+                    let t = b.pose.translation.vector;
+                    let q = b.pose.rotation.coords; // x, y, z, w
+                    let c = 1.0 - 2.0 * (q[1] * q[1] + q[2] * q[2]);
+                    let s = 2.0 * (q[3] * q[2] + q[0] * q[1]);
+                    let mut r = c.hypot(s);
+                    if r == 0.0 {
+                        r = 1.0;
+                    }
+                    dst[width..].copy_from_slice(&[t.x, t.y, c / r, s / r]);
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// Fills `out` (K × artifacts) with each artifact's distance in the plane to the nearest
+    /// other of `artifacts` in its world (first bodies; infinity when alone): what the
+    /// dispersal task rewards, every pair checked, on the workers. The same bits as
+    /// `ssx.envs.tasks.nearest` (√(dx·dx + dy·dy), the smallest).
+    pub fn nearest_into(
+        &mut self,
+        artifacts: &[usize],
+        out: &mut [f64],
+    ) -> Result<(), WorldsError> {
+        let n = artifacts.len();
+        if out.len() != self.worlds.len() * n {
+            return Err(WorldsError::Argument(format!(
+                "the distances need {} values ({} worlds × {n}), the buffer has {}",
+                self.worlds.len() * n,
+                self.worlds.len(),
+                out.len()
+            )));
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let mut pairs: Vec<(&mut World, &mut [f64])> = self
+            .worlds
+            .iter_mut()
+            .zip(out.chunks_exact_mut(n))
+            .collect();
+        let mut work = parts(&mut pairs, self.pool.workers());
+        self.pool.for_each_mut(&mut work, &|_, part| {
+            let mut xy = Vec::with_capacity(n);
+            for (w, dst) in part.items.iter_mut() {
+                let env = &w.env;
+                let states = env.states();
+                xy.clear();
+                xy.extend(artifacts.iter().map(|&a| {
+                    let t = states[env.artifacts()[a].bodies.start as usize]
+                        .pose
+                        .translation
+                        .vector;
+                    (t.x, t.y)
+                }));
+                for (i, d) in dst.iter_mut().enumerate() {
+                    let (x, y) = xy[i];
+                    let mut best = f64::INFINITY;
+                    for (j, &(u, v)) in xy.iter().enumerate() {
+                        let (dx, dy) = (x - u, y - v);
+                        let d2 = dx * dx + dy * dy;
+                        if j != i && d2 < best {
+                            best = d2;
+                        }
+                    }
+                    *d = best.sqrt();
+                }
+            }
+        });
+        Ok(())
+    }
+
     /// Hands row (k, j) of `values` (K × artifacts × width, in the order of the subscription's
     /// fields) to world k's driver of `artifacts[j]`, on `pattern` with `{}` for the artifact's
     /// name. Every row is checked as the Zenoh bridge checks a command before any is handed

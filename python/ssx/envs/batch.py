@@ -18,8 +18,6 @@ import fnmatch
 
 import numpy as np
 
-from .single import observation
-
 try:
     from gymnasium import spaces
 except ImportError as e:  # pragma: no cover
@@ -78,17 +76,36 @@ class SwarmBatch:
         self.action_space = spaces.Box(-high, high, dtype=np.float64)
         self._high = high
         self._states = np.empty((self.num_worlds, self.num_agents, 13))
+        self._nearest = np.empty((self.num_worlds, self.num_agents))
+        self._width = worlds.readings(sensor, names).shape[2]
+        self._obs = np.empty((self.num_worlds, self.num_agents, self._width + 4))
         self._look()
-        width = self.readings.shape[2] + 4
-        self.observation_space = spaces.Box(-np.inf, np.inf, (width,), dtype=np.float64)
+        self.observation_space = spaces.Box(-np.inf, np.inf, (self._width + 4,), dtype=np.float64)
         self.cycles = np.zeros(self.num_worlds, dtype=np.int64)
         self._started = False
 
-    # What a reward reads.
+    # What a reward reads: `obs` (K, N, obs) now; `states` (K, N, 13) and `readings` (K, N, R)
+    # fetched when first asked for after a step; `nearest()` (K, N) and `metric(name)` (K,).
 
     def _look(self):
-        self.states = self.worlds.states(self.names, out=self._states)
-        self.readings = self.worlds.readings(self.sensor, self.names)
+        self.obs = self.worlds.observe(self.sensor, self.names, width=self._width, out=self._obs)
+        self._states_now = self._readings_now = None
+
+    @property
+    def states(self):
+        if self._states_now is None:
+            self._states_now = self.worlds.states(self.names, out=self._states)
+        return self._states_now
+
+    @property
+    def readings(self):
+        if self._readings_now is None:
+            self._readings_now = self.worlds.readings(self.sensor, self.names)
+        return self._readings_now
+
+    def nearest(self):
+        """Each robot's distance to the nearest other robot of its world, (K, N)."""
+        return self.worlds.nearest(self.names, out=self._nearest)
 
     def metric(self, name):
         """Each world's figure ``name`` (``explore.explored``), (K,); NaN where none yet."""
@@ -96,7 +113,7 @@ class SwarmBatch:
 
     def observe(self):
         """Observations (K, N, obs) of the current state."""
-        return observation(self.readings, self.states)
+        return self.obs.copy()
 
     # The environment.
 

@@ -109,13 +109,20 @@ class _Swarm:
     def _look(self):
         self.states = self.sim.states(self.names)[None]
         self.readings = self.sim.readings(self.sensor, self.names)[None]
+        self.obs = observation(self.readings, self.states)
+
+    def nearest(self):
+        """Each robot's distance to the nearest other robot, (1, N)."""
+        from .tasks import nearest
+
+        return nearest(self.states[..., :2])
 
     def metric(self, name):
         """An extension's figure (``explore.explored``) as a (1,) array (NaN when none yet)."""
         return np.array([self.sim.metrics().get(name, np.nan)])
 
     def observe(self):
-        return observation(self.readings, self.states)[0]
+        return self.obs[0].copy()
 
     def act(self, actions):
         actions = np.asarray(actions, dtype=np.float64).reshape(len(self.names), -1)

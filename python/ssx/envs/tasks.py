@@ -3,9 +3,9 @@ exploration (MAES: explore a generated building; the team is rewarded for newly 
 each as one world (a PettingZoo ``ParallelEnv``) or as a batch of ``worlds`` (a
 ``SwarmBatch``; ``ssx.envs.vector`` and ``ssx.envs.sb3`` adapt it to learning libraries).
 
-A reward is ``reward(env)`` on either form: it reads ``env.states`` (K, N, 13),
-``env.readings`` (K, N, R) and ``env.metric(name)`` (K,), K = 1 for one world, and returns
-(K, N) (or (K,) or one number, the same for every robot).
+A reward is ``reward(env)`` on either form: it reads ``env.obs`` (K, N, obs), ``env.states``
+(K, N, 13), ``env.readings`` (K, N, R), ``env.nearest()`` (K, N) and ``env.metric(name)`` (K,),
+K = 1 for one world, and returns (K, N) (or (K,) or one number, the same for every robot).
 """
 
 from __future__ import annotations
@@ -126,11 +126,12 @@ def nearest(p):
 
 def dispersal_reward(env):
     """Per robot: its distance to the nearest other robot over 2 m (at most 1), less 1 when its
-    range ring sees something within 0.3 m (a collision is near)."""
-    r = np.minimum(nearest(env.states[..., :2]) / 2.0, 1.0)
-    ranges = env.readings
-    closest = np.nanmin(np.where(ranges > 0, ranges, np.nan), axis=2, initial=np.inf)
-    return r - (closest < 0.3)
+    range ring sees something within 0.3 m (a collision is near). Reads ``env.nearest()`` and
+    the ring's part of ``env.obs`` (0: nothing seen)."""
+    r = np.minimum(env.nearest() / 2.0, 1.0)
+    ranges = env.obs[..., :-4]
+    seen = np.where(ranges > 0, ranges, np.inf).min(axis=2, initial=np.inf)
+    return r - (seen < 0.3)
 
 
 def dispersal(
