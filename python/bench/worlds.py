@@ -130,10 +130,13 @@ def main():
         rows[f"sim loop {key}"] = {"loop": loop, "batch/loop": batch / loop}
         print(f"loop over Sims, {key:28s} {loop:12,.0f}  batch/loop {batch / loop:.1f}x", flush=True)
     if workers > 1:
-        one, _ = batch_rates(4, 1024 * s, 0.1, 1, actions, rounds, 1)
-        many = rows[f"4 robots x {1024 * s} worlds, 0.1 x 1"]["env"]
-        rows["workers"] = {"1": one, str(workers): many, "ratio": many / one}
-        print(f"4 robots x {1024 * s}: 1 worker {one:,.0f}, {workers} workers {many:,.0f}: {many / one:.2f}x", flush=True)
+        one, one_raw = batch_rates(4, 1024 * s, 0.1, 1, actions, rounds, 1)
+        many = rows[f"4 robots x {1024 * s} worlds, 0.1 x 1"]
+        rows["workers"] = {"1": one, str(workers): many["env"], "ratio": many["env"] / one,
+                           "raw 1": one_raw, f"raw {workers}": many["raw"], "raw ratio": many["raw"] / one_raw}
+        print(f"4 robots x {1024 * s}: env 1 worker {one:,.0f}, {workers} workers {many['env']:,.0f}: "
+              f"{many['env'] / one:.2f}x; raw {one_raw:,.0f} -> {many['raw']:,.0f}: {many['raw'] / one_raw:.2f}x",
+              flush=True)
     if o.json:
         with open(o.json, "w") as f:
             json.dump(rows, f, indent=1)

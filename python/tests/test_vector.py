@@ -157,3 +157,34 @@ def test_sb3_vec_env_gives_the_terminal_observation():
     # moved on by the batch's size).
     assert np.array_equal(batch.worlds.steps, [1, 1, 1])
     assert np.array_equal(batch.worlds.seeds, 10 + np.arange(0, 6, 2) + 3)
+
+
+def test_torchrl_env_passes_check_env_specs_and_resets_worlds_apart():
+    pytest.importorskip("torchrl", reason="torchrl is not installed")
+    from torchrl.envs.utils import check_env_specs
+
+    from ssx.envs.torchrl import SwarmTorchRLEnv
+
+    batch = envs.dispersal(agents=3, worlds=4, timestep=0.1, steps_per_action=1, max_cycles=5)
+    env = SwarmTorchRLEnv(batch)
+    assert env.batch_size == (4,)
+    check_env_specs(env)
+    env.set_seed(20)
+    td = env.rollout(12, break_when_any_done=False)
+    assert td["next", "agents", "reward"].shape == (4, 12, 3, 1)
+    assert td["agents", "observation"].shape == (4, 12, 3, 16)
+    # Every world's episode ends at actions 5 and 10 and starts over (TorchRL's partial reset).
+    assert td["next", "done"].squeeze(-1).sum(1).tolist() == [2, 2, 2, 2]
+    assert np.array_equal(batch.worlds.seeds, 20 + np.arange(4) + 2 * 4)
+    # The same seed and the same actions give the same rollout, bit for bit.
+    from tensordict.nn import TensorDictModule
+
+    policy = TensorDictModule(
+        lambda obs: obs[..., :2] * 0.1, in_keys=[("agents", "observation")], out_keys=[("agents", "action")]
+    )
+
+    runs = []
+    for _ in range(2):
+        env.set_seed(20)
+        runs.append(env.rollout(12, policy=policy, break_when_any_done=False)["next", "agents", "observation"])
+    assert bool((runs[0] == runs[1]).all())

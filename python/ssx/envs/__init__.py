@@ -6,6 +6,8 @@
 - ``ssx.envs.vector``: a Gymnasium ``VectorEnv`` on a batch (``gymnasium.make_vec
   ("ssx/Dispersal-v0", num_envs=...)``), every autoreset mode.
 - ``ssx.envs.sb3``: a Stable-Baselines3 ``VecEnv`` on a batch (needs ``ssx[learn]``).
+- ``ssx.envs.torchrl``: a TorchRL ``EnvBase`` on a batch, the robots as one agent group (needs
+  ``ssx[learn]``).
 - ``ssx.envs.tasks``: the shipped tasks, dispersal and exploration, one world or ``worlds=K``.
 
 See docs/python.md.
