@@ -34,11 +34,14 @@ struct Keys {
     advertised: Vec<(String, Vec<u8>)>,
 }
 
+/// `CHUNK` inbox slots, made together.
+type Chunk = Box<[OnceLock<Arc<Inbox>>]>;
+
 /// What the Sim and the bus extension share.
 pub struct BusState {
     /// Read by drivers on the workers without a lock: `MAX_KEYS / CHUNK` chunks, each made on
     /// first use.
-    inboxes: Box<[OnceLock<Box<[OnceLock<Arc<Inbox>>]>>]>,
+    inboxes: Box<[OnceLock<Chunk>]>,
     keys: Mutex<Keys>,
 }
 
