@@ -421,6 +421,41 @@ impl Worlds {
         Ok(n)
     }
 
+    /// Fills `out` (`per_world` values a world, world after world) on the workers, each its
+    /// share of the worlds: `f(world, its values)`. `what` names the values in the error for a
+    /// buffer of the wrong size.
+    fn fill(
+        &mut self,
+        per_world: usize,
+        out: &mut [f64],
+        what: &str,
+        f: &(dyn Fn(&Environment, &mut [f64]) + Sync),
+    ) -> Result<(), WorldsError> {
+        let need = self.worlds.len() * per_world;
+        if out.len() != need {
+            return Err(WorldsError::Argument(format!(
+                "the {what} need {need} values ({} worlds × {per_world}), the buffer has {}",
+                self.worlds.len(),
+                out.len()
+            )));
+        }
+        if per_world == 0 {
+            return Ok(());
+        }
+        let mut pairs: Vec<(&mut World, &mut [f64])> = self
+            .worlds
+            .iter_mut()
+            .zip(out.chunks_exact_mut(per_world))
+            .collect();
+        let mut work = parts(&mut pairs, self.pool.workers());
+        self.pool.for_each_mut(&mut work, &|_, part| {
+            for (w, dst) in part.items.iter_mut() {
+                f(&w.env, dst);
+            }
+        });
+        Ok(())
+    }
+
     /// Fills `out` (K × rows × 13, row-major) with the body states: position, quaternion
     /// (x, y, z, w), linear and angular velocity; every body, or each of `artifacts`' first.
     pub fn states_into(
@@ -429,37 +464,16 @@ impl Worlds {
         out: &mut [f64],
     ) -> Result<(), WorldsError> {
         let n = self.state_rows(artifacts)?;
-        let need = self.worlds.len() * n * STATE_WIDTH;
-        if out.len() != need {
-            return Err(WorldsError::Argument(format!(
-                "the states need {need} values ({} worlds × {n} × {STATE_WIDTH}), the buffer has {}",
-                self.worlds.len(),
-                out.len()
-            )));
-        }
-        if n == 0 {
-            return Ok(());
-        }
-        let mut pairs: Vec<(&mut World, &mut [f64])> = self
-            .worlds
-            .iter_mut()
-            .zip(out.chunks_exact_mut(n * STATE_WIDTH))
-            .collect();
-        let mut work = parts(&mut pairs, self.pool.workers());
-        self.pool.for_each_mut(&mut work, &|_, part| {
-            for (w, dst) in part.items.iter_mut() {
-                let env = &w.env;
-                let states = env.states();
-                let rows = dst.chunks_exact_mut(STATE_WIDTH);
-                match artifacts {
-                    None => rows.zip(states).for_each(|(row, s)| state_row(s, row)),
-                    Some(a) => rows.zip(a).for_each(|(row, &i)| {
-                        state_row(&states[env.artifacts()[i].bodies.start as usize], row)
-                    }),
-                }
+        self.fill(n * STATE_WIDTH, out, "states", &|env, dst| {
+            let states = env.states();
+            let rows = dst.chunks_exact_mut(STATE_WIDTH);
+            match artifacts {
+                None => rows.zip(states).for_each(|(row, s)| state_row(s, row)),
+                Some(a) => rows.zip(a).for_each(|(row, &i)| {
+                    state_row(&states[env.artifacts()[i].bodies.start as usize], row)
+                }),
             }
-        });
-        Ok(())
+        })
     }
 
     /// The widest reading of `sensor` among `artifacts` in any world (values a row needs).
@@ -469,19 +483,18 @@ impl Worlds {
         artifacts: &[usize],
     ) -> Result<usize, WorldsError> {
         let index = self.sensor_indices(sensor, artifacts)?;
-        let index = &index;
-        let mut widths: Vec<(&mut World, usize)> = self.worlds.iter_mut().map(|w| (w, 0)).collect();
-        let mut work = parts(&mut widths, self.pool.workers());
-        self.pool.for_each_mut(&mut work, &|_, part| {
-            for (w, width) in part.items.iter_mut() {
-                for (&a, &s) in artifacts.iter().zip(index) {
-                    if let Some(r) = w.env.reading_at(a, s) {
-                        *width = (*width).max(r.values().len());
-                    }
-                }
-            }
-        });
-        Ok(widths.iter().map(|w| w.1).max().unwrap_or(0))
+        let mut widths = vec![0.0; self.worlds.len()];
+        self.fill(1, &mut widths, "widths", &|env, dst| {
+            let widest = artifacts
+                .iter()
+                .zip(&index)
+                .filter_map(|(&a, &s)| env.reading_at(a, s))
+                .map(|r| r.values().len())
+                .max()
+                .unwrap_or(0);
+            dst[0] = widest as f64;
+        })?;
+        Ok(widths.into_iter().fold(0.0, f64::max) as usize)
     }
 
     fn sensor_indices(&self, sensor: &str, artifacts: &[usize]) -> Result<Vec<usize>, WorldsError> {
@@ -511,41 +524,18 @@ impl Worlds {
         out: &mut [f64],
     ) -> Result<(), WorldsError> {
         let index = self.sensor_indices(sensor, artifacts)?;
-        let need = self.worlds.len() * artifacts.len() * width;
-        if out.len() != need {
-            return Err(WorldsError::Argument(format!(
-                "the readings need {need} values ({} worlds × {} × {width}), the buffer has {}",
-                self.worlds.len(),
-                artifacts.len(),
-                out.len()
-            )));
-        }
-        if width == 0 {
-            return Ok(());
-        }
-        let per_world = artifacts.len() * width;
-        if per_world == 0 {
-            return Ok(());
-        }
-        let mut pairs: Vec<(&mut World, &mut [f64])> = self
-            .worlds
-            .iter_mut()
-            .zip(out.chunks_exact_mut(per_world))
-            .collect();
-        let mut work = parts(&mut pairs, self.pool.workers());
-        let index = &index;
-        self.pool.for_each_mut(&mut work, &|_, part| {
-            for (w, dst) in part.items.iter_mut() {
-                for ((&a, &s), dst) in artifacts.iter().zip(index).zip(dst.chunks_exact_mut(width))
-                {
-                    let values = w.env.reading_at(a, s).map_or(&[][..], |r| r.values());
-                    let n = values.len().min(width);
-                    dst[..n].copy_from_slice(&values[..n]);
-                    dst[n..].fill(f64::NAN);
-                }
+        self.fill(artifacts.len() * width, out, "readings", &|env, dst| {
+            for ((&a, &s), dst) in artifacts
+                .iter()
+                .zip(&index)
+                .zip(dst.chunks_exact_mut(width))
+            {
+                let values = env.reading_at(a, s).map_or(&[][..], |r| r.values());
+                let n = values.len().min(width);
+                dst[..n].copy_from_slice(&values[..n]);
+                dst[n..].fill(f64::NAN);
             }
-        });
-        Ok(())
+        })
     }
 
     /// Fills `out` (K × artifacts × (width + 4)) with the observations a learning env gives:
@@ -562,51 +552,27 @@ impl Worlds {
     ) -> Result<(), WorldsError> {
         let index = self.sensor_indices(sensor, artifacts)?;
         let row = width + 4;
-        let per_world = artifacts.len() * row;
-        let need = self.worlds.len() * per_world;
-        if out.len() != need {
-            return Err(WorldsError::Argument(format!(
-                "the observations need {need} values ({} worlds × {} × {row}), the buffer has {}",
-                self.worlds.len(),
-                artifacts.len(),
-                out.len()
-            )));
-        }
-        if per_world == 0 {
-            return Ok(());
-        }
-        let index = &index;
-        let mut pairs: Vec<(&mut World, &mut [f64])> = self
-            .worlds
-            .iter_mut()
-            .zip(out.chunks_exact_mut(per_world))
-            .collect();
-        let mut work = parts(&mut pairs, self.pool.workers());
-        self.pool.for_each_mut(&mut work, &|_, part| {
-            for (w, dst) in part.items.iter_mut() {
-                let env = &w.env;
-                let states = env.states();
-                for ((&a, &s), dst) in artifacts.iter().zip(index).zip(dst.chunks_exact_mut(row)) {
-                    let values = env.reading_at(a, s).map_or(&[][..], |r| r.values());
-                    let n = values.len().min(width);
-                    for (d, &v) in dst[..n].iter_mut().zip(&values[..n]) {
-                        *d = if v.is_nan() { 0.0 } else { v };
-                    }
-                    dst[n..width].fill(0.0);
-                    let b = &states[env.artifacts()[a].bodies.start as usize];
-                    let t = b.pose.translation.vector;
-                    let q = b.pose.rotation.coords; // x, y, z, w
-                    let c = 1.0 - 2.0 * (q[1] * q[1] + q[2] * q[2]);
-                    let s = 2.0 * (q[3] * q[2] + q[0] * q[1]);
-                    let mut r = c.hypot(s);
-                    if r == 0.0 {
-                        r = 1.0;
-                    }
-                    dst[width..].copy_from_slice(&[t.x, t.y, c / r, s / r]);
+        self.fill(artifacts.len() * row, out, "observations", &|env, dst| {
+            let states = env.states();
+            for ((&a, &s), dst) in artifacts.iter().zip(&index).zip(dst.chunks_exact_mut(row)) {
+                let values = env.reading_at(a, s).map_or(&[][..], |r| r.values());
+                let n = values.len().min(width);
+                for (d, &v) in dst[..n].iter_mut().zip(&values[..n]) {
+                    *d = if v.is_nan() { 0.0 } else { v };
                 }
+                dst[n..width].fill(0.0);
+                let b = &states[env.artifacts()[a].bodies.start as usize];
+                let t = b.pose.translation.vector;
+                let q = b.pose.rotation.coords; // x, y, z, w
+                let c = 1.0 - 2.0 * (q[1] * q[1] + q[2] * q[2]);
+                let s = 2.0 * (q[3] * q[2] + q[0] * q[1]);
+                let mut r = c.hypot(s);
+                if r == 0.0 {
+                    r = 1.0;
+                }
+                dst[width..].copy_from_slice(&[t.x, t.y, c / r, s / r]);
             }
-        });
-        Ok(())
+        })
     }
 
     /// Fills `out` (K × artifacts) with each artifact's distance in the plane to the nearest
@@ -618,52 +584,31 @@ impl Worlds {
         artifacts: &[usize],
         out: &mut [f64],
     ) -> Result<(), WorldsError> {
-        let n = artifacts.len();
-        if out.len() != self.worlds.len() * n {
-            return Err(WorldsError::Argument(format!(
-                "the distances need {} values ({} worlds × {n}), the buffer has {}",
-                self.worlds.len() * n,
-                self.worlds.len(),
-                out.len()
-            )));
-        }
-        if n == 0 {
-            return Ok(());
-        }
-        let mut pairs: Vec<(&mut World, &mut [f64])> = self
-            .worlds
-            .iter_mut()
-            .zip(out.chunks_exact_mut(n))
-            .collect();
-        let mut work = parts(&mut pairs, self.pool.workers());
-        self.pool.for_each_mut(&mut work, &|_, part| {
-            let mut xy = Vec::with_capacity(n);
-            for (w, dst) in part.items.iter_mut() {
-                let env = &w.env;
-                let states = env.states();
-                xy.clear();
-                xy.extend(artifacts.iter().map(|&a| {
+        self.fill(artifacts.len(), out, "distances", &|env, dst| {
+            let states = env.states();
+            let xy: Vec<(f64, f64)> = artifacts
+                .iter()
+                .map(|&a| {
                     let t = states[env.artifacts()[a].bodies.start as usize]
                         .pose
                         .translation
                         .vector;
                     (t.x, t.y)
-                }));
-                for (i, d) in dst.iter_mut().enumerate() {
-                    let (x, y) = xy[i];
-                    let mut best = f64::INFINITY;
-                    for (j, &(u, v)) in xy.iter().enumerate() {
-                        let (dx, dy) = (x - u, y - v);
-                        let d2 = dx * dx + dy * dy;
-                        if j != i && d2 < best {
-                            best = d2;
-                        }
+                })
+                .collect();
+            for (i, d) in dst.iter_mut().enumerate() {
+                let (x, y) = xy[i];
+                let mut best = f64::INFINITY;
+                for (j, &(u, v)) in xy.iter().enumerate() {
+                    let (dx, dy) = (x - u, y - v);
+                    let d2 = dx * dx + dy * dy;
+                    if j != i && d2 < best {
+                        best = d2;
                     }
-                    *d = best.sqrt();
                 }
+                *d = best.sqrt();
             }
-        });
-        Ok(())
+        })
     }
 
     /// Hands row (k, j) of `values` (K × artifacts × width, in the order of the subscription's
