@@ -95,8 +95,10 @@ class _Swarm:
         self.cycles = 0
 
     def start(self, seed):
-        if seed is None and self._started:
-            seed = self.sim.seed + self.seed_stride
+        # (A remote world's client does not know its seed: it starts over with the same one.)
+        current = getattr(self.sim, "seed", None)
+        if seed is None and self._started and current is not None:
+            seed = current + self.seed_stride
         self._started = True
         self.sim.reset(seed)
         self.sim.step(self.steps_per_action)
