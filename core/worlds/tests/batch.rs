@@ -1,0 +1,150 @@
+//! A batch of worlds against lone worlds, bit for bit, on a scene that needs no plugin library:
+//! crates dropped at random places drawn from the seed (so the scene is read again for each
+//! seed and the worlds differ), on Rapier. The Python tests (python/tests/test_worlds.py) do
+//! the same with drivers, sensors and commands.
+
+use std::path::{Path, PathBuf};
+
+use ssx_worlds::open::{Options, open};
+use ssx_worlds::{BatchOptions, Worlds, WorldsError};
+
+fn scene(dir: &Path) -> PathBuf {
+    let library = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../artifacts/library");
+    let text = serde_json::json!({
+        "name": "crates",
+        "timestep": 0.01,
+        "seed": 7,
+        "engine": "rapier",
+        "artifacts": [
+            { "name": "ground", "artifact": library.join("ground.json") },
+            { "name": "crate", "artifact": library.join("crate.json"),
+              "replicate": { "random": { "count": 6, "min": [-1, -1, 0.5], "max": [1, 1, 2], "random_yaw": true } } }
+        ]
+    });
+    let path = dir.join("crates.json");
+    std::fs::write(&path, text.to_string()).unwrap();
+    path
+}
+
+fn bits(env: &ssx_core::Environment) -> Vec<u64> {
+    env.states()
+        .iter()
+        .flat_map(|s| {
+            let t = s.pose.translation.vector;
+            let q = s.pose.rotation.coords;
+            [
+                t.x, t.y, t.z, q.x, q.y, q.z, q.w, s.linvel.x, s.linvel.z, s.angvel.y,
+            ]
+        })
+        .map(f64::to_bits)
+        .collect()
+}
+
+fn lone(path: &Path, seed: u64) -> ssx_core::Environment {
+    let o = Options {
+        seed: Some(seed),
+        ..Options::default()
+    };
+    open(path, &o).expect("opens").env
+}
+
+fn step(env: &mut ssx_core::Environment, n: usize) {
+    for _ in 0..n {
+        env.step().unwrap();
+    }
+}
+
+#[test]
+fn each_world_equals_a_lone_world_with_its_seed_whatever_the_workers_and_resets() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = scene(dir.path());
+    for workers in [1, 2, 3] {
+        let o = BatchOptions {
+            workers,
+            seed: Some(40),
+            ..BatchOptions::default()
+        };
+        let mut batch = Worlds::new(&path, 4, &o).expect("builds");
+        assert!(
+            !batch.scene_shared(),
+            "random places are drawn from the seed"
+        );
+        assert_eq!(batch.seeds(), [40, 41, 42, 43]);
+        let mut alone: Vec<_> = (40..44).map(|s| lone(&path, s)).collect();
+        batch.step(60).unwrap();
+        alone.iter_mut().for_each(|e| step(e, 60));
+        // World 1 starts over with seed 77 and world 3 with its own; 0 and 2 go on.
+        batch.reset(&[1, 3], Some(&[77, 43])).unwrap();
+        alone[1].reset(Some(77)).unwrap();
+        alone[3].reset(Some(43)).unwrap();
+        // Only worlds 0 and 1 step for a while.
+        batch
+            .step_some(25, Some(&[true, true, false, false]))
+            .unwrap();
+        step(&mut alone[0], 25);
+        step(&mut alone[1], 25);
+        batch.step(40).unwrap();
+        alone.iter_mut().for_each(|e| step(e, 40));
+        for (k, env) in alone.iter().enumerate() {
+            assert_eq!(batch.world(k).steps(), env.steps(), "world {k}");
+            assert_eq!(
+                bits(batch.world(k)),
+                bits(env),
+                "world {k}, {workers} workers"
+            );
+        }
+        assert_ne!(
+            bits(batch.world(0)),
+            bits(batch.world(2)),
+            "seeds 40 and 42 differ"
+        );
+        assert_eq!(batch.seeds(), [40, 77, 42, 43]);
+    }
+}
+
+#[test]
+fn bad_arguments_name_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = scene(dir.path());
+    let o = BatchOptions::default();
+    let mut batch = Worlds::new(&path, 2, &o).unwrap();
+    let e = batch.reset(&[0, 0], None).unwrap_err();
+    assert_eq!(e.to_string(), "world 0 is named twice in one reset");
+    let e = batch.reset(&[5], None).unwrap_err();
+    assert_eq!(e.to_string(), "no world 5 to reset: the batch has 2");
+    let e = batch.reset(&[0], Some(&[1, 2])).unwrap_err();
+    assert_eq!(e.to_string(), "2 seeds for 1 worlds to reset");
+    let e = batch.step_some(1, Some(&[true])).unwrap_err();
+    assert_eq!(e.to_string(), "mask has 1 values for 2 worlds");
+    let e = batch.artifact_index("crate_9").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "no artifact named 'crate_9' (did you mean 'crate_0'?)"
+    );
+    let e = batch.sensor_artifacts("range").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "no artifact carries a sensor 'range' (no artifact has a sensor)"
+    );
+    let crates: Vec<usize> = (0..2)
+        .map(|i| batch.artifact_index(&format!("crate_{i}")).unwrap())
+        .collect();
+    let e = batch
+        .command_many(&crates, &[0.0; 6], 2, "artifacts/{}/cmd")
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "values has 6 numbers; 2 worlds × 2 robots × 2 need 8"
+    );
+    let mut out = vec![0.0; 5];
+    let e = batch.states_into(None, &mut out).unwrap_err();
+    assert!(matches!(e, WorldsError::Argument(_)));
+    assert_eq!(
+        e.to_string(),
+        "the states need 182 values (2 worlds × 91), the buffer has 5"
+    );
+    assert!(matches!(
+        Worlds::new(&path, 0, &o),
+        Err(WorldsError::Argument(_))
+    ));
+}
