@@ -72,6 +72,28 @@ def score_policy(act, worlds_count, seed):
     return total / CYCLES
 
 
+def plot(curve, scores, path, worlds):
+    """The learning curve (the environment's own rewards over each rollout) against the
+    held-out scores, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot([c[0] / 1e6 for c in curve], [c[2] for c in curve], linewidth=0.8, label="PPO, training rollouts")
+    for (k, v), style in zip(scores.items(), [":", "--", "-."]):
+        ax.axhline(v, linestyle=style, color="black" if k == "random" else None, label=f"{k}: {v:+.3f} (held-out seeds)")
+    ax.set_xlabel("agent-steps (millions)")
+    ax.set_ylabel("mean reward a robot a step")
+    minutes = curve[-1][1] / 60
+    ax.set_title(f"Batched dispersal, {worlds} worlds x {AGENTS} robots, {minutes:.0f} min on the 2-core VM")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=100)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--minutes", type=float, default=15.0, help="training time (wall)")
@@ -80,7 +102,13 @@ def main():
     p.add_argument("--plot", help="write the learning curve to this PNG")
     p.add_argument("--json", help="write the curve and the scores to this file")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--replot", metavar="JSON", help="only draw --plot from a --json of an earlier run")
     o = p.parse_args()
+    if o.replot:
+        with open(o.replot) as f:
+            saved = json.load(f)
+        plot(saved["curve"], saved["scores"], o.plot, saved.get("worlds", o.worlds))
+        return
     if o.smoke:
         o.minutes, o.worlds = 1.0, 32
 
@@ -144,24 +172,9 @@ def main():
         print(f"  {k:32s} {v:+.4f}")
     if o.json:
         with open(o.json, "w") as f:
-            json.dump({"curve": curve, "scores": scores, "seconds": trained}, f, indent=1)
+            json.dump({"curve": curve, "scores": scores, "seconds": trained, "worlds": o.worlds}, f, indent=1)
     if o.plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(7, 4))
-        ax.plot([c[0] / 1e6 for c in curve], [c[2] for c in curve], label="PPO (training rollouts)")
-        for (k, v), style in zip(scores.items(), [":", "--", "-."]):
-            ax.axhline(v, linestyle=style, color="gray" if k == "random" else None, label=f"{k}, held-out seeds")
-        ax.set_xlabel("agent-steps (millions)")
-        ax.set_ylabel("mean reward a robot a step")
-        ax.set_title(f"Batched dispersal: {o.worlds} worlds x {AGENTS} robots, 2-core VM")
-        ax.legend(loc="lower right", fontsize=8)
-        fig.tight_layout()
-        os.makedirs(os.path.dirname(os.path.abspath(o.plot)), exist_ok=True)
-        fig.savefig(o.plot, dpi=100)
+        plot(curve, scores, o.plot, o.worlds)
     if o.smoke:
         first = np.mean([c[2] for c in curve[:2]])
         last = np.mean([c[2] for c in curve[-2:]])
