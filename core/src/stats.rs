@@ -625,6 +625,52 @@ mod tests {
     }
 
     #[test]
+    fn untimed_statistics_count_steps_and_misses_and_keep_no_times() {
+        let times = PhaseTimes {
+            physics: Duration::from_millis(5),
+            sensors: Duration::from_millis(1),
+            drivers: Duration::from_millis(1),
+            total: Duration::from_millis(7),
+        };
+        let mut timed = Stats::new();
+        let mut untimed = Stats::untimed();
+        assert!(timed.timed() && !untimed.timed());
+        for i in 0..10 {
+            let late = Some(Duration::from_micros(100 * i));
+            timed.record(&times, late, i % 3 == 0, false);
+            untimed.record(&times, late, i % 3 == 0, false);
+        }
+        let a = timed.summary(
+            0.01,
+            0.1,
+            Duration::from_millis(70),
+            crate::pacer::Mode::Fast,
+            1,
+        );
+        let b = untimed.summary(
+            0.01,
+            0.1,
+            Duration::from_millis(70),
+            crate::pacer::Mode::Fast,
+            1,
+        );
+        assert_eq!(
+            (b.steps, b.deadline_misses, b.miss_bursts),
+            (a.steps, a.deadline_misses, a.miss_bursts)
+        );
+        assert_eq!((b.steps, b.deadline_misses, b.miss_bursts), (10, 4, 4));
+        assert_eq!(b.max_lateness_us, a.max_lateness_us);
+        assert!(
+            (a.step_time_us.p50 - 7000.0).abs() < 10.0,
+            "{}",
+            a.step_time_us.p50
+        );
+        assert_eq!(b.step_time_us.p50, 0.0);
+        // The histograms of an untimed record are the 1-digit ones, not the 245 KiB of a timed one.
+        assert!(untimed.step.distinct_values() < 100 && timed.step.distinct_values() > 10_000);
+    }
+
+    #[test]
     fn summary_json_is_written_whole_with_the_design_fields() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.json");
