@@ -266,25 +266,35 @@ impl Default for Stats {
 impl Stats {
     /// Empty statistics.
     pub fn new() -> Self {
+        Self::with(histogram, true)
+    }
+
+    /// Statistics that count steps, misses and faults but keep no step times: the five
+    /// histograms of [`Stats::new`] take about 1.2 MB, which a batch of a thousand small worlds
+    /// (`ssx-worlds`) would pay a thousand times, and again at every reset. Percentiles read 0.
+    pub fn untimed() -> Self {
+        Self::with(
+            || Histogram::new(1).expect("a 1-digit histogram is valid"),
+            false,
+        )
+    }
+
+    /// Empty statistics of the same kind (timed or not): what a reset starts from.
+    pub fn fresh(&self) -> Self {
+        if self.timed {
+            Self::new()
+        } else {
+            Self::untimed()
+        }
+    }
+
+    fn with(histogram: impl Fn() -> Histogram<u64>, timed: bool) -> Self {
         Self {
             step: histogram(),
             lateness: histogram(),
             physics: histogram(),
             sensors: histogram(),
             drivers: histogram(),
-            ..Self::new_counts()
-        }
-    }
-
-    /// Zero counts, histograms to be replaced.
-    fn new_counts() -> Self {
-        let none = || Histogram::new(1).expect("a 1-digit histogram is valid");
-        Self {
-            step: none(),
-            lateness: none(),
-            physics: none(),
-            sensors: none(),
-            drivers: none(),
             steps: 0,
             misses: 0,
             bursts: 0,
@@ -292,17 +302,7 @@ impl Stats {
             max_lateness: Duration::ZERO,
             late_wakeups: 0,
             plugin_faults: 0,
-            timed: true,
-        }
-    }
-
-    /// Statistics that count steps, misses and faults but keep no step times: the five
-    /// histograms of [`Stats::new`] take about 1.2 MB, which a batch of a thousand small worlds
-    /// (`ssx-worlds`) would pay a thousand times, and again at every reset. Percentiles read 0.
-    pub fn untimed() -> Self {
-        Self {
-            timed: false,
-            ..Self::new_counts()
+            timed,
         }
     }
 
@@ -321,28 +321,20 @@ impl Stats {
         late_wakeup: bool,
     ) {
         self.late_wakeups += u64::from(late_wakeup);
-        let ns = |d: Duration| (d.as_nanos() as u64).max(1);
-        if !self.timed {
-            self.steps += 1;
-            self.count_miss(missed, lateness);
-            return;
+        if self.timed {
+            let ns = |d: Duration| (d.as_nanos() as u64).max(1);
+            self.step.saturating_record(ns(times.total));
+            self.physics.saturating_record(ns(times.physics));
+            self.sensors.saturating_record(ns(times.sensors));
+            self.drivers.saturating_record(ns(times.drivers));
+            if let Some(late) = lateness {
+                self.lateness.saturating_record(ns(late));
+            }
         }
-        self.step.saturating_record(ns(times.total));
-        self.physics.saturating_record(ns(times.physics));
-        self.sensors.saturating_record(ns(times.sensors));
-        self.drivers.saturating_record(ns(times.drivers));
-        if let Some(late) = lateness {
-            self.lateness.saturating_record(ns(late));
-        }
-        self.steps += 1;
-        self.count_miss(missed, lateness);
-    }
-
-    /// A step's miss (bursts too) and lateness, timed or not.
-    fn count_miss(&mut self, missed: bool, lateness: Option<Duration>) {
         if let Some(late) = lateness {
             self.max_lateness = self.max_lateness.max(late);
         }
+        self.steps += 1;
         if missed {
             self.misses += 1;
             if !self.in_burst {

@@ -400,7 +400,7 @@ impl Worlds {
     }
 
     /// Each of `artifacts`' distance in the plane to the nearest other of them in its world,
-    /// as a (K, N) float64 array (infinity when alone): `ssx.envs.tasks.nearest` in one call.
+    /// as a (K, N) float64 array (infinity when alone): `ssx.envs.single.nearest` in one call.
     #[pyo3(signature = (artifacts, out=None))]
     fn nearest<'py>(
         &self,

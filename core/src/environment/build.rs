@@ -180,10 +180,9 @@ impl Environment {
         artifacts: &[ArtifactSpec],
         render: Box<dyn RenderEngine>,
         clock: Arc<dyn Clock>,
-        loader: PluginLoader,
+        mut loader: PluginLoader,
     ) -> Result<Self, SsxError> {
         let mut ext = Extensions::default();
-        let mut loader = loader;
         for spec in extensions {
             let (e, label) = create_extension(spec, &mut loader, registry, &config)?;
             ext.list.push((spec.name.clone(), e));

@@ -9,7 +9,7 @@ use super::{ArtifactSpec, Environment};
 use crate::error::{PluginFault, SsxError};
 use crate::guard::{self, Phase};
 use crate::pacer::Pacer;
-use crate::stats::{MissReporter, Stats};
+use crate::stats::MissReporter;
 use crate::world::{Catalog, MapGrid};
 
 /// Makes a scene's artifacts anew for another seed: the program that read the scene file knows
@@ -112,11 +112,7 @@ impl Environment {
         let built = built.and_then(|()| self.add_plugins(&specs, &registry));
         self.specs = specs;
         built?;
-        self.stats = if self.stats.timed() {
-            Stats::new()
-        } else {
-            Stats::untimed()
-        };
+        self.stats = self.stats.fresh();
         self.misses = MissReporter::new(Duration::from_secs(1));
         self.late_wakeups = MissReporter::new(Duration::from_secs(1));
         self.pacer = Pacer::new(

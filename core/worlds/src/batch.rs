@@ -115,8 +115,6 @@ pub struct Worlds {
     worlds: Vec<World>,
     pool: WorkerPool,
     template: Template,
-    base: PluginRegistry,
-    strict: bool,
     /// Artifact names, the same in every world, in scene order.
     names: Vec<String>,
     index: HashMap<String, usize>,
@@ -234,8 +232,6 @@ impl Worlds {
             worlds,
             pool,
             template,
-            base,
-            strict: o.strict,
             names,
             index,
             timestep,
@@ -578,7 +574,7 @@ impl Worlds {
     /// Fills `out` (K × artifacts) with each artifact's distance in the plane to the nearest
     /// other of `artifacts` in its world (first bodies; infinity when alone): what the
     /// dispersal task rewards, every pair checked, on the workers. The same bits as
-    /// `ssx.envs.tasks.nearest` (√(dx·dx + dy·dy), the smallest).
+    /// `ssx.envs.single.nearest` (√(dx·dx + dy·dy), the smallest).
     pub fn nearest_into(
         &mut self,
         artifacts: &[usize],
@@ -727,16 +723,6 @@ impl Worlds {
                     .map_or(f64::NAN, |(_, v)| *v)
             })
             .collect()
-    }
-
-    /// The plugins' registry the worlds were built with (engines and the bus).
-    pub fn registry(&self) -> &PluginRegistry {
-        &self.base
-    }
-
-    /// Whether a failing plugin stops the batch.
-    pub fn strict(&self) -> bool {
-        self.strict
     }
 
     /// Whether the scene is read once for every world (its artifacts do not depend on the

@@ -14,7 +14,7 @@ See docs/python.md.
 """
 
 from .batch import SwarmBatch
-from .single import ParallelSwarmEnv, RobotEnv, observation, yaw
+from .single import ParallelSwarmEnv, RobotEnv, nearest, observation, yaw
 from .tasks import (
     ExplorationReward,
     dispersal,
@@ -22,7 +22,6 @@ from .tasks import (
     dispersal_scene,
     exploration,
     exploration_scene,
-    nearest,
 )
 from .vector import SwarmVectorEnv, register
 

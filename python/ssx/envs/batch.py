@@ -117,7 +117,7 @@ class SwarmBatch:
 
     # The environment.
 
-    def _seeds(self, seed, mask):
+    def _seeds(self, seed):
         k = self.num_worlds
         if seed is None:
             if not self._started:
@@ -140,7 +140,7 @@ class SwarmBatch:
                 raise ValueError(f"mask has shape {mask.shape}; one a world is ({self.num_worlds},)")
             if not mask.any():
                 return self.observe()
-        seeds = self._seeds(seed, mask)
+        seeds = self._seeds(seed)
         self._started = True
         self.worlds.reset(mask, seeds=seeds)
         self.worlds.step(self.steps_per_action, mask=mask)

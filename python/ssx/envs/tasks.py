@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import Sim, Worlds, data_dir
 from .batch import SwarmBatch
-from .single import ParallelSwarmEnv
+from .single import ParallelSwarmEnv, nearest  # noqa: F401  (nearest: the reward's helper, re-exported)
 
 def _library(name):
     return os.path.join(data_dir(), "library", name)
@@ -107,21 +107,6 @@ def dispersal_scene(agents=100, engine="kinematic", seed=3, directory=None, time
         + _walls(side),
     }
     return _write(directory or _scene_dir(), "dispersal.json", scene)
-
-
-def nearest(p):
-    """Each robot's distance to its nearest other robot: p (K, N, 2) -> (K, N) (inf alone).
-    Element by element, in blocks of rows (bounded memory at 10,000 robots): the same bits
-    whatever K, so one world and a batch agree."""
-    k, n, _ = p.shape
-    near = np.empty((k, n))
-    for i in range(0, n, 256):
-        d = p[:, i : i + 256, None, :] - p[:, None, :, :]
-        d2 = d[..., 0] * d[..., 0] + d[..., 1] * d[..., 1]
-        rows = np.arange(i, min(i + 256, n))
-        d2[:, rows - i, rows] = np.inf
-        near[:, rows] = np.sqrt(d2.min(axis=2))
-    return near
 
 
 def dispersal_reward(env):
