@@ -1,6 +1,7 @@
 //! Helpers for ssx's end-to-end tests and benchmarks: write scenes to a temporary directory,
 //! load them with the real loader and build real Environments on the real Rapier engine.
 
+pub mod ablation;
 pub mod bench;
 pub mod daemon;
 pub mod fidelity;

@@ -372,11 +372,14 @@ impl Driver for Observed {
             ctx.own_reading("mocap").unwrap(),
             ctx.own_reading("imu").unwrap(),
         );
-        let q = ctx.world.body(body).pose.rotation;
+        let state = ctx.world.body(body);
+        let q = state.pose.rotation;
         let inputs = FlightInputs {
             pose: (pose.values(), pose.step()),
             imu: (imu.values(), imu.step()),
             orientation: q,
+            position: state.pose.translation.vector,
+            velocity: state.linvel,
             time: ctx.world.time,
             step: ctx.world.step,
             mass: ctx.world.mass(body),
@@ -701,5 +704,121 @@ fn the_formation_flies_the_same_bits_with_one_two_and_three_workers() {
             (positions.clone(), readings.clone()),
             "{workers} workers"
         );
+    }
+}
+
+#[test]
+fn a_pose_sensor_with_jitter_and_drops_reports_states_within_its_latency_window_in_order() {
+    let ws = Workspace::new();
+    let b = ws.write(
+        "ball.json",
+        r#"{ "bodies": [ { "name": "b", "mass": 1.0,
+              "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ],
+            "sensors": [ { "name": "jittery", "library": "libssx_sensors.so", "plugin": "pose", "descriptor": { "latency": 2, "jitter": 3 } },
+                        { "name": "lossy", "library": "libssx_sensors.so", "plugin": "pose", "descriptor": { "drop": 0.3 } } ] }"#,
+    );
+    let s = scene(
+        &ws,
+        0.01,
+        &format!(
+            r#"{{ "name": "b", "artifact": "{}", "pose": {{ "position": [0, 0, 1000] }} }}"#,
+            b.display()
+        ),
+    );
+    let mut env = build_fast(&s, 1).unwrap();
+    let mut truth: Vec<f64> = Vec::new();
+    let (mut ages, mut fresh) = (Vec::new(), 0);
+    let mut last_sample = 0usize;
+    for step in 1..=2000u64 {
+        env.step().unwrap();
+        truth.push(state_of(&env, "b").pose.translation.vector.z);
+        if step > 10 {
+            // The falling ball's height names the step a reading was taken at.
+            let z = values(&env, "b", "jittery")[2];
+            let taken = truth.iter().rposition(|t| *t == z).expect("a true state");
+            let age = truth.len() - 1 - taken;
+            assert!((2..=5).contains(&age), "age {age} at step {step}");
+            assert!(taken >= last_sample, "went back in time at step {step}");
+            last_sample = taken;
+            ages.push(age);
+        }
+        let lossy = env.reading("b", "lossy").unwrap();
+        fresh += usize::from(lossy.step() == step);
+    }
+    // Every age from 2 to 5 occurs; about 70 % of the frames arrive (binomial σ ≈ 1 %).
+    for a in 2..=5 {
+        assert!(ages.contains(&a), "age {a} never seen");
+    }
+    let share = fresh as f64 / 2000.0;
+    assert!((share - 0.7).abs() < 0.05, "{share} of frames arrived");
+}
+
+/// The hover of an artifact from the library at (0, 0, `height`) for `seconds` with every
+/// airframe effect it carries on: the largest distance from the hover point over the last 10 s.
+fn hover_drift(artifact: &str, height: f64, seconds: u64) -> f64 {
+    let ws = Workspace::new();
+    let s = on_ground(
+        &ws,
+        0.001,
+        &format!(
+            r#"{{ "name": "q", "artifact": "{}", "pose": {{ "position": [0, 0, 0.03] }},
+                  "overrides": {{ "driver": {{ "trajectory": {{ "hover": {{ "position": [0, 0, {height}] }} }} }} }} }}"#,
+            library(artifact),
+        ),
+    );
+    let mut env = build_fast(&s, 1).unwrap();
+    step_n(&mut env, (seconds - 10) * 1000);
+    let mut worst: f64 = 0.0;
+    for _ in 0..10_000 {
+        env.step().unwrap();
+        let p = position(&env, "q");
+        worst = worst.max((p[0].powi(2) + p[1].powi(2) + (p[2] - height).powi(2)).sqrt());
+    }
+    worst
+}
+
+#[test]
+fn the_quadrotor_hovers_for_a_minute_with_every_effect_on() {
+    let d = hover_drift("quadrotor.json", 1.0, 60);
+    assert!(d < 0.02, "{d} m from the hover point");
+}
+
+#[test]
+fn the_crazyflie_hovers_for_a_minute_with_every_effect_on_its_battery_included() {
+    let d = hover_drift("crazyflie.json", 0.5, 60);
+    assert!(d < 0.03, "{d} m from the hover point");
+}
+
+#[test]
+fn the_figure_eight_tracks_worse_with_every_effect_on_than_with_all_off() {
+    let root = ssx_tests::repo_root();
+    let artifact = root.join("artifacts/library/quadrotor.json");
+    let variants = ssx_tests::ablation::variants(&artifact).unwrap();
+    let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "all off",
+            "motors (spin-up/down, delay)",
+            "rotor drag",
+            "quadratic body drag",
+            "ground effect",
+            "motion-capture latency (2 steps)",
+            "all on"
+        ]
+    );
+    let ws = Workspace::new();
+    let scene = root.join("artifacts/scenes/figure8.json");
+    let mean = |v: &ssx_tests::ablation::Variant| {
+        let s = ssx_tests::ablation::scene_for(&scene, v, ws.path()).unwrap();
+        ssx_tests::fidelity::run(&s, 1.0)
+            .unwrap()
+            .iter()
+            .map(|t| t.mean_std().0)
+            .collect::<Vec<f64>>()
+    };
+    let (off, on) = (mean(&variants[0]), mean(&variants[variants.len() - 1]));
+    for (a, b) in off.iter().zip(&on) {
+        assert!(b > a, "all on {on:?} vs all off {off:?}");
     }
 }

@@ -1,6 +1,13 @@
-//! The quadrotor's physical model: four rotors with thrust `k_f·ω²` and drag torque `k_m·ω²`,
-//! speed limits and a first-order motor lag, and the mixer that turns a collective thrust and a
-//! body torque into rotor speeds.
+//! The quadrotor's rotors and motors: four rotors with thrust `k_f·ω²` (or a quadratic thrust
+//! curve `c₀ + c₁·ω + c₂·ω²`, as identified models give it) and drag torque `k_m·ω²`, speed
+//! limits, motor dynamics with separate spin-up and spin-down rates and a command delay, and the
+//! mixer that turns a collective thrust and a body torque into rotor speeds.
+//!
+//! Motor dynamics, per rotor, towards the commanded speed `c` (utiasDSL drone-models' form):
+//! `dω/dt = k₁·(c − ω) + k₂·(c² − ω²)`, with `(k₁, k₂)` = `spin_up` when `c > ω`, else
+//! `spin_down`. A first-order lag of time constant τ is `[1/τ, 0]` (RotorS's `time_constant_up`
+//! and `time_constant_down`); `motor_tau` sets both when neither is given. Integrated exactly
+//! for the rate `k₁ + k₂·(c + ω)` held over the step, so it never overshoots `c`.
 
 use nalgebra::{Matrix4, Vector3, Vector4};
 use serde::Deserialize;
@@ -35,12 +42,36 @@ pub struct AirframeParams {
     /// Maximum rotor speed (rad/s).
     #[serde(default = "d_omega_max")]
     pub omega_max: f64,
-    /// Motor time constant (s).
+    /// Motor time constant (s): the first-order lag both ways unless `spin_up` or `spin_down`
+    /// says otherwise.
     #[serde(default = "d_motor_tau")]
     pub motor_tau: f64,
+    /// Spin-up rates `[k₁ (1/s), k₂ (1/(rad/s)/s)]` (module docs); default `[1/motor_tau, 0]`.
+    #[serde(default)]
+    pub spin_up: Option<[f64; 2]>,
+    /// Spin-down rates, as `spin_up`.
+    #[serde(default)]
+    pub spin_down: Option<[f64; 2]>,
+    /// Delay between a speed command and the motor starting towards it (s; rounded to whole
+    /// steps); 0: none.
+    #[serde(default)]
+    pub motor_delay: f64,
+    /// Thrust curve `[c₀, c₁, c₂]` (N, N/(rad/s), N/(rad/s)²) in place of `k_f·ω²`: thrust
+    /// `c₀ + c₁·ω + c₂·ω²`. The mixer inverts it.
+    #[serde(default)]
+    pub thrust_curve: Option<[f64; 3]>,
     /// Rotor layout.
     #[serde(default)]
     pub layout: Layout,
+    /// Rotor and body drag ([`crate::aero`]; default none).
+    #[serde(default)]
+    pub drag: crate::aero::Drag,
+    /// Ground effect ([`crate::aero`]; absent: none).
+    #[serde(default)]
+    pub ground_effect: Option<crate::aero::GroundEffect>,
+    /// The battery ([`crate::battery`]; absent: an ideal supply).
+    #[serde(default)]
+    pub battery: Option<crate::battery::BatteryParams>,
 }
 
 fn d_arm() -> f64 {
@@ -81,11 +112,23 @@ pub struct Airframe {
     omega: [f64; 4],
     /// Whether the motors run; when not, the rotors spin down to zero.
     pub armed: bool,
+    /// Thrust curve `[c₀, c₁, c₂]` (from `thrust_curve` or `k_f`).
+    curve: [f64; 3],
+    /// Spin-up and spin-down rates.
+    rates: [[f64; 2]; 2],
+    /// Commands not yet reaching the motors (the delay), oldest first.
+    delayed: std::collections::VecDeque<[f64; 4]>,
+    /// The delay in steps (0: the command acts at once).
+    delay_steps: usize,
+    /// Rotor hub positions (x, y) in the body frame.
+    hubs: [[f64; 2]; 4],
+    /// Spin signs (+1: the rotor's drag torque is +z).
+    spins: [f64; 4],
 }
 
 impl Airframe {
-    /// An airframe at rest (rotors stopped).
-    pub fn new(params: AirframeParams) -> Result<Self, String> {
+    /// An airframe at rest (rotors stopped), stepped every `timestep` seconds.
+    pub fn new(params: AirframeParams, timestep: f64) -> Result<Self, String> {
         let positive = |name: &str, v: f64| {
             if v.is_finite() && v > 0.0 {
                 Ok(())
@@ -100,6 +143,10 @@ impl Airframe {
         positive("k_m", params.k_m)?;
         positive("omega_max", params.omega_max)?;
         positive("motor_tau", params.motor_tau)?;
+        params.drag.validate()?;
+        if let Some(g) = &params.ground_effect {
+            g.validate()?;
+        }
         if !(params.omega_min >= 0.0 && params.omega_min < params.omega_max) {
             return Err(format!(
                 "invalid descriptor: 'omega_min' must be in [0, omega_max), got {}",
@@ -119,7 +166,33 @@ impl Airframe {
                 (0.0, -l, -1.0),
             ],
         };
-        let ratio = params.k_m / params.k_f;
+        let curve = params.thrust_curve.unwrap_or([0.0, 0.0, params.k_f]);
+        if !(curve.iter().all(|c| c.is_finite()) && curve[2] > 0.0) {
+            return Err(format!(
+                "invalid descriptor: 'thrust_curve' must be finite with c₂ > 0, got {curve:?}"
+            ));
+        }
+        let first_order = [1.0 / params.motor_tau, 0.0];
+        let rates = [
+            params.spin_up.unwrap_or(first_order),
+            params.spin_down.unwrap_or(first_order),
+        ];
+        for (name, r) in [("spin_up", rates[0]), ("spin_down", rates[1])] {
+            if !(r.iter().all(|k| k.is_finite() && *k >= 0.0) && r[0] + r[1] > 0.0) {
+                return Err(format!(
+                    "invalid descriptor: '{name}' must be two finite rates >= 0, not both 0, got {r:?}"
+                ));
+            }
+        }
+        if !(params.motor_delay.is_finite() && (0.0..=1.0).contains(&params.motor_delay)) {
+            return Err(format!(
+                "invalid descriptor: 'motor_delay' must be in [0, 1] s, got {}",
+                params.motor_delay
+            ));
+        }
+        let delay_steps = (params.motor_delay / timestep).round() as usize;
+        // The mixer's yaw row: drag torque over thrust at hover-like speeds, k_m / c₂.
+        let ratio = params.k_m / curve[2];
         let mut allocation = Matrix4::zeros();
         for (i, &(x, y, s)) in rotors.iter().enumerate() {
             allocation[(0, i)] = 1.0;
@@ -136,7 +209,35 @@ impl Airframe {
             mixer,
             omega: [0.0; 4],
             armed: true,
+            curve,
+            rates,
+            delayed: std::collections::VecDeque::with_capacity(delay_steps + 1),
+            delay_steps,
+            hubs: rotors.map(|(x, y, _)| [x, y]),
+            spins: rotors.map(|(_, _, s)| s),
         })
+    }
+
+    /// Rotor hub positions (x, y) in the body frame (m).
+    pub fn hubs(&self) -> [[f64; 2]; 4] {
+        self.hubs
+    }
+
+    /// The thrust of one rotor at speed `omega` (N), never below 0.
+    pub fn thrust_at(&self, omega: f64) -> f64 {
+        let [c0, c1, c2] = self.curve;
+        (c0 + c1 * omega + c2 * omega * omega).max(0.0)
+    }
+
+    /// The speed at which one rotor gives `thrust` (rad/s; 0 when even a stopped rotor gives
+    /// more).
+    pub fn speed_for(&self, thrust: f64) -> f64 {
+        let [c0, c1, c2] = self.curve;
+        let disc = c1 * c1 - 4.0 * c2 * (c0 - thrust);
+        if disc <= 0.0 {
+            return 0.0;
+        }
+        ((-c1 + disc.sqrt()) / (2.0 * c2)).max(0.0)
     }
 
     /// Rotor speeds (rad/s).
@@ -149,26 +250,132 @@ impl Airframe {
     pub fn mix(&self, thrust: f64, torque: &Vector3<f64>) -> [f64; 4] {
         let f = self.mixer * Vector4::new(thrust, torque.x, torque.y, torque.z);
         let p = &self.params;
-        std::array::from_fn(|i| {
-            (f[i].max(0.0) / p.k_f)
-                .sqrt()
-                .clamp(p.omega_min, p.omega_max)
-        })
+        std::array::from_fn(|i| self.speed_for(f[i]).clamp(p.omega_min, p.omega_max))
     }
 
-    /// Moves the rotor speeds towards `command` for `dt` seconds (first-order lag).
-    pub fn spin(&mut self, command: &[f64; 4], dt: f64) {
-        let a = 1.0 - (-dt / self.params.motor_tau).exp();
-        for (w, &c) in self.omega.iter_mut().zip(command) {
-            let target = if self.armed { c } else { 0.0 };
-            *w += (target - *w) * a;
+    /// Moves the rotor speeds towards `command` for `dt` seconds (the motor dynamics of the
+    /// module docs), after the delay, each at most `cap` (rad/s: what the battery allows).
+    pub fn spin(&mut self, command: &[f64; 4], dt: f64, cap: f64) {
+        self.delayed.push_back(*command);
+        let acting = if self.delayed.len() > self.delay_steps {
+            self.delayed.pop_front().unwrap_or(*command)
+        } else {
+            // The delay has not passed since the first command: the motors hold still.
+            self.omega
+        };
+        for (w, &c) in self.omega.iter_mut().zip(&acting) {
+            let target = if self.armed { c.min(cap) } else { 0.0 };
+            let [k1, k2] = self.rates[usize::from(target <= *w)];
+            let rate = k1 + k2 * (target + *w).max(0.0);
+            *w += (target - *w) * (1.0 - (-rate * dt).exp());
         }
     }
 
-    /// Collective thrust (N, body z) and torque (N·m, body frame) of the rotors now.
-    pub fn wrench(&self) -> (f64, Vector3<f64>) {
-        let f = Vector4::from_fn(|i, _| self.params.k_f * self.omega[i] * self.omega[i]);
+    /// Collective thrust (N, body z) and torque (N·m, body frame) of the rotors now, each
+    /// rotor's thrust scaled by `gain[i]` (ground effect; 1 for none).
+    pub fn wrench(&self, gain: &[f64; 4]) -> (f64, Vector3<f64>) {
+        let f = Vector4::from_fn(|i, _| self.thrust_at(self.omega[i]) * gain[i]);
         let w = self.allocation * f;
-        (w[0], Vector3::new(w[1], w[2], w[3]))
+        // The drag torque follows the speed, not the ground effect's thrust gain.
+        let yaw: f64 = (0..4)
+            .map(|i| self.spins[i] * self.params.k_m * self.omega[i].powi(2))
+            .sum();
+        (w[0], Vector3::new(w[1], w[2], yaw))
+    }
+
+    /// The rotors' mechanical power as a share of all four at `omega_max` (ω³ scaling).
+    pub fn power_share(&self) -> f64 {
+        let max = self.params.omega_max.powi(3) * 4.0;
+        self.omega.iter().map(|w| w.powi(3)).sum::<f64>() / max
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(json: &str) -> AirframeParams {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn motors_spin_up_and_down_with_their_own_time_constants_after_the_delay() {
+        // RotorS's Hummingbird: up 0.0125 s, down 0.025 s; a 3 ms delay at a 1 ms step.
+        let p =
+            params(r#"{ "spin_up": [80.0, 0.0], "spin_down": [40.0, 0.0], "motor_delay": 0.003 }"#);
+        let mut a = Airframe::new(p, 0.001).unwrap();
+        let up = [800.0; 4];
+        for _ in 0..3 {
+            a.spin(&up, 0.001, f64::INFINITY);
+            assert_eq!(a.rotor_speeds(), [0.0; 4], "moved within the delay");
+        }
+        // 12.5 ms of spinning after the delay: 1 − 1/e of the step.
+        for _ in 0..13 {
+            a.spin(&up, 0.001, f64::INFINITY);
+        }
+        let w = a.rotor_speeds()[0];
+        let want = 800.0 * (1.0 - (-80.0_f64 * 0.013).exp());
+        assert!((w - want).abs() < 1e-9, "{w} vs {want}");
+        // Settle, then down to 400: the slower constant.
+        for _ in 0..2000 {
+            a.spin(&up, 0.001, f64::INFINITY);
+        }
+        let down = [400.0; 4];
+        for _ in 0..3 + 25 {
+            a.spin(&down, 0.001, f64::INFINITY);
+        }
+        let w = a.rotor_speeds()[0];
+        let want = 400.0 + 400.0 * (-40.0_f64 * 0.025).exp();
+        assert!((w - want).abs() < 1e-6, "{w} vs {want}");
+    }
+
+    #[test]
+    fn the_quadratic_motor_rate_is_drone_models_form() {
+        // dω/dt = k₂(c² − ω²) = k₂(c − ω)(c + ω): over a short step, the rate k₂(c + ω).
+        let p =
+            params(r#"{ "spin_up": [0.0, 0.002], "spin_down": [0.0, 0.002], "omega_max": 3000 }"#);
+        let mut a = Airframe::new(p, 1e-5).unwrap();
+        a.spin(&[1000.0; 4], 1e-5, f64::INFINITY);
+        // From 0: the rate is k₂·c = 2/s, so ω ≈ c·(1 − e^(−2·1e-5)).
+        let w = a.rotor_speeds()[0];
+        assert!(
+            (w - 1000.0 * (1.0 - (-2.0e-5_f64).exp())).abs() < 1e-9,
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn the_thrust_curve_is_inverted_by_the_mixer_and_a_battery_cap_holds_the_speed() {
+        // drone-models' cf2x_L250 thrust in rad/s units.
+        let c = 60.0 / std::f64::consts::TAU;
+        let curve = [
+            0.0,
+            -5.382196214637237e-7 * c,
+            2.4582929831265485e-10 * c * c,
+        ];
+        let p = AirframeParams {
+            thrust_curve: Some(curve),
+            arm: 0.046,
+            omega_min: 0.0,
+            omega_max: 2500.0,
+            ..AirframeParams::default()
+        };
+        let mut a = Airframe::new(p, 0.001).unwrap();
+        let hover = 0.0319 * 9.81;
+        let speeds = a.mix(hover, &Vector3::zeros());
+        let each = a.thrust_at(speeds[0]);
+        assert!((4.0 * each - hover).abs() < 1e-12, "{each}");
+        // ~19,000 rpm at hover.
+        assert!(
+            (speeds[0] * c - 18_960.0).abs() < 100.0,
+            "{} rpm",
+            speeds[0] * c
+        );
+        for _ in 0..3000 {
+            a.spin(&speeds, 0.001, 1500.0);
+        }
+        assert!((a.rotor_speeds()[0] - 1500.0).abs() < 1e-6);
+        let (thrust, _) = a.wrench(&[1.0; 4]);
+        assert!((thrust - 4.0 * a.thrust_at(1500.0)).abs() < 1e-12);
     }
 }

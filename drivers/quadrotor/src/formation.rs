@@ -132,7 +132,7 @@ pub struct Formation {
 impl Driver for Formation {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
         init.root_body()?;
-        let d: Descriptor = serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
+        let d: Descriptor = crate::parse_descriptor(descriptor, init)?;
         let f = &d.formation;
         let ok = [
             f.distance,

@@ -12,10 +12,13 @@
 //! The rotors' physics uses the body's true state (it is the airframe); the controllers see only
 //! their sensors.
 
+pub mod aero;
 pub mod airframe;
 pub mod attitude;
+pub mod battery;
 pub mod formation;
 pub mod position;
+pub mod randomise;
 pub mod teleop;
 pub mod trajectory;
 
@@ -25,6 +28,7 @@ use ssx_sdk::{Ctx, Driver, Init};
 
 use airframe::{Airframe, AirframeParams};
 use attitude::{AttitudeGains, AttitudeInput, AttitudeLoop, gyro_counts};
+use battery::Battery;
 use position::{AttitudeCommand, PositionGains, PositionLoop};
 use trajectory::{Reference, Trajectory};
 
@@ -83,6 +87,7 @@ struct Sensors {
 pub struct Flight {
     params: FlightParams,
     airframe: Airframe,
+    battery: Option<Battery>,
     inner: AttitudeLoop,
     outer: PositionLoop,
     sensors: Option<Sensors>,
@@ -104,6 +109,10 @@ pub struct FlightInputs<'a> {
     pub imu: (&'a [f64], u64),
     /// The body's true orientation (for the rotors' forces).
     pub orientation: UnitQuaternion<f64>,
+    /// The body's true position (m, world; for the ground effect).
+    pub position: Vector3<f64>,
+    /// The body's true velocity (m/s, world; for the drag).
+    pub velocity: Vector3<f64>,
     /// Simulated time (s) and steps done.
     pub time: f64,
     /// Steps done.
@@ -119,9 +128,16 @@ pub struct FlightInputs<'a> {
 impl Flight {
     /// A stack with these settings.
     pub fn new(params: FlightParams, timestep: f64) -> Result<Self, String> {
-        let mut airframe = Airframe::new(params.airframe.clone())?;
+        let mut airframe = Airframe::new(params.airframe.clone(), timestep)?;
         airframe.armed = params.armed;
+        let battery = params
+            .airframe
+            .battery
+            .clone()
+            .map(Battery::new)
+            .transpose()?;
         Ok(Flight {
+            battery,
             inner: AttitudeLoop::new(&params.attitude),
             outer: PositionLoop::new(params.position),
             airframe,
@@ -140,6 +156,11 @@ impl Flight {
     /// The rotors.
     pub fn airframe(&self) -> &Airframe {
         &self.airframe
+    }
+
+    /// The battery, when the airframe has one.
+    pub fn battery(&self) -> Option<&Battery> {
+        self.battery.as_ref()
     }
 
     /// What the inner loop got at its last update (to record and replay it).
@@ -163,6 +184,8 @@ impl Flight {
             pose: ctx.reading(me, sensors.pose)?,
             imu: ctx.reading(me, sensors.imu)?,
             orientation: quat(&state.orientation),
+            position: state.position.into(),
+            velocity: state.linear_velocity.into(),
             time,
             step,
             mass: ctx.body_mass(me, 0)?,
@@ -224,12 +247,47 @@ impl Flight {
             self.alpha = Vector3::from(a.map(|x| f64::from(x) / 65536.0));
         }
         let torque = inputs.inertia.component_mul(&self.alpha);
-        let speeds = self.airframe.mix(self.command.thrust, &torque);
-        self.airframe.spin(&speeds, tau);
-        let (thrust, body_torque) = self.airframe.wrench();
-        let force = inputs.orientation * Vector3::new(0.0, 0.0, thrust);
-        Ok((force, inputs.orientation * body_torque))
+        let mut speeds = self.airframe.mix(self.command.thrust, &torque);
+        let omega_max = self.airframe.params.omega_max;
+        let cap = match &mut self.battery {
+            Some(b) => {
+                b.step(self.airframe.power_share(), tau);
+                let share = b.speed_share();
+                if !b.compensated() {
+                    speeds = speeds.map(|w| w * share);
+                }
+                omega_max * share
+            }
+            None => f64::INFINITY,
+        };
+        self.airframe.spin(&speeds, tau, cap);
+        let q = &inputs.orientation;
+        let gains = match &self.airframe.params.ground_effect {
+            Some(g) => g.gains(&self.airframe.hubs(), &inputs.position, q),
+            None => [1.0; 4],
+        };
+        let (thrust, body_torque) = self.airframe.wrench(&gains);
+        let air = q.inverse() * inputs.velocity;
+        let drag = self
+            .airframe
+            .params
+            .drag
+            .force(&air, &self.airframe.rotor_speeds());
+        let force = q * (Vector3::new(0.0, 0.0, thrust) + drag);
+        Ok((force, q * body_torque))
     }
+}
+
+/// Parses a driver's descriptor after drawing its randomised airframe parameters
+/// ([`randomise`]) from the instance's seed.
+pub fn parse_descriptor<T: serde::de::DeserializeOwned>(
+    descriptor: &str,
+    init: &Init,
+) -> Result<T, String> {
+    let mut v: serde_json::Value =
+        serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
+    randomise::draw(&mut v, init.seed)?;
+    serde_json::from_value(v).map_err(ssx_sdk::descriptor_error)
 }
 
 fn apply(ctx: &Ctx<'_>, (force, torque): (Vector3<f64>, Vector3<f64>)) -> Result<(), String> {
@@ -255,8 +313,7 @@ pub struct Quadrotor {
 impl Driver for Quadrotor {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
         init.root_body()?;
-        let d: QuadrotorDescriptor =
-            serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
+        let d: QuadrotorDescriptor = parse_descriptor(descriptor, init)?;
         d.trajectory.validate()?;
         Ok(Quadrotor {
             trajectory: d.trajectory,

@@ -192,7 +192,7 @@ pub struct Teleop {
 impl Driver for Teleop {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
         init.root_body()?;
-        let d: Descriptor = serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
+        let d: Descriptor = crate::parse_descriptor(descriptor, init)?;
         let t = &d.teleop;
         let positive = [
             t.gain,

@@ -22,6 +22,14 @@ impl Noise {
     pub(crate) fn gauss3(&mut self, sigma: f64) -> [f64; 3] {
         [self.gauss(sigma), self.gauss(sigma), self.gauss(sigma)]
     }
+    /// A sample of U[0, 1).
+    pub(crate) fn uniform(&mut self) -> f64 {
+        rand::Rng::random(&mut self.0)
+    }
+    /// A whole number from 0 to `n` inclusive, each as likely.
+    pub(crate) fn up_to(&mut self, n: u32) -> u32 {
+        rand::Rng::random_range(&mut self.0, 0..=n)
+    }
 }
 
 /// A non-negative, finite parameter, or a descriptor error naming it.

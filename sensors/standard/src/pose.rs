@@ -4,6 +4,9 @@
 //! rotation of that standard deviation per axis), `velocity_noise` (m/s),
 //! `angular_velocity_noise` (rad/s), `latency` (steps: the reading published at step N is the
 //! state at step N - latency, or the first state before that many steps have passed),
+//! `jitter` (steps: each frame's latency is `latency` plus a whole number of steps drawn
+//! uniformly from 0 to `jitter`, never so much that a frame is older than the one before it),
+//! `drop` (the probability that a due frame is lost: nothing is published that step),
 //! `rate_divider`, `stagger`.
 
 use std::collections::VecDeque;
@@ -30,6 +33,10 @@ struct Descriptor {
     angular_velocity_noise: f64,
     #[serde(default)]
     latency: u32,
+    #[serde(default)]
+    jitter: u32,
+    #[serde(default)]
+    drop: f64,
     #[serde(default = "crate::one")]
     rate_divider: u32,
     #[serde(default)]
@@ -40,8 +47,10 @@ pub(crate) struct Pose {
     d: Descriptor,
     rate: Rate,
     noise: Noise,
-    /// The last `latency + 1` true states, oldest first.
+    /// The last `latency + jitter + 1` true states, oldest first.
     history: VecDeque<[f64; 13]>,
+    /// The age (steps) of the last frame published and the step it was published at.
+    last_sent: Option<(u32, u64)>,
     description: crate::Description,
 }
 
@@ -65,18 +74,35 @@ impl Sensor for Pose {
                 d.latency
             ));
         }
+        if d.latency.saturating_add(d.jitter) > ssx_sdk::limits::LATENCY {
+            return Err(format!(
+                "invalid descriptor: 'latency' + 'jitter' must be at most {} steps, got {} + {}",
+                ssx_sdk::limits::LATENCY,
+                d.latency,
+                d.jitter
+            ));
+        }
+        if !(d.drop.is_finite() && (0.0..1.0).contains(&d.drop)) {
+            return Err(format!(
+                "invalid descriptor: 'drop' must be a probability in [0, 1), got {}",
+                d.drop
+            ));
+        }
         let description = crate::Description::new(serde_json::json!({
             "kind": "pose",
             "body": d.body,
             "frame": "world",
             "latency": d.latency,
+            "jitter": d.jitter,
+            "drop": d.drop,
             "rate_divider": d.rate_divider,
         }));
         Ok(Pose {
             description,
             rate: crate::rate(d.rate_divider, d.stagger, init)?,
             noise: Noise::new(init.seed),
-            history: VecDeque::with_capacity(d.latency as usize + 1),
+            history: VecDeque::with_capacity((d.latency + d.jitter) as usize + 1),
+            last_sent: None,
             d,
         })
     }
@@ -89,15 +115,30 @@ impl Sensor for Pose {
         now[3..7].copy_from_slice(&s.orientation);
         now[7..10].copy_from_slice(&s.linear_velocity);
         now[10..].copy_from_slice(&s.angular_velocity);
-        if self.history.len() > self.d.latency as usize {
+        if self.history.len() > (self.d.latency + self.d.jitter) as usize {
             self.history.pop_front();
         }
         self.history.push_back(now);
         if !self.rate.due() {
             return Ok(());
         }
-        let mut out = self.history[0];
         let n = &mut self.noise;
+        if self.d.drop > 0.0 && n.uniform() < self.d.drop {
+            return Ok(());
+        }
+        let mut age = self.d.latency;
+        if self.d.jitter > 0 {
+            age += n.up_to(self.d.jitter);
+        }
+        let (_, step) = ctx.time()?;
+        if let Some((last_age, at)) = self.last_sent {
+            // Not older than the frame before it.
+            let since = u32::try_from(step - at).unwrap_or(u32::MAX);
+            age = age.min(last_age.saturating_add(since));
+        }
+        self.last_sent = Some((age, step));
+        let newest = self.history.len() - 1;
+        let mut out = self.history[newest.saturating_sub(age as usize)];
         for (i, e) in n.gauss3(self.d.position_noise).into_iter().enumerate() {
             out[i] += e;
         }

@@ -1,0 +1,154 @@
+//! The quadrotor's airframe effects one at a time on SwarmSimX's figure-eight (docs/robots.md,
+//! "Quadrotor physics"): each variant flies the figure-eight scene with the library quadrotor's
+//! airframe reduced to some of its effects, and reports the tracking error's mean and standard
+//! deviation per eight ([`crate::fidelity`]).
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+/// One variant: its name, the airframe it flies (a descriptor's `flight.airframe`) and the
+/// motion-capture latency (steps).
+#[derive(Clone, Debug)]
+pub struct Variant {
+    /// What it has on.
+    pub name: String,
+    /// `flight.airframe`.
+    pub airframe: Value,
+    /// The `mocap` sensor's latency (steps).
+    pub mocap_latency: u64,
+}
+
+/// One row of the table: a variant's (mean, std) per figure-eight, by artifact name.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// The variant's name.
+    pub name: String,
+    /// (artifact, mean error m, std m).
+    pub errors: Vec<(String, f64, f64)>,
+}
+
+fn read_json(path: &Path) -> Result<Value, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The variants of a quadrotor artifact file: all off, each effect alone, all on. "Off" is the
+/// airframe's defaults (one symmetric motor lag, no drag, no ground effect, no battery) and no
+/// motion-capture latency.
+pub fn variants(artifact: &Path) -> Result<Vec<Variant>, String> {
+    let a = read_json(artifact)?;
+    let on = a
+        .pointer("/driver/descriptor/flight/airframe")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let latency = a["sensors"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["name"] == "mocap"))
+        .and_then(|s| s.pointer("/descriptor/latency"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let mut out = vec![Variant {
+        name: "all off".into(),
+        airframe: json!({}),
+        mocap_latency: 0,
+    }];
+    let pick = |keys: &[&str]| {
+        let mut m = serde_json::Map::new();
+        for k in keys {
+            if let Some(v) = on.get(*k) {
+                m.insert((*k).to_string(), v.clone());
+            }
+        }
+        Value::Object(m)
+    };
+    let drag = |part: &str| {
+        on.pointer(&format!("/drag/{part}"))
+            .map(|v| json!({ "drag": { part: v } }))
+    };
+    let alone: Vec<(&str, Option<Value>)> = vec![
+        (
+            "motors (spin-up/down, delay)",
+            Some(pick(&["spin_up", "spin_down", "motor_delay"])),
+        ),
+        ("rotor drag", drag("rotor")),
+        ("linear body drag", drag("linear")),
+        ("quadratic body drag", drag("quadratic")),
+        (
+            "ground effect",
+            on.get("ground_effect").map(|_| pick(&["ground_effect"])),
+        ),
+        ("battery", on.get("battery").map(|_| pick(&["battery"]))),
+    ];
+    for (name, airframe) in alone {
+        if let Some(airframe) = airframe.filter(|v| v.as_object().is_some_and(|m| !m.is_empty())) {
+            out.push(Variant {
+                name: name.into(),
+                airframe,
+                mocap_latency: 0,
+            });
+        }
+    }
+    if latency > 0 {
+        out.push(Variant {
+            name: format!("motion-capture latency ({latency} steps)"),
+            airframe: json!({}),
+            mocap_latency: latency,
+        });
+    }
+    out.push(Variant {
+        name: "all on".into(),
+        airframe: on,
+        mocap_latency: latency,
+    });
+    Ok(out)
+}
+
+/// `scene` with every artifact's `flight.airframe` and `mocap` latency set as `variant` says,
+/// written into `dir` (artifact paths made absolute).
+pub fn scene_for(
+    scene: &Path,
+    variant: &Variant,
+    dir: &Path,
+) -> Result<std::path::PathBuf, String> {
+    let mut s = read_json(scene)?;
+    let base = scene.parent().unwrap_or(Path::new("."));
+    for a in s["artifacts"].as_array_mut().into_iter().flatten() {
+        if let Some(rel) = a["artifact"].as_str() {
+            a["artifact"] = json!(base.join(rel).display().to_string());
+        }
+        let Some(driver) = a.pointer_mut("/overrides/driver") else {
+            continue;
+        };
+        driver["flight"] = json!({ "airframe": variant.airframe });
+        a["overrides"]["sensors"] = json!({ "mocap": { "latency": variant.mocap_latency } });
+    }
+    let name = variant
+        .name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect::<String>();
+    let path = dir.join(format!("{name}.json"));
+    ssx_core::write_atomic(&path, s.to_string().as_bytes()).map_err(|e| e.to_string())?;
+    Ok(path)
+}
+
+/// Flies every variant of `artifact` on `scene` for `laps` periods of each eight.
+pub fn run(scene: &Path, artifact: &Path, laps: f64, dir: &Path) -> Result<Vec<Row>, String> {
+    variants(artifact)?
+        .iter()
+        .map(|v| {
+            let tracks = crate::fidelity::run(&scene_for(scene, v, dir)?, laps)?;
+            Ok(Row {
+                name: v.name.clone(),
+                errors: tracks
+                    .iter()
+                    .map(|t| {
+                        let (m, s) = t.mean_std();
+                        (t.name.clone(), m, s)
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
+}
