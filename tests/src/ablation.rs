@@ -7,14 +7,14 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-/// One variant: its name, the airframe it flies (a descriptor's `flight.airframe`) and the
-/// motion-capture latency (steps).
+/// One variant: its name, the flight settings it flies (the artifact's `flight` with its
+/// `airframe` reduced to the variant's effects) and the motion-capture latency (steps).
 #[derive(Clone, Debug)]
 pub struct Variant {
     /// What it has on.
     pub name: String,
-    /// `flight.airframe`.
-    pub airframe: Value,
+    /// The descriptor's `flight` (the artifact's controller gains kept).
+    pub flight: Value,
     /// The `mocap` sensor's latency (steps).
     pub mocap_latency: u64,
 }
@@ -38,10 +38,16 @@ fn read_json(path: &Path) -> Result<Value, String> {
 /// motion-capture latency.
 pub fn variants(artifact: &Path) -> Result<Vec<Variant>, String> {
     let a = read_json(artifact)?;
-    let on = a
-        .pointer("/driver/descriptor/flight/airframe")
+    let base = a
+        .pointer("/driver/descriptor/flight")
         .cloned()
         .unwrap_or_else(|| json!({}));
+    let on = base.get("airframe").cloned().unwrap_or_else(|| json!({}));
+    let flight = |airframe: Value| {
+        let mut f = base.clone();
+        f["airframe"] = airframe;
+        f
+    };
     let latency = a["sensors"]
         .as_array()
         .and_then(|s| s.iter().find(|s| s["name"] == "mocap"))
@@ -50,7 +56,7 @@ pub fn variants(artifact: &Path) -> Result<Vec<Variant>, String> {
         .unwrap_or(0);
     let mut out = vec![Variant {
         name: "all off".into(),
-        airframe: json!({}),
+        flight: flight(json!({})),
         mocap_latency: 0,
     }];
     let pick = |keys: &[&str]| {
@@ -84,7 +90,7 @@ pub fn variants(artifact: &Path) -> Result<Vec<Variant>, String> {
         if let Some(airframe) = airframe.filter(|v| v.as_object().is_some_and(|m| !m.is_empty())) {
             out.push(Variant {
                 name: name.into(),
-                airframe,
+                flight: flight(airframe),
                 mocap_latency: 0,
             });
         }
@@ -92,19 +98,19 @@ pub fn variants(artifact: &Path) -> Result<Vec<Variant>, String> {
     if latency > 0 {
         out.push(Variant {
             name: format!("motion-capture latency ({latency} steps)"),
-            airframe: json!({}),
+            flight: flight(json!({})),
             mocap_latency: latency,
         });
     }
     out.push(Variant {
         name: "all on".into(),
-        airframe: on,
+        flight: flight(on),
         mocap_latency: latency,
     });
     Ok(out)
 }
 
-/// `scene` with every artifact's `flight.airframe` and `mocap` latency set as `variant` says,
+/// `scene` with every artifact's `flight` and `mocap` latency set as `variant` says,
 /// written into `dir` (artifact paths made absolute).
 pub fn scene_for(
     scene: &Path,
@@ -112,7 +118,8 @@ pub fn scene_for(
     dir: &Path,
 ) -> Result<std::path::PathBuf, String> {
     let mut s = read_json(scene)?;
-    let base = scene.parent().unwrap_or(Path::new("."));
+    let scene = std::path::absolute(scene).map_err(|e| format!("{}: {e}", scene.display()))?;
+    let base = scene.parent().unwrap_or(Path::new("/"));
     for a in s["artifacts"].as_array_mut().into_iter().flatten() {
         if let Some(rel) = a["artifact"].as_str() {
             a["artifact"] = json!(base.join(rel).display().to_string());
@@ -120,7 +127,7 @@ pub fn scene_for(
         let Some(driver) = a.pointer_mut("/overrides/driver") else {
             continue;
         };
-        driver["flight"] = json!({ "airframe": variant.airframe });
+        driver["flight"] = variant.flight.clone();
         a["overrides"]["sensors"] = json!({ "mocap": { "latency": variant.mocap_latency } });
     }
     let name = variant
