@@ -16,6 +16,8 @@
 use nalgebra::{UnitQuaternion, Vector3};
 use serde::Deserialize;
 
+use crate::check::{non_negative, positive};
+
 /// Drag coefficients (all default 0: off).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -29,16 +31,6 @@ pub struct Drag {
     /// Quadratic body drag, body x, y, z: N/(m/s)².
     #[serde(default)]
     pub quadratic: [f64; 3],
-}
-
-fn non_negative(name: &str, v: f64) -> Result<(), String> {
-    if v.is_finite() && v >= 0.0 {
-        Ok(())
-    } else {
-        Err(format!(
-            "invalid descriptor: '{name}' must be a finite number >= 0, got {v}"
-        ))
-    }
 }
 
 impl Drag {
@@ -79,12 +71,7 @@ pub struct GroundEffect {
 impl GroundEffect {
     /// Checks the radius is a finite positive length.
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.rotor_radius.is_finite() && self.rotor_radius > 0.0) {
-            return Err(format!(
-                "invalid descriptor: 'ground_effect.rotor_radius' must be a finite number > 0, got {}",
-                self.rotor_radius
-            ));
-        }
+        positive("ground_effect.rotor_radius", self.rotor_radius)?;
         if !self.ground_height.is_finite() {
             return Err("invalid descriptor: 'ground_effect.ground_height' must be finite".into());
         }

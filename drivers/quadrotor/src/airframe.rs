@@ -129,15 +129,7 @@ pub struct Airframe {
 impl Airframe {
     /// An airframe at rest (rotors stopped), stepped every `timestep` seconds.
     pub fn new(params: AirframeParams, timestep: f64) -> Result<Self, String> {
-        let positive = |name: &str, v: f64| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(format!(
-                    "invalid descriptor: '{name}' must be a finite number > 0, got {v}"
-                ))
-            }
-        };
+        use crate::check::positive;
         positive("arm", params.arm)?;
         positive("k_f", params.k_f)?;
         positive("k_m", params.k_m)?;

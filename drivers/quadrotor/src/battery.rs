@@ -76,30 +76,14 @@ pub struct Battery {
 impl Battery {
     /// A battery at its starting charge, no load.
     pub fn new(params: BatteryParams) -> Result<Self, String> {
-        let positive = |name: &str, v: f64| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(format!(
-                    "invalid descriptor: 'battery.{name}' must be a finite number > 0, got {v}"
-                ))
-            }
-        };
-        positive("capacity", params.capacity)?;
-        positive("full_current", params.full_current)?;
+        use crate::check::{non_negative, positive};
+        positive("battery.capacity", params.capacity)?;
+        positive("battery.full_current", params.full_current)?;
         if params.cells == 0 {
             return Err("invalid descriptor: 'battery.cells' must be at least 1".into());
         }
-        for (name, v) in [
-            ("internal_resistance", params.internal_resistance),
-            ("idle_current", params.idle_current),
-        ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(format!(
-                    "invalid descriptor: 'battery.{name}' must be a finite number >= 0, got {v}"
-                ));
-            }
-        }
+        non_negative("battery.internal_resistance", params.internal_resistance)?;
+        non_negative("battery.idle_current", params.idle_current)?;
         if !(0.0..=1.0).contains(&params.charge) {
             return Err(format!(
                 "invalid descriptor: 'battery.charge' must be in [0, 1], got {}",

@@ -16,6 +16,7 @@ pub mod aero;
 pub mod airframe;
 pub mod attitude;
 pub mod battery;
+mod check;
 pub mod formation;
 pub mod position;
 pub mod randomise;

@@ -49,7 +49,7 @@ pub(crate) struct Pose {
     noise: Noise,
     /// The last `latency + jitter + 1` true states, oldest first.
     history: VecDeque<[f64; 13]>,
-    /// The age (steps) of the last frame published and the step it was published at.
+    /// With jitter: the age (steps) of the last frame published and the step it was published at.
     last_sent: Option<(u32, u64)>,
     description: crate::Description,
 }
@@ -129,14 +129,14 @@ impl Sensor for Pose {
         let mut age = self.d.latency;
         if self.d.jitter > 0 {
             age += n.up_to(self.d.jitter);
+            let (_, step) = ctx.time()?;
+            if let Some((last_age, at)) = self.last_sent {
+                // Not older than the frame before it.
+                let since = u32::try_from(step - at).unwrap_or(u32::MAX);
+                age = age.min(last_age.saturating_add(since));
+            }
+            self.last_sent = Some((age, step));
         }
-        let (_, step) = ctx.time()?;
-        if let Some((last_age, at)) = self.last_sent {
-            // Not older than the frame before it.
-            let since = u32::try_from(step - at).unwrap_or(u32::MAX);
-            age = age.min(last_age.saturating_add(since));
-        }
-        self.last_sent = Some((age, step));
         let newest = self.history.len() - 1;
         let mut out = self.history[newest.saturating_sub(age as usize)];
         for (i, e) in n.gauss3(self.d.position_noise).into_iter().enumerate() {
