@@ -822,3 +822,39 @@ fn the_figure_eight_tracks_worse_with_every_effect_on_than_with_all_off() {
         assert!(b > a, "all on {on:?} vs all off {off:?}");
     }
 }
+
+#[test]
+fn a_commanded_crazyflie_holds_the_attitude_asked_and_a_descriptor_gives_one_plan() {
+    let ws = Workspace::new();
+    let cf = |driver: &str| {
+        on_ground(
+            &ws,
+            0.001,
+            &format!(
+                r#"{{ "name": "q", "artifact": "{}", "pose": {{ "position": [0, 0, 20] }},
+                      "overrides": {{ "driver": {driver} }} }}"#,
+                library("crazyflie.json"),
+            ),
+        )
+    };
+    // Hover thrust, then a 0.2 rad roll from 0.5 s: the inner loop holds it.
+    let s = cf(
+        r#"{ "trajectory": null, "commands": { "attitude": [[0, 0, 0, 0, 0.313], [0.5, 0.2, 0, 0, 0.319]] } }"#,
+    );
+    let mut env = build_fast(&s, 1).unwrap();
+    step_n(&mut env, 2000);
+    let (roll, pitch, _) = state_of(&env, "q").pose.rotation.euler_angles();
+    assert!(
+        (roll - 0.2).abs() < 0.01 && pitch.abs() < 0.01,
+        "roll {roll}, pitch {pitch}"
+    );
+    let s = cf(r#"{ "commands": { "rotors": [[0, 2000, 2000, 2000, 2000]] } }"#);
+    let Err(e) = build_fast(&s, 1) else {
+        panic!("a descriptor with a trajectory and commands was taken")
+    };
+    let e = e.to_string();
+    assert!(
+        e.contains("invalid descriptor: give 'trajectory' or 'commands', not both"),
+        "{e}"
+    );
+}

@@ -60,6 +60,10 @@ pub struct AirframeParams {
     /// `c₀ + c₁·ω + c₂·ω²`. The mixer inverts it.
     #[serde(default)]
     pub thrust_curve: Option<[f64; 3]>,
+    /// Rotor speed at the start (rad/s, every rotor; default 0: stopped): a flight that starts
+    /// in hover, as an identified model's initial state does.
+    #[serde(default)]
+    pub start_speed: f64,
     /// Rotor layout.
     #[serde(default)]
     pub layout: Layout,
@@ -135,6 +139,7 @@ impl Airframe {
         positive("k_m", params.k_m)?;
         positive("omega_max", params.omega_max)?;
         positive("motor_tau", params.motor_tau)?;
+        crate::check::non_negative("start_speed", params.start_speed)?;
         params.drag.validate()?;
         if let Some(g) = &params.ground_effect {
             g.validate()?;
@@ -196,10 +201,10 @@ impl Airframe {
             .try_inverse()
             .ok_or("the rotor layout cannot produce every torque")?;
         Ok(Airframe {
+            omega: [params.start_speed; 4],
             params,
             allocation,
             mixer,
-            omega: [0.0; 4],
             armed: true,
             curve,
             rates,

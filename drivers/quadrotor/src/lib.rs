@@ -17,6 +17,7 @@ pub mod airframe;
 pub mod attitude;
 pub mod battery;
 mod check;
+pub mod commands;
 pub mod formation;
 pub mod position;
 pub mod randomise;
@@ -30,6 +31,7 @@ use ssx_sdk::{Ctx, Driver, Init};
 use airframe::{Airframe, AirframeParams};
 use attitude::{AttitudeGains, AttitudeInput, AttitudeLoop, gyro_counts};
 use battery::Battery;
+use commands::{Command, Commands};
 use position::{AttitudeCommand, PositionGains, PositionLoop};
 use trajectory::{Reference, Trajectory};
 
@@ -202,53 +204,110 @@ impl Flight {
         inputs: &FlightInputs<'_>,
         reference: impl FnOnce(&Vector3<f64>, &Vector3<f64>, &UnitQuaternion<f64>, f64) -> Reference,
     ) -> Result<(Vector3<f64>, Vector3<f64>), String> {
-        let tau = self.timestep;
-        let (pose, pose_step) = inputs.pose;
-        if pose_step == inputs.step && pose.len() >= 13 {
-            let p = Vector3::new(pose[0], pose[1], pose[2]);
-            let v = Vector3::new(pose[7], pose[8], pose[9]);
-            let q = quat(&pose[3..7]);
-            let dt = if self.last_pose == 0 {
-                tau
-            } else {
-                (pose_step - self.last_pose) as f64 * tau
-            };
-            self.last_pose = pose_step;
+        if let Some(PoseSample { p, v, q, dt }) = self.sample_pose(inputs) {
             let r = reference(&p, &v, &q, dt);
             self.command = self
                 .outer
                 .update(&r, &p, &v, &q, (inputs.mass, &inputs.gravity), dt);
-            let (roll, pitch, _) = q.euler_angles();
-            let q16 = |x: f64| (x * 65536.0).round() as i32;
-            self.fresh_mocap = Some([q16(roll), q16(pitch)]);
         }
+        self.inner_loop(inputs);
+        let speeds = self.mixed(inputs);
+        Ok(self.actuate(inputs, speeds))
+    }
+
+    /// One world step of an open-loop [`Command`]: an attitude set-point for the inner loop
+    /// (the outer loop idle), or rotor speeds for the motors (both loops idle).
+    pub fn step_commanded(
+        &mut self,
+        inputs: &FlightInputs<'_>,
+        command: Command,
+    ) -> Result<(Vector3<f64>, Vector3<f64>), String> {
+        let speeds = match command {
+            Command::Attitude([roll, pitch, yaw, thrust]) => {
+                if let Some(PoseSample { q, .. }) = self.sample_pose(inputs) {
+                    let (_, _, now) = q.euler_angles();
+                    let error = (yaw - now + std::f64::consts::PI)
+                        .rem_euclid(std::f64::consts::TAU)
+                        - std::f64::consts::PI;
+                    self.command.yaw_rate = self.params.position.kyaw * error;
+                }
+                self.command.roll = roll;
+                self.command.pitch = pitch;
+                self.command.thrust = thrust;
+                self.inner_loop(inputs);
+                self.mixed(inputs)
+            }
+            Command::Rotors(w) => {
+                let p = &self.airframe.params;
+                w.map(|w| w.clamp(p.omega_min, p.omega_max))
+            }
+        };
+        Ok(self.actuate(inputs, speeds))
+    }
+
+    /// The motion-capture sample when a fresh one arrived this step: position, velocity,
+    /// orientation and the time since the last one; keeps its roll and pitch for the inner loop.
+    fn sample_pose(&mut self, inputs: &FlightInputs<'_>) -> Option<PoseSample> {
+        let (pose, pose_step) = inputs.pose;
+        if pose_step != inputs.step || pose.len() < 13 {
+            return None;
+        }
+        let p = Vector3::new(pose[0], pose[1], pose[2]);
+        let v = Vector3::new(pose[7], pose[8], pose[9]);
+        let q = quat(&pose[3..7]);
+        let dt = if self.last_pose == 0 {
+            self.timestep
+        } else {
+            (pose_step - self.last_pose) as f64 * self.timestep
+        };
+        self.last_pose = pose_step;
+        let (roll, pitch, _) = q.euler_angles();
+        self.fresh_mocap = Some([q16(roll), q16(pitch)]);
+        Some(PoseSample { p, v, q, dt })
+    }
+
+    /// The inner loop on a fresh IMU sample, once motion capture has given it an attitude.
+    fn inner_loop(&mut self, inputs: &FlightInputs<'_>) {
         let (imu, imu_step) = inputs.imu;
-        // The inner loop starts once motion capture has given it an attitude.
-        if imu_step == inputs.step && imu.len() >= 6 && self.last_pose != 0 {
-            let dt = if self.last_imu == 0 {
-                tau
-            } else {
-                (imu_step - self.last_imu) as f64 * tau
-            };
-            self.last_imu = imu_step;
-            let q16 = |x: f64| (x * 65536.0).round() as i32;
-            let input = AttitudeInput {
-                gyro: [
-                    gyro_counts(imu[3]),
-                    gyro_counts(imu[4]),
-                    gyro_counts(imu[5]),
-                ],
-                attitude_sp: [q16(self.command.roll), q16(self.command.pitch)],
-                yaw_rate_sp: q16(self.command.yaw_rate),
-                mocap: self.fresh_mocap.take(),
-                dt_us: (dt * 1e6).round() as u32,
-            };
-            let a = self.inner.update(&input);
-            self.last_input = Some(input);
-            self.alpha = Vector3::from(a.map(|x| f64::from(x) / 65536.0));
+        if imu_step != inputs.step || imu.len() < 6 || self.last_pose == 0 {
+            return;
         }
+        let dt = if self.last_imu == 0 {
+            self.timestep
+        } else {
+            (imu_step - self.last_imu) as f64 * self.timestep
+        };
+        self.last_imu = imu_step;
+        let input = AttitudeInput {
+            gyro: [
+                gyro_counts(imu[3]),
+                gyro_counts(imu[4]),
+                gyro_counts(imu[5]),
+            ],
+            attitude_sp: [q16(self.command.roll), q16(self.command.pitch)],
+            yaw_rate_sp: q16(self.command.yaw_rate),
+            mocap: self.fresh_mocap.take(),
+            dt_us: (dt * 1e6).round() as u32,
+        };
+        let a = self.inner.update(&input);
+        self.last_input = Some(input);
+        self.alpha = Vector3::from(a.map(|x| f64::from(x) / 65536.0));
+    }
+
+    /// The rotor speeds for the command's thrust and the inner loop's angular acceleration.
+    fn mixed(&self, inputs: &FlightInputs<'_>) -> [f64; 4] {
         let torque = inputs.inertia.component_mul(&self.alpha);
-        let mut speeds = self.airframe.mix(self.command.thrust, &torque);
+        self.airframe.mix(self.command.thrust, &torque)
+    }
+
+    /// Turns commanded rotor speeds into the body's force and torque (world frame): the
+    /// battery's cap, the motors, ground effect and drag.
+    fn actuate(
+        &mut self,
+        inputs: &FlightInputs<'_>,
+        mut speeds: [f64; 4],
+    ) -> (Vector3<f64>, Vector3<f64>) {
+        let tau = self.timestep;
         let omega_max = self.airframe.params.omega_max;
         let cap = match &mut self.battery {
             Some(b) => {
@@ -275,8 +334,22 @@ impl Flight {
             .drag
             .force(&air, &self.airframe.rotor_speeds());
         let force = q * (Vector3::new(0.0, 0.0, thrust) + drag);
-        Ok((force, q * body_torque))
+        (force, q * body_torque)
     }
+}
+
+/// A fresh motion-capture sample: position, velocity, orientation and the seconds since the
+/// sample before.
+struct PoseSample {
+    p: Vector3<f64>,
+    v: Vector3<f64>,
+    q: UnitQuaternion<f64>,
+    dt: f64,
+}
+
+/// Radians (or rad/s) in Q16.
+fn q16(x: f64) -> i32 {
+    (x * 65536.0).round() as i32
 }
 
 /// Parses a driver's descriptor after drawing its randomised airframe parameters
@@ -300,14 +373,25 @@ fn apply(ctx: &Ctx<'_>, (force, torque): (Vector3<f64>, Vector3<f64>)) -> Result
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct QuadrotorDescriptor {
-    trajectory: Trajectory,
+    /// What to fly (`null` where an override gives `commands` instead).
+    #[serde(default)]
+    trajectory: Option<Trajectory>,
+    /// An open-loop schedule in place of the trajectory ([`commands`]).
+    #[serde(default)]
+    commands: Option<Commands>,
     #[serde(default)]
     flight: FlightParams,
 }
 
-/// The `quadrotor` driver: flies a [`Trajectory`].
+/// What the `quadrotor` driver flies.
+enum Plan {
+    Trajectory(Trajectory),
+    Commands(Commands),
+}
+
+/// The `quadrotor` driver: flies a [`Trajectory`], or an open-loop [`Commands`] schedule.
 pub struct Quadrotor {
-    trajectory: Trajectory,
+    plan: Plan,
     flight: Flight,
 }
 
@@ -315,9 +399,22 @@ impl Driver for Quadrotor {
     fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
         init.root_body()?;
         let d: QuadrotorDescriptor = parse_descriptor(descriptor, init)?;
-        d.trajectory.validate()?;
+        let plan = match (d.trajectory, d.commands) {
+            (Some(t), None) => {
+                t.validate()?;
+                Plan::Trajectory(t)
+            }
+            (None, Some(c)) => {
+                c.validate()?;
+                Plan::Commands(c)
+            }
+            (Some(_), Some(_)) => {
+                return Err("invalid descriptor: give 'trajectory' or 'commands', not both (an override that gives 'commands' sets 'trajectory' to null)".into());
+            }
+            (None, None) => return Err("invalid descriptor: missing field `trajectory`".into()),
+        };
         Ok(Quadrotor {
-            trajectory: d.trajectory,
+            plan,
             flight: Flight::new(d.flight, init.timestep)?,
         })
     }
@@ -325,8 +422,12 @@ impl Driver for Quadrotor {
     fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
         let inputs = self.flight.read(ctx)?;
         let t = inputs.time;
-        let trajectory = &self.trajectory;
-        let wrench = self.flight.step(&inputs, |_, _, _, _| trajectory.at(t))?;
+        let wrench = match &self.plan {
+            Plan::Trajectory(trajectory) => {
+                self.flight.step(&inputs, |_, _, _, _| trajectory.at(t))?
+            }
+            Plan::Commands(c) => self.flight.step_commanded(&inputs, c.at(t))?,
+        };
         apply(ctx, wrench)
     }
 }
