@@ -4,6 +4,10 @@
 //! cumulative distribution `F(d)`: the share of the time the quadrotor was closer than `d` to
 //! where it should have been.
 //!
+//! The same measure applies to any quadrotor flying a trajectory with a measuring window
+//! ([`Trajectory::window`]): a piecewise polynomial (Crazyswarm's figure-eight) is measured once
+//! over its length.
+//!
 //! Outputs in the output directory: `figure8_<artifact>.csv` (t, desired and actual position,
 //! error) per quadrotor, `figure8_cdf.csv` (d, then F(d) per quadrotor), `figure8_summary.json`
 //! (trajectory parameters, mean and standard deviation of the error, the paper's numbers) and
@@ -12,15 +16,17 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use ssx_driver_quadrotor::trajectory::{Figure8, Trajectory};
+use ssx_driver_quadrotor::trajectory::Trajectory;
 
 /// One quadrotor's result.
 #[derive(Clone, Debug)]
 pub struct Track {
     /// Its artifact.
     pub name: String,
-    /// Its figure-eight.
-    pub figure: Figure8,
+    /// What it flies.
+    pub trajectory: Trajectory,
+    /// The simulated time the error is measured over (s).
+    pub window: (f64, f64),
     /// (t, desired, actual, error) per step within the measured window.
     pub samples: Vec<(f64, [f64; 3], [f64; 3], f64)>,
 }
@@ -39,8 +45,8 @@ impl Track {
     }
 }
 
-/// Runs every quadrotor of `scene` that flies a figure-eight, for `laps` periods after the
-/// latest start.
+/// Runs every quadrotor of `scene` that flies a figure-eight or a polynomial, until the latest
+/// measuring window ends (`laps` periods of an eight, a polynomial once).
 pub fn run(scene: &Path, laps: f64) -> Result<Vec<Track>, String> {
     let registry = crate::registry();
     let mut env = crate::build_fast_with(scene, &registry, 2, true).map_err(|e| e.to_string())?;
@@ -51,33 +57,34 @@ pub fn run(scene: &Path, laps: f64) -> Result<Vec<Track>, String> {
         let Some(t) = driver.descriptor.get("trajectory") else {
             continue;
         };
-        if let Ok(Trajectory::Figure8(figure)) = serde_json::from_value(t.clone()) {
+        let Ok(trajectory) = serde_json::from_value::<Trajectory>(t.clone()) else {
+            continue;
+        };
+        if let Some(window) = trajectory.window(laps) {
             tracks.push(Track {
                 name: a.name.clone(),
-                figure,
+                trajectory,
+                window,
                 samples: Vec::new(),
             });
         }
     }
     if tracks.is_empty() {
         return Err(format!(
-            "{}: no quadrotor flies a figure-eight",
+            "{}: no quadrotor flies a figure-eight or a polynomial",
             scene.display()
         ));
     }
-    let end = tracks
-        .iter()
-        .map(|t| t.figure.start + laps * t.figure.period)
-        .fold(0.0, f64::max);
+    let end = tracks.iter().map(|t| t.window.1).fold(0.0, f64::max);
     while env.sim_time() < end - 1e-9 {
         env.step().map_err(|e| e.to_string())?;
         let t = env.sim_time();
         for track in &mut tracks {
-            let f = &track.figure;
-            if t < f.start || t > f.start + laps * f.period {
+            let (from, to) = track.window;
+            if t < from || t > to {
                 continue;
             }
-            let want = f.at(t).position;
+            let want = track.trajectory.at(t).position;
             let p = crate::state_of(&env, &track.name).pose.translation.vector;
             let d = (want - p).norm();
             track
@@ -141,18 +148,23 @@ pub fn write(tracks: &[Track], out: &Path) -> Result<Vec<PathBuf>, String> {
         .iter()
         .map(|t| {
             let (mean, std) = t.mean_std();
-            let f = &t.figure;
             let paper = PAPER.iter().find(|p| t.name.contains(p.0));
-            serde_json::json!({
+            let mut row = match &t.trajectory {
+                Trajectory::Figure8(f) => serde_json::json!({
+                    "plane": format!("{:?}", f.plane).to_lowercase(),
+                    "center_m": f.center, "size_m": f.size, "period_s": f.period,
+                    "yaw_rate_rad_s": f.yaw_rate, "start_s": f.start,
+                }),
+                _ => serde_json::json!({ "window_s": [t.window.0, t.window.1] }),
+            };
+            row.as_object_mut().expect("an object").extend(serde_json::json!({
                 "artifact": t.name,
-                "plane": format!("{:?}", f.plane).to_lowercase(),
-                "center_m": f.center, "size_m": f.size, "period_s": f.period,
-                "yaw_rate_rad_s": f.yaw_rate, "start_s": f.start,
                 "samples": t.samples.len(),
                 "mean_error_m": mean, "std_error_m": std,
                 "paper_simulated": paper.map(|p| serde_json::json!({"mean_m": p.1[0], "std_m": p.1[1]})),
                 "paper_real": paper.map(|p| serde_json::json!({"mean_m": p.2[0], "std_m": p.2[1]})),
-            })
+            }).as_object().expect("an object").clone());
+            row
         })
         .collect();
     let path = out.join("figure8_summary.json");

@@ -19,6 +19,7 @@ pub mod battery;
 mod check;
 pub mod commands;
 pub mod formation;
+pub mod polynomial;
 pub mod position;
 pub mod randomise;
 pub mod teleop;

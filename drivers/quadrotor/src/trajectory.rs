@@ -1,4 +1,5 @@
-//! Where the quadrotor should be: a hover point, a list of waypoints, or a figure-eight.
+//! Where the quadrotor should be: a hover point, a list of waypoints, a figure-eight, or a
+//! piecewise polynomial ([`crate::polynomial`]).
 
 use std::f64::consts::TAU;
 
@@ -129,6 +130,8 @@ pub enum Trajectory {
     },
     /// A figure-eight.
     Figure8(Figure8),
+    /// A piecewise polynomial (Crazyswarm's and the Crazyflie firmware's format).
+    Polynomial(crate::polynomial::Polynomial),
 }
 
 fn d_speed() -> f64 {
@@ -165,9 +168,20 @@ impl Trajectory {
             {
                 Ok(())
             }
+            Trajectory::Polynomial(p) => p.validate(),
             _ => Err(format!(
                 "invalid descriptor: the trajectory needs numbers from -{c} to {c}, a positive speed, size and period, and at least one waypoint"
             )),
+        }
+    }
+
+    /// The stretch of simulated time a tracking error is measured over: `laps` periods of a
+    /// figure-eight from its start, a polynomial once from its start; none for the others.
+    pub fn window(&self, laps: f64) -> Option<(f64, f64)> {
+        match self {
+            Trajectory::Figure8(f) => Some((f.start, f.start + laps * f.period)),
+            Trajectory::Polynomial(p) => Some((p.start, p.start + p.duration())),
+            _ => None,
         }
     }
 
@@ -176,6 +190,7 @@ impl Trajectory {
         match self {
             Trajectory::Hover { position, yaw } => Reference::hold((*position).into(), *yaw),
             Trajectory::Figure8(f) => f.at(t),
+            Trajectory::Polynomial(p) => p.at(t),
             Trajectory::Waypoints {
                 points,
                 speed,

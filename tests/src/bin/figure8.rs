@@ -2,6 +2,8 @@
 //! (default `artifacts/scenes/figure8.json`) for two periods of each eight and writes the
 //! tracking-error CSVs, F(d), a summary and a PNG plot into OUT_DIR (default `figure8-out`).
 
+use ssx_driver_quadrotor::trajectory::Trajectory;
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let root = ssx_tests::repo_root();
@@ -15,15 +17,20 @@ fn main() {
         Ok((written, tracks)) => {
             for t in &tracks {
                 let (mean, std) = t.mean_std();
-                let f = &t.figure;
+                let what = match &t.trajectory {
+                    Trajectory::Figure8(f) => format!(
+                        "{:?} eight {} x {} m, period {} s, yaw rate {} rad/s",
+                        f.plane,
+                        2.0 * f.size[0],
+                        f.size[1],
+                        f.period,
+                        f.yaw_rate
+                    ),
+                    _ => format!("polynomial from {} s to {:.2} s", t.window.0, t.window.1),
+                };
                 println!(
-                    "{}: {:?} eight {} x {} m, period {} s, yaw rate {} rad/s: tracking error mean {mean:.4} m, std {std:.4} m over {} samples",
+                    "{}: {what}: tracking error mean {mean:.4} m, std {std:.4} m over {} samples",
                     t.name,
-                    f.plane,
-                    2.0 * f.size[0],
-                    f.size[1],
-                    f.period,
-                    f.yaw_rate,
                     t.samples.len()
                 );
             }

@@ -1,7 +1,8 @@
 //! `quadrotor-ablation [SCENE] [ARTIFACT]`: the figure-eight scene (default
 //! `artifacts/scenes/figure8.json`) flown with the quadrotor artifact's (default the scene's own,
 //! `artifacts/library/quadrotor.json`) airframe effects all off, each alone and all on; prints a
-//! Markdown table of the tracking error's mean ± std per eight beside the published figures.
+//! Markdown table of the tracking error's mean ± std per eight (or polynomial) beside
+//! SwarmSimX's published figures where the scene is its eights.
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -26,7 +27,11 @@ fn main() {
                     .collect();
                 println!("| {} | {} |", r.name, cells.join(" | "));
             }
-            for (plane, sim, real) in ssx_tests::fidelity::PAPER {
+            // SwarmSimX's figures beside its own eights (artifacts named after the plane).
+            for (plane, sim, real) in ssx_tests::fidelity::PAPER
+                .iter()
+                .filter(|p| names.iter().any(|n| n.contains(p.0)))
+            {
                 println!(
                     "| SwarmSimX paper, {plane}: simulated {:.4} ± {:.4}, real {:.4} ± {:.4} | |",
                     sim[0], sim[1], real[0], real[1]
