@@ -71,13 +71,12 @@ impl Polynomial {
                 ));
             }
         }
-        if !(self.timescale.is_finite() && self.timescale > 0.0)
-            || !self
-                .offset
-                .iter()
-                .chain([&self.start])
-                .all(|x| x.is_finite())
-        {
+        let finite = self
+            .offset
+            .iter()
+            .chain([&self.start])
+            .all(|x| x.is_finite());
+        if !(finite && self.timescale.is_finite() && self.timescale > 0.0) {
             return Err("invalid descriptor: a polynomial trajectory needs a finite offset and start and a timescale > 0".into());
         }
         Ok(())
