@@ -380,6 +380,7 @@ impl Driver for Observed {
             orientation: q,
             position: state.pose.translation.vector,
             velocity: state.linvel,
+            neighbours: &[],
             time: ctx.world.time,
             step: ctx.world.step,
             mass: ctx.world.mass(body),
@@ -880,4 +881,49 @@ fn the_crazyflie_flies_crazyswarms_polynomial_figure_eight_once() {
     let span =
         xs.iter().cloned().fold(f64::MIN, f64::max) - xs.iter().cloned().fold(f64::MAX, f64::min);
     assert!(span > 1.6, "the eight's x span was {span} m");
+}
+
+#[test]
+fn a_crazyflie_below_another_sinks_in_its_downwash_and_one_beside_it_does_not() {
+    let ws = Workspace::new();
+    let cf = |name: &str, x: f64, z: f64| {
+        format!(
+            r#"{{ "name": "{name}", "artifact": "{}", "pose": {{ "position": [{x}, 0, {z}] }},
+                  "overrides": {{ "driver": {{ "trajectory": {{ "hover": {{ "position": [{x}, 0, {z}] }} }},
+                                              "flight": {} }} }} }}"#,
+            library("crazyflie.json"),
+            // Already spinning: both start in hover.
+            {
+                let a: serde_json::Value = serde_json::from_str(
+                    &std::fs::read_to_string(library("crazyflie.json")).unwrap(),
+                )
+                .unwrap();
+                let mut f = a["driver"]["descriptor"]["flight"].clone();
+                f["airframe"]["start_speed"] = serde_json::json!(1986.3);
+                f
+            }
+        )
+    };
+    let s = on_ground(
+        &ws,
+        0.001,
+        &[
+            cf("top", 0.0, 1.5),
+            cf("below", 0.0, 1.0),
+            cf("beside", 1.0, 1.0),
+        ]
+        .join(", "),
+    );
+    let mut env = build_fast(&s, 1).unwrap();
+    let mut lowest = [f64::MAX; 2];
+    for _ in 0..2000 {
+        env.step().unwrap();
+        for (i, name) in ["below", "beside"].iter().enumerate() {
+            lowest[i] = lowest[i].min(position(&env, name)[2]);
+        }
+    }
+    // 0.5 m under the top one its downwash is 2267.18·(0.0231348/2)² ≈ 0.30 N, about the
+    // Crazyflie's weight: it sinks well below its set-point; 1 m aside it holds within 2 cm.
+    assert!(lowest[0] < 0.9, "the one below went down to {} m", lowest[0]);
+    assert!(lowest[1] > 0.98, "the one beside went down to {} m", lowest[1]);
 }

@@ -9,7 +9,13 @@
 //! - **quadratic body (parasitic) drag** `Fₖ = −c_k·|v_k|·v_k` in body axes (RotorPy's `c_D`);
 //! - **ground effect**, per rotor from its hub's height `z` above the ground plane
 //!   (Cheeseman & Bennett 1955): `T/T∞ = 1 / (1 − (R/4z)²)`, `z` clipped at `R/2` (a ratio of
-//!   at most 4/3), where the formula's pole would otherwise be.
+//!   at most 4/3), where the formula's pole would otherwise be;
+//! - **downwash** from vehicles above, read from the artifact's `neighbours` sensor
+//!   (gym-pybullet-drones' model, from experiments at UTIAS's Dynamic Systems Lab): for each
+//!   neighbour `Δz > 0` above and `Δxy < 10` m aside, a force `−α·exp(−½(Δxy/β)²)` along world z,
+//!   `α = c₁·(R/(4Δz))²`, `β = c₂·Δz + c₃` (gym-pybullet-drones applies it along the body's z; the
+//!   same at hover). With its Crazyflie coefficients β is 0 at Δz = 0.6875 m and negative below;
+//!   the formula squares it, and at β = 0 no force is applied.
 //!
 //! The drag forces act at the centre of mass (no moment); the air is still.
 
@@ -99,6 +105,57 @@ impl GroundEffect {
     }
 }
 
+/// Downwash from the vehicles above.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Downwash {
+    /// The artifact's `neighbours` sensor.
+    #[serde(default = "d_neighbours")]
+    pub sensor: String,
+    /// Rotor radius R of the vehicles above (m).
+    pub rotor_radius: f64,
+    /// `[c₁ (N), c₂, c₃ (m)]`.
+    pub coefficients: [f64; 3],
+}
+
+fn d_neighbours() -> String {
+    "neighbours".into()
+}
+
+impl Downwash {
+    /// Checks the radius and the coefficients.
+    pub fn validate(&self) -> Result<(), String> {
+        positive("downwash.rotor_radius", self.rotor_radius)?;
+        non_negative("downwash.coefficients[0]", self.coefficients[0])?;
+        if !self.coefficients.iter().all(|c| c.is_finite()) {
+            return Err("invalid descriptor: 'downwash.coefficients' must be finite".into());
+        }
+        Ok(())
+    }
+
+    /// The downward force (N, world z, ≤ 0) from a `neighbours` reading
+    /// (`[n, n × (artifact, dx, dy, dz, dvx, dvy, dvz)]`, neighbour minus self).
+    pub fn force(&self, neighbours: &[f64]) -> f64 {
+        let [c1, c2, c3] = self.coefficients;
+        let n = neighbours.first().map_or(0, |n| *n as usize);
+        neighbours
+            .get(1..)
+            .unwrap_or(&[])
+            .chunks_exact(7)
+            .take(n)
+            .map(|o| {
+                let (dxy, dz) = ((o[1] * o[1] + o[2] * o[2]).sqrt(), o[3]);
+                let beta = c2 * dz + c3;
+                if dz <= 0.0 || dxy >= 10.0 || beta == 0.0 {
+                    return 0.0;
+                }
+                let alpha = c1 * (self.rotor_radius / (4.0 * dz)).powi(2);
+                -alpha * (-0.5 * (dxy / beta).powi(2)).exp()
+            })
+            .sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,6 +187,30 @@ mod tests {
             -0.0128 * 0.5 - 0.01 * 0.25,
         );
         assert!((f - want).norm() < 1e-12, "{f} vs {want}");
+    }
+
+    #[test]
+    fn downwash_is_gym_pybullet_drones_form_for_the_vehicles_above_only() {
+        let d = Downwash {
+            sensor: "neighbours".into(),
+            rotor_radius: 2.31348e-2,
+            coefficients: [2267.18, 0.16, -0.11],
+        };
+        // One 1 m above and 0.1 m aside, one below, one 1 m above and 20 m aside.
+        let reading = [
+            3.0, 7.0, 0.1, 0.0, 1.0, 0.0, 0.0, 0.0, 8.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 9.0, 20.0,
+            0.0, 1.0, 0.0, 0.0, 0.0,
+        ];
+        let alpha = 2267.18 * (2.31348e-2_f64 / 4.0).powi(2);
+        let beta: f64 = 0.16 - 0.11;
+        let want = -alpha * (-0.5 * (0.1 / beta).powi(2)).exp();
+        assert!(
+            (d.force(&reading) - want).abs() < 1e-12,
+            "{}",
+            d.force(&reading)
+        );
+        assert_eq!(d.force(&[0.0]), 0.0);
+        assert_eq!(d.force(&[]), 0.0);
     }
 
     #[test]

@@ -73,6 +73,9 @@ pub struct AirframeParams {
     /// Ground effect ([`crate::aero`]; absent: none).
     #[serde(default)]
     pub ground_effect: Option<crate::aero::GroundEffect>,
+    /// Downwash from the vehicles above ([`crate::aero`]; absent: none).
+    #[serde(default)]
+    pub downwash: Option<crate::aero::Downwash>,
     /// The battery ([`crate::battery`]; absent: an ideal supply).
     #[serde(default)]
     pub battery: Option<crate::battery::BatteryParams>,
@@ -143,6 +146,9 @@ impl Airframe {
         params.drag.validate()?;
         if let Some(g) = &params.ground_effect {
             g.validate()?;
+        }
+        if let Some(d) = &params.downwash {
+            d.validate()?;
         }
         if !(params.omega_min >= 0.0 && params.omega_min < params.omega_max) {
             return Err(format!(

@@ -85,6 +85,8 @@ fn quat(q: &[f64]) -> UnitQuaternion<f64> {
 struct Sensors {
     imu: u32,
     pose: u32,
+    /// The `neighbours` sensor the downwash reads, when the airframe has downwash.
+    neighbours: Option<u32>,
 }
 
 /// The airframe and both loops, stepped once per world step.
@@ -117,6 +119,8 @@ pub struct FlightInputs<'a> {
     pub position: Vector3<f64>,
     /// The body's true velocity (m/s, world; for the drag).
     pub velocity: Vector3<f64>,
+    /// The `neighbours` reading the downwash reads (empty without downwash).
+    pub neighbours: &'a [f64],
     /// Simulated time (s) and steps done.
     pub time: f64,
     /// Steps done.
@@ -180,6 +184,10 @@ impl Flight {
             None => *self.sensors.insert(Sensors {
                 imu: ctx.own_sensor(&self.params.imu)?,
                 pose: ctx.own_sensor(&self.params.pose)?,
+                neighbours: match &self.params.airframe.downwash {
+                    Some(d) => Some(ctx.own_sensor(&d.sensor)?),
+                    None => None,
+                },
             }),
         };
         let state = ctx.body_state(me, 0)?;
@@ -190,6 +198,10 @@ impl Flight {
             orientation: quat(&state.orientation),
             position: state.position.into(),
             velocity: state.linear_velocity.into(),
+            neighbours: match sensors.neighbours {
+                Some(n) => ctx.reading(me, n)?.0,
+                None => &[],
+            },
             time,
             step,
             mass: ctx.body_mass(me, 0)?,
@@ -334,7 +346,10 @@ impl Flight {
             .params
             .drag
             .force(&air, &self.airframe.rotor_speeds());
-        let force = q * (Vector3::new(0.0, 0.0, thrust) + drag);
+        let mut force = q * (Vector3::new(0.0, 0.0, thrust) + drag);
+        if let Some(d) = &self.airframe.params.downwash {
+            force.z += d.force(inputs.neighbours);
+        }
         (force, q * body_torque)
     }
 }
