@@ -924,6 +924,14 @@ fn a_crazyflie_below_another_sinks_in_its_downwash_and_one_beside_it_does_not() 
     }
     // 0.5 m under the top one its downwash is 2267.18·(0.0231348/2)² ≈ 0.30 N, about the
     // Crazyflie's weight: it sinks well below its set-point; 1 m aside it holds within 2 cm.
-    assert!(lowest[0] < 0.9, "the one below went down to {} m", lowest[0]);
-    assert!(lowest[1] > 0.98, "the one beside went down to {} m", lowest[1]);
+    assert!(
+        lowest[0] < 0.9,
+        "the one below went down to {} m",
+        lowest[0]
+    );
+    assert!(
+        lowest[1] > 0.98,
+        "the one beside went down to {} m",
+        lowest[1]
+    );
 }
