@@ -5,7 +5,9 @@ pub mod ablation;
 pub mod bench;
 pub mod daemon;
 pub mod fidelity;
+pub mod lab;
 pub mod soak;
+pub mod tls_stress;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -97,14 +99,17 @@ pub fn build_rendered(
     render: Box<dyn RenderEngine>,
 ) -> Result<Environment, SsxError> {
     let s = Scene::load(scene, registry)?;
-    Environment::build(
+    let mut env = Environment::build(
         s.config(workers, mode, LatePolicy::CatchUp, strict),
         registry,
         &s.extensions,
         &s.artifacts,
         render,
         clock,
-    )
+    )?;
+    // A reset with a new seed makes the scene anew from the file, as ssxd does.
+    env.set_scene_source(Box::new(s.source(None, registry)));
+    Ok(env)
 }
 
 /// A fast run of `scene` on 2 workers that records every step, losslessly, into the MCAP file

@@ -9,92 +9,13 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use serde_json::{Value, json};
 use ssx_tests::daemon::{Daemon, connect_with, control, one_at_a_time, wait_for};
+use ssx_tests::lab::{certify, client};
 use ssx_tests::{Workspace, free_port, hil_scene, repo_root};
 use zenoh::Wait;
 
 const PREFIX: &str = "ssx/lab";
-
-/// A CA, and certificates it signed written into `dir/certs`: `ssxd` (for localhost and
-/// 127.0.0.1) and one per client common name. Returns the CA's issuer, to sign more.
-fn certify(dir: &Path, ca_name: &str, clients: &[&str]) -> Issuer<'static, KeyPair> {
-    let certs = dir.join("certs");
-    std::fs::create_dir_all(&certs).unwrap();
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name.push(DnType::CommonName, ca_name);
-    let ca_cert = ca.self_signed(&ca_key).unwrap();
-    std::fs::write(certs.join("ca.pem"), ca_cert.pem()).unwrap();
-    let issuer = Issuer::new(ca, ca_key);
-    let sign = |name: &str, alt: Vec<String>| {
-        let key = KeyPair::generate().unwrap();
-        let mut p = CertificateParams::new(alt).unwrap();
-        p.distinguished_name.push(DnType::CommonName, name);
-        let cert = p.signed_by(&key, &issuer).unwrap();
-        std::fs::write(certs.join(format!("{name}.pem")), cert.pem()).unwrap();
-        std::fs::write(certs.join(format!("{name}.key")), key.serialize_pem()).unwrap();
-    };
-    sign("ssxd", vec!["localhost".into(), "127.0.0.1".into()]);
-    for c in clients {
-        sign(c, vec![format!("{c}.lab")]);
-    }
-    issuer
-}
-
-/// The shipped client configuration with `name`'s certificate from `dir` (None: only the CA,
-/// no certificate of its own), connecting to the daemon on `port`; a failed connection gives
-/// up after 3 s.
-fn client(dir: &Path, name: Option<&str>, port: u16) -> zenoh::Config {
-    let mut c = zenoh::Config::from_file(repo_root().join("artifacts/zenoh/client.json5"))
-        .expect("the shipped client configuration");
-    let path = |f: &str| format!("\"{}\"", dir.join("certs").join(f).display());
-    let set = |c: &mut zenoh::Config, key: &str, value: String| {
-        c.insert_json5(key, &value)
-            .unwrap_or_else(|e| panic!("{key} = {value}: {e}"))
-    };
-    set(
-        &mut c,
-        "transport/link/tls/root_ca_certificate",
-        path("ca.pem"),
-    );
-    match name {
-        Some(n) => {
-            set(
-                &mut c,
-                "transport/link/tls/connect_certificate",
-                path(&format!("{n}.pem")),
-            );
-            set(
-                &mut c,
-                "transport/link/tls/connect_private_key",
-                path(&format!("{n}.key")),
-            );
-        }
-        None => {
-            set(
-                &mut c,
-                "transport/link/tls/connect_certificate",
-                "null".into(),
-            );
-            set(
-                &mut c,
-                "transport/link/tls/connect_private_key",
-                "null".into(),
-            );
-        }
-    }
-    set(
-        &mut c,
-        "connect/endpoints",
-        format!("[\"tls/localhost:{port}\"]"),
-    );
-    set(&mut c, "connect/timeout_ms", "3000".into());
-    set(&mut c, "connect/exit_on_failure", "true".into());
-    c
-}
 
 /// The shipped ROS 2 scene behind the shipped lab configuration, listening on loopback only
 /// (`tls/127.0.0.1:PORT`, which the scene's `listen` sets over the file's `0.0.0.0`).
