@@ -38,6 +38,23 @@ pub struct RenderScene<'a> {
     pub specs: &'a [ArtifactSpec],
 }
 
+/// What a backend is told after a reset ([`RenderEngine::reset`]).
+pub struct RenderReset<'a> {
+    /// The world as it is now, at step 0: the same scene name and timestep, the artifacts as
+    /// made anew (other bodies when a new seed made a new map).
+    pub scene: RenderScene<'a>,
+    /// Every visual node of the new world, in place of the ones added before.
+    pub nodes: &'a [RenderNode],
+    /// Whether `nodes` differ from the world's before the reset (other bodies or visuals).
+    pub changed: bool,
+    /// The seed the new world was made with.
+    pub seed: u64,
+    /// Steps done when the reset came.
+    pub steps_before: u64,
+    /// Simulated time (s) when the reset came.
+    pub time_before: f64,
+}
+
 pub use crate::overlay::{
     MAX_OVERLAY_CELLS, MAX_OVERLAY_SHAPES, MAX_OVERLAYS, Overlay, OverlayError, OverlayKind,
     OverlaySource, SHAPE_VALUES, set_overlay, set_shapes,
@@ -104,12 +121,11 @@ pub trait RenderEngine: Send {
     fn start(&mut self, _scene: &RenderScene<'_>) -> Result<(), String> {
         Ok(())
     }
-    /// Before a reset whose world looks different (a new map, other bodies): takes the new
-    /// nodes in place of the old ones. The default refuses: a backend that has
-    /// started streaming or recording a scene keeps it.
-    fn restart(&mut self, _nodes: &[RenderNode]) -> Result<(), String> {
-        Err("it cannot show a world whose bodies or visuals changed (reset with the scene's own seed, or without a view and recording)".into())
-    }
+    /// After a reset, before the first step of the new run: the world starts over at step 0,
+    /// its simulated time at 0, perhaps with other bodies ([`RenderReset::changed`]). Called on
+    /// the stepping thread for every reset; like `sync`, it must not block. The default does
+    /// nothing.
+    fn reset(&mut self, _reset: &RenderReset<'_>) {}
     /// Shows the world as it is after a step. Runs on the stepping thread after the driver
     /// phase: it must not block.
     fn sync(&mut self, frame: &RenderFrame<'_>);
@@ -148,9 +164,9 @@ impl RenderEngine for NullRenderEngine {
         self.nodes.push(node);
         self.nodes.len() - 1
     }
-    fn restart(&mut self, nodes: &[RenderNode]) -> Result<(), String> {
-        nodes.clone_into(&mut self.nodes);
-        Ok(())
+    fn reset(&mut self, reset: &RenderReset<'_>) {
+        reset.nodes.clone_into(&mut self.nodes);
+        self.last_synced_step = None;
     }
     fn sync(&mut self, frame: &RenderFrame<'_>) {
         self.last_synced_step = Some(frame.step);

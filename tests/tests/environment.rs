@@ -786,10 +786,23 @@ fn an_extension_pauses_steps_and_resumes_the_run_without_counting_the_pause_as_l
 
 /// Builds `scene` on `engine` with `workers`, fast, with the scene as its reset source.
 fn build_on(scene: &std::path::Path, engine: &str, workers: usize) -> ssx_core::Environment {
+    let mut env = build_without_source(scene, engine, workers);
+    let registry = registry();
+    let s = ssx_artifacts::Scene::load(scene, &registry).unwrap();
+    env.set_scene_source(Box::new(s.source(None, &registry)));
+    env
+}
+
+/// [`build_on`] without a reset source.
+fn build_without_source(
+    scene: &std::path::Path,
+    engine: &str,
+    workers: usize,
+) -> ssx_core::Environment {
     let registry = registry();
     let mut s = ssx_artifacts::Scene::load(scene, &registry).unwrap();
     s.engine = engine.into();
-    let mut env = ssx_core::Environment::build(
+    ssx_core::Environment::build(
         s.config(workers, Mode::Fast, ssx_core::LatePolicy::CatchUp, false),
         &registry,
         &s.extensions,
@@ -797,9 +810,7 @@ fn build_on(scene: &std::path::Path, engine: &str, workers: usize) -> ssx_core::
         Box::new(ssx_core::NullRenderEngine::default()),
         Arc::new(ssx_core::MonotonicClock::new(Duration::ZERO)),
     )
-    .unwrap();
-    env.set_scene_source(Box::new(s.source(None, &registry)));
-    env
+    .unwrap()
 }
 
 #[test]
@@ -851,7 +862,7 @@ fn a_reset_with_another_seed_moves_the_seeded_replicas_and_the_first_seed_brings
     env.reset(Some(3)).unwrap();
     assert_eq!(bits(&env), start, "seed 3 is the scene's own");
     // Without a source, only the scene's own seed can be had again.
-    let mut plain = build_fast(&scene, 1).unwrap();
+    let mut plain = build_without_source(&scene, "rapier", 1);
     let e = plain.reset(Some(4)).unwrap_err().to_string();
     assert_eq!(
         e,

@@ -227,10 +227,7 @@ impl Environment {
                     self.pending_steps = self.pending_steps.saturating_add(n);
                 }
                 // A seed whose scene cannot be made is refused before anything is torn down.
-                RunRequest::Reset(seed) => match self.rebuild(seed).and_then(|r| {
-                    self.show(&r)?;
-                    Ok(r)
-                }) {
+                RunRequest::Reset(seed) => match self.rebuild(seed) {
                     Err(e) => {
                         tracing::warn!("reset refused at step {}: {e}; the run goes on", self.steps)
                     }

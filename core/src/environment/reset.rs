@@ -9,6 +9,7 @@ use super::{ArtifactSpec, Environment};
 use crate::error::{PluginFault, SsxError};
 use crate::guard::{self, Phase};
 use crate::pacer::Pacer;
+use crate::render::{RenderReset, RenderScene};
 use crate::stats::MissReporter;
 use crate::world::{Catalog, MapGrid};
 
@@ -47,27 +48,7 @@ impl Environment {
     /// must be dropped).
     pub fn reset(&mut self, seed: Option<u64>) -> Result<(), SsxError> {
         let rebuilt = self.rebuild(seed)?;
-        self.show(&rebuilt)?;
         self.start_over(rebuilt)
-    }
-
-    /// Hands the render engine a world that looks different (a new map, other bodies), before
-    /// anything is torn down: a live view or a recording cannot take one, and the reset is
-    /// refused while the run goes on.
-    pub(super) fn show(&mut self, rebuilt: &Option<(u64, Rebuilt)>) -> Result<(), SsxError> {
-        if let Some((_, r)) = rebuilt {
-            let nodes = render_nodes(&r.artifacts);
-            if nodes != self.render_nodes {
-                self.render.restart(&nodes).map_err(|m| {
-                    SsxError::Config(format!(
-                        "cannot reset: render backend '{}': {m}",
-                        self.render.name()
-                    ))
-                })?;
-                self.render_nodes = nodes;
-            }
-        }
-        Ok(())
     }
 
     /// The scene made anew for `seed` (None: the one the world was built from).
@@ -85,6 +66,7 @@ impl Environment {
 
     /// [`Environment::reset`] once the scene for the seed is made.
     pub(super) fn start_over(&mut self, rebuilt: Option<(u64, Rebuilt)>) -> Result<(), SsxError> {
+        let (steps_before, time_before) = (self.steps, self.sim_time());
         // The old instances first, and the swap thread that holds recipes for them.
         self.destroy_plugins();
         self.sensor_shards.clear();
@@ -126,8 +108,34 @@ impl Environment {
         self.last_physics = Duration::ZERO;
         self.pending_steps = 0;
         self.metrics.clear();
+        self.show_reset(steps_before, time_before);
         tracing::debug!("reset to step 0 with seed {}", self.config.seed);
         self.collect_faults()
+    }
+
+    /// Tells the render engine (live view, recording) that the world started over, with its
+    /// nodes when a new seed changed the bodies.
+    fn show_reset(&mut self, steps_before: u64, time_before: f64) {
+        let nodes = render_nodes(&self.specs);
+        let changed = nodes != self.render_nodes;
+        self.render_nodes = nodes;
+        self.render.reset(&RenderReset {
+            scene: RenderScene {
+                name: &self.config.scene,
+                timestep: self.config.timestep,
+                artifacts: &self.catalog.artifacts,
+                specs: &self.specs,
+            },
+            nodes: &self.render_nodes,
+            changed,
+            seed: self.config.seed,
+            steps_before,
+            time_before,
+        });
+        // The new world as it stands at step 0, so that a viewer shows it before the first
+        // step (a run paused across a reset too).
+        let at = self.last_step_end;
+        self.publish_frame(at);
     }
 
     /// Tells every extension that the run starts over; one that keeps nothing is shut down and

@@ -168,7 +168,7 @@ impl Environment {
     }
 
     /// Gives the render engine this step's frame (it keeps what it needs).
-    fn publish_frame(&mut self, at: Duration) {
+    pub(super) fn publish_frame(&mut self, at: Duration) {
         let readings = Readings {
             index: &self.reading_index,
             shards: &self.sensor_shards,
