@@ -532,7 +532,7 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
         if hub.active() {
             // Once a second, the --stats-json fields for the view's and the recording's /stats.
             if let Ok(json) = serde_json::to_string(&env.summary()) {
-                hub.stats(json, s.sim_time);
+                hub.stats(json);
             }
         }
         if quiet {

@@ -38,6 +38,12 @@ test('simulated time and step are the newest of the daemon\'s /clock and /stats,
   assert.equal(s.texts(0).simtime, '1.20 s');
   s.onStats(stats(130, 1.3, 1.3));
   assert.deepEqual([s.texts(0).simtime, s.texts(0).step], ['1.30 s', '130']);
+  // A reset: time and step start over, from the /reset message or a /clock of a new episode.
+  s.restart(1);
+  s.clock({ step: 3, time: 0.03, wall: 52, episode: 1 });
+  assert.deepEqual([s.texts(0).simtime, s.texts(0).step], ['0.03 s', '3']);
+  s.clock({ step: 1, time: 0.01, wall: 53, episode: 2 });
+  assert.deepEqual([s.texts(0).simtime, s.texts(0).step], ['0.01 s', '1']);
 });
 
 test('lag is how long ago the daemon took the state on screen; fps counts drawn frames', () => {
@@ -66,15 +72,16 @@ test('the rays figure says when the daemon thins them and when the page leaves s
 
 // A frame as the daemon writes it (engines/view/src/pull.rs), with `lead` bytes before it as in
 // a WebSocket message, so that the reader must copy to align.
-function frameBytes({ step, time, wall, poses, rays }, lead = 3) {
+function frameBytes({ step, time, wall, episode = 0, poses, rays }, lead = 3) {
   const n = poses.length / 7;
-  let size = 32 + 4 * poses.length + 4;
+  let size = 40 + 4 * poses.length + 4;
   for (const [, d] of rays) size += 8 + 4 * Math.ceil(d.length / 2);
   const b = new Uint8Array(lead + size), dv = new DataView(b.buffer, lead);
-  dv.setUint32(0, 1, true); dv.setUint32(4, n, true);
+  dv.setUint32(0, 2, true); dv.setUint32(4, n, true);
   dv.setFloat64(8, step, true); dv.setFloat64(16, time, true); dv.setFloat64(24, wall, true);
-  poses.forEach((p, k) => dv.setFloat32(32 + 4 * k, p, true));
-  let i = 32 + 4 * poses.length;
+  dv.setUint32(32, episode, true);
+  poses.forEach((p, k) => dv.setFloat32(40 + 4 * k, p, true));
+  let i = 40 + 4 * poses.length;
   dv.setUint32(i, rays.length, true); i += 4;
   for (const [sensor, d] of rays) {
     dv.setUint32(i, sensor, true); dv.setUint32(i + 4, d.length, true);
@@ -86,16 +93,16 @@ function frameBytes({ step, time, wall, poses, rays }, lead = 3) {
 
 test('a pulled frame is read whole: poses, then each fresh sensor\'s distances', () => {
   const bytes = frameBytes({
-    step: 42, time: 0.42, wall: 1.7e9, poses: [1, 2, 3, 0, 0, 0, 1, 4, 5, 6, 0, 0, 1, 0],
+    step: 42, time: 0.42, wall: 1.7e9, episode: 3, poses: [1, 2, 3, 0, 0, 0, 1, 4, 5, 6, 0, 0, 1, 0],
     rays: [[0, [1, 2, 3]], [5, [MISS, 7]]],
   });
   const f = readFrame(bytes);
-  assert.deepEqual([f.step, f.time, f.wall, f.count], [42, 0.42, 1.7e9, 2]);
+  assert.deepEqual([f.step, f.time, f.wall, f.episode, f.count], [42, 0.42, 1.7e9, 3, 2]);
   assert.deepEqual(Array.from(f.poses.subarray(7)), [4, 5, 6, 0, 0, 1, 0]);
   assert.deepEqual(f.rays.map(r => [r.sensor, Array.from(r.distances)]), [[0, [1, 2, 3]], [5, [MISS, 7]]]);
   // A frame of another version, or with bytes left over, is refused with a message.
-  const v2 = bytes.slice(); v2[0] = 2;
-  assert.throws(() => readFrame(v2), /ssx.frame: version 2, this page reads 1/);
+  const v1 = bytes.slice(); v1[0] = 1;
+  assert.throws(() => readFrame(v1), /ssx.frame: version 1, this page reads 2/);
   const longer = new Uint8Array(bytes.length + 4); longer.set(bytes);
   assert.throws(() => readFrame(longer), new RegExp(`ssx.frame: ${bytes.length + 4} bytes, ${bytes.length} read`));
 });

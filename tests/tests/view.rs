@@ -894,12 +894,13 @@ fn read_pulled(b: &[u8]) -> Pulled {
     let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
     let f64_at = |i: usize| f64::from_le_bytes(b[i..i + 8].try_into().unwrap());
     let f32_at = |i: usize| f32::from_le_bytes(b[i..i + 4].try_into().unwrap());
-    assert_eq!(u32_at(0), 1, "version");
+    assert_eq!(u32_at(0), 2, "version");
+    assert_eq!(u32_at(32), 0, "episode: no reset");
     let n = u32_at(4) as usize;
     let poses = (0..n)
-        .map(|k| std::array::from_fn(|j| f32_at(32 + 28 * k + 4 * j)))
+        .map(|k| std::array::from_fn(|j| f32_at(40 + 28 * k + 4 * j)))
         .collect();
-    let mut i = 32 + 28 * n;
+    let mut i = 40 + 28 * n;
     let m = u32_at(i);
     i += 4;
     let mut rays = Vec::new();
@@ -1013,7 +1014,7 @@ fn the_page_pulls_the_newest_state_one_frame_at_a_time_with_its_rays_as_distance
             format!(r#"{{"after": {last}}}"#).as_bytes(),
         )
         .unwrap();
-        assert_eq!(encoding, "ssx.frame.v1");
+        assert_eq!(encoding, "ssx.frame.v2");
         let f = read_pulled(&b);
         assert!(f.step > last, "step {} after {last}", f.step);
         assert_eq!(f.poses.len(), frames.len());
@@ -1068,4 +1069,154 @@ fn the_page_pulls_the_newest_state_one_frame_at_a_time_with_its_rays_as_distance
     ws.close(None).ok();
     signal(&d, "-TERM");
     assert_eq!(wait_exit(&mut d, Duration::from_secs(10)), Some(0));
+}
+
+/// A recording across three resets (issue 49): log times never go back in the file, each reset
+/// is a message on `/reset` (episode, step, time, seed, log-time offset), each message's
+/// simulated time is its log time less the last reset's offset, and a reset with a new seed (a
+/// generated building of other rooms) puts the new world's bodies in the file.
+#[test]
+fn a_recording_with_three_resets_reads_in_order_and_splits_into_episodes() {
+    let ws = Workspace::new();
+    let scene = ws.write(
+        "building.json",
+        &format!(
+            r#"{{ "timestep": 0.01, "seed": 3, "engine": "kinematic",
+                 "map": {{ "building": {{ "size": [12, 8], "room_size": 4, "door_width": 1.2,
+                                        "spawn": [6, 4], "spawn_radius": 1.0 }},
+                          "resolution": 0.25, "height": 0.5 }},
+                 "artifacts": [
+                   {{ "name": "ground", "artifact": "{}" }},
+                   {{ "name": "rover", "artifact": "{}", "pose": {{ "position": [6, 4, 0.12] }} }} ] }}"#,
+            library("ground.json"),
+            library("pioneer.json")
+        ),
+    );
+    let file = ws.path().join("episodes.mcap");
+    let mut env = build_recorded(&scene, &registry(), false, &file).unwrap();
+    // (steps, then a reset with this seed; None: the scene's own).
+    let plan: [(u64, Option<Option<u64>>); 4] = [
+        (200, Some(Some(5))),
+        (150, Some(None)),
+        (100, Some(Some(9))),
+        (120, None),
+    ];
+    let mut walls = Vec::new();
+    for (steps, reset) in plan {
+        ssx_tests::step_n(&mut env, steps);
+        walls.push(env.artifact("map").map(|a| a.bodies.len()));
+        if let Some(seed) = reset {
+            env.reset(seed).unwrap();
+        }
+    }
+    let last = env.states().to_vec();
+    drop(env);
+
+    let bytes = std::fs::read(&file).unwrap();
+    let mut all: Vec<(String, u64, Vec<u8>)> = Vec::new();
+    for m in mcap::MessageStream::new(&bytes).expect("an MCAP file") {
+        let m = m.expect("a finished file reads to its end");
+        all.push((m.channel.topic.clone(), m.log_time, m.data.to_vec()));
+    }
+    // In file order, log times never go back.
+    for w in all.windows(2) {
+        assert!(
+            w[1].1 >= w[0].1,
+            "{} at {} ns after {} at {} ns",
+            w[1].0,
+            w[1].1,
+            w[0].0,
+            w[0].1
+        );
+    }
+    let json = |d: &[u8]| serde_json::from_slice::<serde_json::Value>(d).unwrap();
+    let resets: Vec<serde_json::Value> = all
+        .iter()
+        .filter(|m| m.0 == "/reset")
+        .map(|m| json(&m.2))
+        .collect();
+    assert_eq!(resets.len(), 3);
+    let ns = |s: f64| (s * 1e9).round() as u64;
+    let mut offset = 0.0;
+    for (k, (r, (steps, seed))) in resets.iter().zip(plan).enumerate() {
+        offset += steps as f64 * 0.01;
+        assert_eq!(r["episode"], k as u64 + 1, "{r}");
+        assert_eq!(r["step"], steps, "{r}");
+        assert!(
+            (r["time"].as_f64().unwrap() - steps as f64 * 0.01).abs() < 1e-9,
+            "{r}"
+        );
+        let expected_seed = match seed.unwrap() {
+            Some(s) => s,
+            None => 5, // the scene's own seed after a reset to 5 is 5
+        };
+        assert_eq!(r["seed"], expected_seed, "{r}");
+        assert!(
+            (r["log_time_offset"].as_f64().unwrap() - offset).abs() < 1e-9,
+            "{r}"
+        );
+    }
+    // Episodes by /reset: each clock message's simulated time is its log time less the offset,
+    // and steps count from 0 again in each.
+    let mut episode = 0usize;
+    let mut offset_ns = 0u64;
+    let mut clocks = [0u64; 4];
+    for (topic, log, data) in &all {
+        if topic == "/reset" {
+            episode += 1;
+            offset_ns = ns(json(data)["log_time_offset"].as_f64().unwrap());
+            assert_eq!(*log, offset_ns);
+        } else if topic == "/clock" {
+            let c = json(data);
+            assert_eq!(c["episode"], episode as u64);
+            assert_eq!(*log - offset_ns, ns(c["time"].as_f64().unwrap()), "{c}");
+            clocks[episode] += 1;
+        }
+    }
+    // Every step of each episode, and the new world's step 0 after each reset.
+    assert_eq!(clocks, [200, 151, 101, 121]);
+    // The scene: the first, then one per reset deleting the old world's entities; seed 9's
+    // building has other walls than seed 5's.
+    let scenes: Vec<SceneUpdate> = all
+        .iter()
+        .filter(|m| m.0 == "/scene")
+        .map(|m| SceneUpdate::decode(&m.2[..]).unwrap())
+        .collect();
+    assert_eq!(scenes.len(), 4);
+    assert!(scenes[0].deletions.is_empty());
+    for s in &scenes[1..] {
+        assert_eq!(s.deletions.len(), scenes[0].entities.len());
+    }
+    let map_shapes = |s: &SceneUpdate| {
+        s.entities
+            .iter()
+            .filter(|e| e.id.starts_with("map"))
+            .map(|e| format!("{:?}", e.cubes))
+            .collect::<Vec<_>>()
+    };
+    assert_ne!(
+        map_shapes(&scenes[1]),
+        map_shapes(&scenes[0]),
+        "seed 5's walls"
+    );
+    assert_eq!(
+        map_shapes(&scenes[2]),
+        map_shapes(&scenes[1]),
+        "seed 5 again"
+    );
+    assert_ne!(
+        map_shapes(&scenes[3]),
+        map_shapes(&scenes[2]),
+        "seed 9's walls"
+    );
+    assert!(walls.iter().all(|w| w.is_some()), "{walls:?}");
+    // The last transforms are the final world's, bit for bit.
+    let tf = all.iter().rev().find(|m| m.0 == "/tf").unwrap();
+    let decoded = FrameTransforms::decode(&tf.2[..]).unwrap();
+    assert_eq!(decoded.transforms.len(), last.len());
+    for (t, s) in decoded.transforms.iter().zip(&last) {
+        let p = t.translation.unwrap();
+        let v = s.pose.translation.vector;
+        assert_eq!((p.x, p.y, p.z), (v.x, v.y, v.z), "{}", t.child_frame_id);
+    }
 }

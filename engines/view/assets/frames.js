@@ -2,24 +2,25 @@
 // the page asks for one frame, draws it, then asks for the next, so it is never sent more than
 // it draws and never falls behind. No three.js here: node's test runner loads this file.
 
-export const FRAME_ENCODING = 'ssx.frame.v1';
+export const FRAME_ENCODING = 'ssx.frame.v2';
 export const CAMERA_ENCODING = 'ssx.camera.v1';
 export const MISS = 65535;
 
-// A frame response (ssx.frame.v1) as { step, time, wall, count, poses (Float32Array, 7 a body),
-// rays: [{ sensor, distances (Uint16Array) }] }. `bytes` may start anywhere; it is copied once
-// so that the arrays are aligned views.
+// A frame response (ssx.frame.v2) as { step, time, wall, episode, count, poses (Float32Array, 7
+// a body), rays: [{ sensor, distances (Uint16Array) }] }. `episode` counts the resets before the
+// frame's world. `bytes` may start anywhere; it is copied once so that the arrays are aligned
+// views.
 export function readFrame(bytes) {
   const b = bytes.slice(); // aligned, own buffer
   const dv = new DataView(b.buffer);
   const version = dv.getUint32(0, true);
-  if (version !== 1) throw new Error(`ssx.frame: version ${version}, this page reads 1`);
+  if (version !== 2) throw new Error(`ssx.frame: version ${version}, this page reads 2`);
   const count = dv.getUint32(4, true);
   const frame = {
     step: dv.getFloat64(8, true), time: dv.getFloat64(16, true), wall: dv.getFloat64(24, true),
-    count, poses: new Float32Array(b.buffer, 32, 7 * count), rays: [],
+    episode: dv.getUint32(32, true), count, poses: new Float32Array(b.buffer, 40, 7 * count), rays: [],
   };
-  let i = 32 + 28 * count;
+  let i = 40 + 28 * count;
   const sensors = dv.getUint32(i, true);
   i += 4;
   for (let s = 0; s < sensors; s++) {

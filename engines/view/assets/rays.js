@@ -44,6 +44,14 @@ export class Rays {
     this.dirty = [Math.min(a, slot.start), Math.max(b, slot.start + slot.count)];
   }
 
+  // A new world (a reset): every sensor's slot goes; the next readings take them anew.
+  clear() {
+    this.slots.clear();
+    this.refused.clear();
+    this.used = 0;
+    this.mesh.geometry.setDrawRange(0, 0);
+  }
+
   // Before drawing: hands the written part of the buffer to the GPU.
   upload() {
     if (!this.dirty) return;

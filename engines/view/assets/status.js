@@ -13,6 +13,7 @@
 
 export class Status {
   constructor() {
+    this.episode = 0;       // resets before the world the figures are of
     this.step = null;
     this.simTime = null;
     this.rtf = null;
@@ -27,9 +28,20 @@ export class Status {
     this.pageRays = null;   // { drawn, refused }: rays in the page's buffer and left out at its cap
   }
 
-  // A /clock message: {step, time, wall}.
+  // A /clock message: {step, time, wall, episode}.
   clock(m) {
+    if (typeof m.episode === 'number' && m.episode !== this.episode) this.restart(m.episode);
     this.newer(m.step, m.time);
+  }
+
+  // The run was reset (a /reset message, or a /clock of a new episode): its step and time start
+  // over, and the real-time factor is measured from the new run's statistics.
+  restart(episode) {
+    this.episode = episode;
+    this.step = null;
+    this.simTime = null;
+    this.stats = null;
+    this.rtf = null;
   }
 
   // A /stats message: the --stats-json fields.

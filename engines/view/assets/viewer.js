@@ -88,9 +88,13 @@ function onSceneUpdate(bytes, isScene) {
 // The pulled frames (frames.js): the layout once, then one frame at a time, the next asked for
 // when this one is drawn.
 let layout = null, frameOf = [], pending = null, inFlight = false, lastStep = 0, services = null;
+// The world's episode (resets before it), from the layout; a frame of another one means the run
+// was reset: the layout is asked for again and the old rays go.
+let episode = 0;
 let rayScratch = new Float32Array(0);
 function onLayout(l) {
   layout = l;
+  episode = l.episode || 0;
   frameOf = l.frames.map(id => bodies.frame(id));
   status.onRays(l.rays.shown, l.rays.total);
   showCameras(l.cameras || []);
@@ -131,10 +135,21 @@ function pull() {
   if (!services || !layout || inFlight) return;
   inFlight = true;
   const ask = services;
-  ask.call('/ssx/frame', { after: lastStep }).then(r => {
+  ask.call('/ssx/frame', { after: lastStep, episode }).then(async r => {
     if (r.encoding !== FRAME_ENCODING) throw new Error('/ssx/frame answered in ' + r.encoding);
+    const f = readFrame(r.payload);
+    if (f.episode !== episode) {
+      // A reset: the new world's layout before its first frame is drawn.
+      onLayout(JSON.parse(utf8.decode((await ask.call('/ssx/layout', {})).payload)));
+      rays.clear();
+      pending = null;
+      lastStep = 0;
+      cameraStep = 0;
+      state.resets++;
+      if (f.episode !== episode) return; // reset again meanwhile: the next frame says
+    }
     if (pending) state.framesSkipped++;
-    pending = readFrame(r.payload);
+    pending = f;
     lastStep = pending.step;
     state.framesReceived++;
   }).catch(e => { if (ask === services) console.error('ssx view: ' + e.message); })
@@ -222,7 +237,7 @@ function overlayCells(topic) {
 }
 
 // ---- the Foxglove WebSocket protocol ----
-const state = { tfFrames: 0, framesReceived: 0, framesSkipped: 0, draws: 0, connected: false, status };
+const state = { tfFrames: 0, framesReceived: 0, framesSkipped: 0, draws: 0, resets: 0, connected: false, status };
 window.ssxView = state; // for tests and the console
 // A world point on the screen, in CSS pixels.
 function toScreen(p) {
@@ -236,6 +251,19 @@ state.locate = prefix => {
 };
 state.project = xyz => toScreen(new THREE.Vector3(...xyz));
 state.bodies = () => bodies.entities.size;
+// The shapes of the entities whose id starts with `prefix`, as sorted "x,y,z" of their local
+// positions (cm): two pages that draw the same world agree.
+state.shapesOf = prefix => {
+  const out = [];
+  for (const [id, e] of bodies.entities) {
+    if (!id.startsWith(prefix)) continue;
+    for (const r of e.records) {
+      const m = r.local.elements;
+      out.push([m[12], m[13], m[14]].map(v => Math.round(100 * v)).join(','));
+    }
+  }
+  return out.sort();
+};
 state.drawCalls = () => renderer.info.render.calls;
 state.overlay = overlayCells;
 state.overlayTopics = () => [...overlays.keys()];
@@ -276,6 +304,7 @@ function connect() {
   const wanted = {
     '/scene': b => onSceneUpdate(b, true),
     '/clock': b => status.clock(JSON.parse(utf8.decode(b))),
+    '/reset': b => status.restart(JSON.parse(utf8.decode(b)).episode),
     '/stats': b => onStats(JSON.parse(utf8.decode(b))),
   };
   // Extensions' overlays: grids of cells, or shapes (tags, comms links) as scene entities.

@@ -12,14 +12,44 @@ use std::thread::Thread;
 use crossbeam::queue::ArrayQueue;
 use ssx_core::{ArtifactId, RenderFrame};
 
+use crate::scene::SceneInfo;
+
+/// Seconds as nanoseconds (a simulated time as a log time, before the offset of resets).
+pub fn nanos(t: f64) -> u64 {
+    (t * 1e9).round().max(0.0) as u64
+}
+
 /// One body's pose: position, then the rotation as x, y, z, w.
 pub(crate) type PoseArray = [f64; 7];
 
-/// The world at one step, as copied for a consumer.
+/// A reset, as it travels to a consumer among the frames: the frames before it are of the old
+/// world, the frames after it of the new one.
+pub(crate) struct ResetEvent {
+    /// Resets so far, this one included (the run's first world is episode 0).
+    pub episode: u64,
+    /// The new world.
+    pub info: Arc<SceneInfo>,
+    /// The seed it was made with.
+    pub seed: u64,
+    /// Steps done and simulated time (s) when the reset came.
+    pub steps_before: u64,
+    /// See `steps_before`.
+    pub time_before: f64,
+    /// Log time (ns) at which the new run's simulated time 0 falls.
+    pub offset_ns: u64,
+}
+
+/// The world at one step, as copied for a consumer (or a reset between two of them).
 #[derive(Default)]
 pub(crate) struct Frame {
     pub step: u64,
     pub time: f64,
+    /// Resets before this frame's world.
+    pub episode: u64,
+    /// Log time (ns) of this world's simulated time 0: log times go on across resets.
+    pub offset_ns: u64,
+    /// Set on the pipe's reset markers only (no world then).
+    pub reset: Option<Arc<ResetEvent>>,
     /// Unix time (s) at which the snapshot was taken: a viewer's lag behind the simulation.
     pub wall: f64,
     pub poses: Vec<PoseArray>,
@@ -53,6 +83,7 @@ impl Frame {
     fn fill(&mut self, frame: &RenderFrame<'_>, slots: &[(ArtifactId, usize)], since: u64) {
         self.step = frame.step;
         self.time = frame.time;
+        self.reset = None;
         self.wall = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64());
@@ -120,6 +151,11 @@ impl Frame {
         &self.overlays[..self.overlay_count]
     }
 
+    /// The log time (ns) of this frame: the world's offset and its simulated time.
+    pub fn log_ns(&self) -> u64 {
+        self.offset_ns + nanos(self.time)
+    }
+
     /// The values of one fresh reading.
     pub fn values(&self, start: u32, len: u32) -> &[f64] {
         &self.values[start as usize..(start + len) as usize]
@@ -148,8 +184,10 @@ impl Queues {
         self.full.pop()
     }
 
-    /// Consumer: gives a published frame's buffer back.
-    pub fn recycle(&self, frame: Box<Frame>) {
+    /// Consumer: gives a published frame's buffer back (a reset marker's is kept as a spare
+    /// when there is room, else freed).
+    pub fn recycle(&self, mut frame: Box<Frame>) {
+        frame.reset = None;
         let _ = self.free.push(frame);
     }
 }
@@ -166,7 +204,13 @@ pub(crate) struct Pipe {
     /// Each overlay's version last carried (`<extension>/<name>`, version).
     overlays_sent: Vec<(String, u64)>,
     consumer: Option<Thread>,
+    /// The world's episode and log-time offset, stamped on every frame.
+    episode: u64,
+    offset_ns: u64,
 }
+
+/// Places in the queue beyond the buffers, for reset markers: a reset is never dropped.
+const RESET_PLACES: usize = 8;
 
 impl Pipe {
     pub fn new(buffers: usize, wake_at: usize, counters: Arc<PipeCounters>) -> Self {
@@ -176,7 +220,7 @@ impl Pipe {
         }
         let queues = Queues {
             free,
-            full: ArrayQueue::new(buffers),
+            full: ArrayQueue::new(buffers + RESET_PLACES),
             counters,
         };
         Self {
@@ -185,6 +229,48 @@ impl Pipe {
             since: 0,
             overlays_sent: Vec::new(),
             consumer: None,
+            episode: 0,
+            offset_ns: 0,
+        }
+    }
+
+    /// Stepping thread: the world started over. Queues a marker after the frames of the old
+    /// world (a buffer of its own: it is never dropped for want of one) and stamps the frames
+    /// that follow with the new episode. Waits (at most 1 s) only when the consumer has left
+    /// eight resets unread.
+    pub fn reset(&mut self, event: Arc<ResetEvent>) {
+        self.since = 0;
+        self.overlays_sent.clear();
+        (self.episode, self.offset_ns) = (event.episode, event.offset_ns);
+        let mut marker = Box::new(Frame {
+            episode: event.episode,
+            offset_ns: event.offset_ns,
+            reset: Some(event),
+            ..Frame::default()
+        });
+        let q = &*self.queues;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        loop {
+            match q.full.push(marker) {
+                Ok(()) => break,
+                Err(back) if std::time::Instant::now() < deadline => {
+                    marker = back;
+                    if let Some(t) = &self.consumer {
+                        t.unpark();
+                    }
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+                Err(_) => {
+                    tracing::warn!(
+                        "view: a reset marker was dropped: the consumer has not read the last {RESET_PLACES}"
+                    );
+                    q.counters.dropped.fetch_add(1, Ordering::Relaxed);
+                    break;
+                }
+            }
+        }
+        if let Some(t) = &self.consumer {
+            t.unpark();
         }
     }
 
@@ -232,6 +318,7 @@ impl Pipe {
         match buf {
             Some(mut buf) => {
                 buf.fill(frame, slots, self.since);
+                (buf.episode, buf.offset_ns) = (self.episode, self.offset_ns);
                 buf.fill_overlays(frame, &mut self.overlays_sent);
                 self.since = frame.step;
                 // Cannot fail: there are only as many buffers as places in the queue.

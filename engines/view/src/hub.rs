@@ -10,7 +10,7 @@ use crossbeam::queue::ArrayQueue;
 use foxglove::schemas::log::Level;
 
 use crate::frame::PipeCounters;
-use crate::publish::{Side, nanos};
+use crate::publish::Side;
 
 /// Side messages waiting for one sink; past this, the newest are dropped and counted.
 const SIDE_QUEUE: usize = 1024;
@@ -57,7 +57,8 @@ pub(crate) struct HubInner {
     pub record_frames: Arc<PipeCounters>,
     pub live_endpoints: Mutex<Option<(String, String)>>,
     pub recording: Mutex<Option<Arc<RecordState>>>,
-    /// Simulated time of the latest frame (ns), to stamp log lines.
+    /// Log time of the latest frame (ns; its simulated time, plus the simulated time at each
+    /// reset before it), to stamp log lines and statistics.
     pub sim_ns: AtomicU64,
 }
 
@@ -114,11 +115,11 @@ impl Hub {
         inner.record.push(side);
     }
 
-    /// The run's statistics as JSON, for the `/stats` channel.
-    pub fn stats(&self, json: String, sim_time: f64) {
+    /// The run's statistics as JSON, for the `/stats` channel, at the latest frame's log time.
+    pub fn stats(&self, json: String) {
         let side = Side::Stats {
             json,
-            time_ns: nanos(sim_time),
+            time_ns: self.0.sim_ns.load(Ordering::Relaxed),
         };
         self.0.live.push(side.clone());
         self.0.record.push(side);

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use ssx_core::{ArtifactId, RenderEngine, RenderFrame, RenderNode, RenderScene};
+use ssx_core::{ArtifactId, RenderEngine, RenderFrame, RenderNode, RenderReset, RenderScene};
 
 pub use frame::PipeCounters;
 pub use hub::{Hub, Report};
@@ -38,7 +38,7 @@ pub use record::RecordOptions;
 pub use scene::{CameraGeometry, RangeGeometry, SceneInfo, SensorKind, WORLD_FRAME};
 
 pub use error::ViewError;
-use frame::Pipe;
+use frame::{Pipe, ResetEvent};
 use live::Live;
 use record::Recorder;
 
@@ -92,6 +92,11 @@ pub struct Output {
     record: Option<RecordSink>,
     /// Every sensor as (artifact, index), in scene order: the frames' reading slots.
     slots: Vec<(ArtifactId, usize)>,
+    /// Resets so far.
+    episode: u64,
+    /// Log time (ns) of the current world's simulated time 0: the simulated time at each
+    /// reset, summed.
+    offset_ns: u64,
 }
 
 impl Output {
@@ -146,6 +151,8 @@ impl Output {
             live,
             record,
             slots: Vec::new(),
+            episode: 0,
+            offset_ns: 0,
         })
     }
 
@@ -187,11 +194,48 @@ impl RenderEngine for Output {
         Ok(())
     }
 
+    fn reset(&mut self, reset: &RenderReset<'_>) {
+        reset.nodes.clone_into(&mut self.nodes);
+        self.episode += 1;
+        // Log times go on from where the old run stopped: a file's never go back.
+        self.offset_ns += frame::nanos(reset.time_before);
+        self.hub.0.sim_ns.store(self.offset_ns, Ordering::Relaxed);
+        if self.live.is_none() && self.record.is_none() {
+            return;
+        }
+        let info = Arc::new(SceneInfo::new(&reset.scene, &self.nodes));
+        self.slots = info.sensors.iter().map(|s| (s.artifact, s.index)).collect();
+        let event = Arc::new(ResetEvent {
+            episode: self.episode,
+            info,
+            seed: reset.seed,
+            steps_before: reset.steps_before,
+            time_before: reset.time_before,
+            offset_ns: self.offset_ns,
+        });
+        tracing::debug!(
+            "view: reset {} (step {} at {} s, seed {}), log time goes on from {} ns",
+            event.episode,
+            event.steps_before,
+            event.time_before,
+            event.seed,
+            event.offset_ns
+        );
+        if let Some(l) = &mut self.live {
+            l.pipe.reset(Arc::clone(&event));
+            // The new world's first step is shown at once.
+            l.schedule.next_at = None;
+        }
+        if let Some(r) = &mut self.record {
+            r.pipe.reset(event);
+        }
+    }
+
     fn sync(&mut self, frame: &RenderFrame<'_>) {
         self.hub
             .0
             .sim_ns
-            .store(publish::nanos(frame.time), Ordering::Relaxed);
+            .store(self.offset_ns + frame::nanos(frame.time), Ordering::Relaxed);
         if let Some(l) = &mut self.live {
             // The view rate is in wall time (the Environment's clock): a fast run is shown at
             // the same rate as a real-time one.

@@ -13,7 +13,7 @@ use foxglove::{Context, SinkId, WebSocketServer, WebSocketServerHandle};
 use crate::ViewError;
 use crate::frame::Queues;
 use crate::hub::Hub;
-use crate::publish::{Channels, nanos};
+use crate::publish::Channels;
 use crate::pull::Pull;
 use crate::scene::SceneInfo;
 
@@ -123,7 +123,7 @@ impl Live {
     /// Starts the publisher thread for `scene`, fed by `frames`.
     pub fn start(
         &mut self,
-        scene: Arc<SceneInfo>,
+        mut scene: Arc<SceneInfo>,
         frames: Arc<Queues>,
         hub: Hub,
     ) -> Result<std::thread::Thread, ViewError> {
@@ -151,11 +151,24 @@ impl Live {
                         ch.publish_side(&side);
                     }
                     while let Some(f) = frames.next() {
-                        ch.publish_frame(&f);
-                        pull.publish(&f, &scene);
-                        if let Some(s) = &server {
-                            // Foxglove's clock follows simulated time.
-                            s.broadcast_time(nanos(f.time));
+                        if let Some(r) = &f.reset {
+                            // What the daemon logged before the reset goes out before it.
+                            while let Some(side) = hub.0.live.queue.pop() {
+                                ch.publish_side(&side);
+                            }
+                            if let Err(e) = ch.reset(r) {
+                                tracing::warn!("view: the reset's channels: {e}");
+                            }
+                            pull.reset(&r.info, ch.ray_plan(), r.episode);
+                            scene = Arc::clone(&r.info);
+                        } else {
+                            ch.publish_frame(&f);
+                            pull.publish(&f, &scene);
+                            if let Some(s) = &server {
+                                // Foxglove's clock follows the log time: simulated time, plus
+                                // the simulated time at each reset (it never goes back).
+                                s.broadcast_time(f.log_ns());
+                            }
                         }
                         frames.recycle(f);
                     }

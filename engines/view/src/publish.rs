@@ -6,14 +6,15 @@ use std::sync::Arc;
 
 use foxglove::schemas::{
     Color, CubePrimitive, FrameTransform, FrameTransforms, Grid, KeyValuePair, LinePrimitive, Log,
-    PackedElementField, Point3, Pose, Quaternion, SceneEntity, SceneUpdate, Timestamp, Vector2,
-    line_primitive, log::Level, packed_element_field::NumericType,
+    PackedElementField, Point3, Pose, Quaternion, SceneEntity, SceneEntityDeletion, SceneUpdate,
+    Timestamp, Vector2, line_primitive, log::Level, packed_element_field::NumericType,
+    scene_entity_deletion,
 };
 use foxglove::{Channel, ChannelBuilder, Context, PartialMetadata, RawChannel, Schema, SinkId};
 
 use crate::ViewError;
 use crate::camera::CameraChannels;
-use crate::frame::Frame;
+use crate::frame::{Frame, ResetEvent, nanos};
 use crate::scene::{SceneInfo, SensorInfo, SensorKind, WORLD_FRAME, vec3};
 
 /// Topic names, fixed: docs/view.md lists them.
@@ -28,6 +29,9 @@ pub mod topics {
     pub const LOG: &str = "/log";
     /// Simulated step and time (JSON).
     pub const CLOCK: &str = "/clock";
+    /// One message per reset: the step, simulated time and seed it came at, and the log time
+    /// from which the new run's messages are stamped (JSON).
+    pub const RESET: &str = "/reset";
     /// The run's statistics, the `--stats-json` fields, once a wall second (JSON).
     pub const STATS: &str = "/stats";
     /// Prefix of each sensor's readings, `/readings/<artifact>/<sensor>` (JSON).
@@ -62,7 +66,8 @@ pub enum Side {
     },
 }
 
-const CLOCK_SCHEMA: &str = r#"{"type":"object","properties":{"step":{"type":"integer"},"time":{"type":"number"},"wall":{"type":"number","description":"Unix time (s) at which the daemon took this step's snapshot"}}}"#;
+const CLOCK_SCHEMA: &str = r#"{"type":"object","properties":{"step":{"type":"integer"},"time":{"type":"number"},"wall":{"type":"number","description":"Unix time (s) at which the daemon took this step's snapshot"},"episode":{"type":"integer","description":"resets before this step (0: the run's first world)"}}}"#;
+const RESET_SCHEMA: &str = r#"{"type":"object","properties":{"episode":{"type":"integer","description":"resets so far, this one included"},"step":{"type":"integer","description":"steps done when the reset came"},"time":{"type":"number","description":"simulated time (s) when the reset came"},"seed":{"type":"integer","description":"the new world's seed"},"log_time_offset":{"type":"number","description":"log time (s) of the new run's simulated time 0: a later message's simulated time is its log time minus this"}}}"#;
 const STATS_SCHEMA: &str =
     r#"{"type":"object","description":"ssx run statistics: the --stats-json fields"}"#;
 const VALUES_SCHEMA: &str = r#"{"type":"object","properties":{"step":{"type":"integer"},"time":{"type":"number"},"values":{"type":"array","items":{"type":"number"}}}}"#;
@@ -86,11 +91,6 @@ fn json_channel(
         })
 }
 
-/// Simulated seconds as nanoseconds (the messages' log time).
-pub fn nanos(t: f64) -> u64 {
-    (t * 1e9).round().max(0.0) as u64
-}
-
 fn stamp(ns: u64) -> Option<Timestamp> {
     Some(Timestamp::new(
         (ns / 1_000_000_000) as u32,
@@ -110,6 +110,7 @@ pub(crate) struct Channels {
     rays_channel: Channel<SceneUpdate>,
     log: Channel<Log>,
     clock: Arc<RawChannel>,
+    reset: Arc<RawChannel>,
     stats: Arc<RawChannel>,
     /// By sensor slot: its readings as JSON (not for cameras: their images go on their own).
     readings: Vec<Option<Arc<RawChannel>>>,
@@ -126,6 +127,8 @@ pub(crate) struct Channels {
     last_rays_ns: Option<u64>,
     /// Whose rays are drawn when there are too many to draw them all.
     rays: RayPlan,
+    /// The most rays drawn (for a new world's plan).
+    max_rays: usize,
     text: String,
     /// Messages logged so far.
     pub messages: u64,
@@ -140,52 +143,7 @@ impl Channels {
         rays_hz: f64,
         max_rays: usize,
     ) -> Result<Self, ViewError> {
-        let rays = RayPlan::new(&scene_info.sensors, max_rays);
-        let mut tf_msg = FrameTransforms {
-            transforms: scene_info
-                .frames
-                .iter()
-                .map(|name| FrameTransform {
-                    parent_frame_id: WORLD_FRAME.into(),
-                    child_frame_id: name.clone(),
-                    ..Default::default()
-                })
-                .collect(),
-        };
-        // Each camera's optical frame, fixed on its body, after the bodies' transforms.
-        for s in &scene_info.sensors {
-            if let SensorKind::Camera(g) = &s.kind {
-                let body = &scene_info.frames[g.body as usize];
-                tf_msg.transforms.push(crate::camera::transform(s, g, body));
-            }
-        }
-        let readings = scene_info
-            .sensors
-            .iter()
-            .map(|s| {
-                let (name, schema) = match s.kind {
-                    SensorKind::Camera(_) => return Ok(None),
-                    SensorKind::Pose => ("ssx.PoseReading", POSE_SCHEMA),
-                    SensorKind::Imu => ("ssx.ImuReading", IMU_SCHEMA),
-                    SensorKind::Range(_) | SensorKind::Values => ("ssx.Reading", VALUES_SCHEMA),
-                };
-                json_channel(
-                    ctx,
-                    &format!("{}{}", topics::READINGS, s.path),
-                    name,
-                    schema,
-                )
-                .map(Some)
-            })
-            .collect::<Result<_, _>>()?;
-        let cameras = scene_info
-            .sensors
-            .iter()
-            .map(|s| match &s.kind {
-                SensorKind::Camera(g) => Some(CameraChannels::new(ctx, s, g)),
-                _ => None,
-            })
-            .collect();
+        let world = World::new(ctx, &scene_info, max_rays)?;
         Ok(Self {
             scene: ctx.channel_builder(topics::SCENE).build(),
             tf: ctx.channel_builder(topics::TF).build(),
@@ -193,18 +151,63 @@ impl Channels {
             log: ctx.channel_builder(topics::LOG).build(),
             clock: json_channel(ctx, topics::CLOCK, "ssx.Clock", CLOCK_SCHEMA)?,
             stats: json_channel(ctx, topics::STATS, "ssx.Stats", STATS_SCHEMA)?,
-            readings,
-            cameras,
+            reset: json_channel(ctx, topics::RESET, "ssx.Reset", RESET_SCHEMA)?,
+            readings: world.readings,
+            cameras: world.cameras,
             overlays: Vec::new(),
             ctx: Arc::clone(ctx),
             scene_info,
-            tf_msg,
+            tf_msg: world.tf_msg,
             rays_every_ns: (1e9 / rays_hz) as u64,
             last_rays_ns: None,
-            rays,
+            rays: world.rays,
+            max_rays,
             text: String::new(),
             messages: 0,
         })
+    }
+
+    /// The world started over ([`crate::frame::ResetEvent`]): a message on `/reset`, then the
+    /// new world's channels (a sensor's channel is the same one when its topic and schema are),
+    /// and its scene to every sink, the old world's entities deleted first.
+    pub fn reset(&mut self, r: &ResetEvent) -> Result<(), ViewError> {
+        let at_ns = r.offset_ns;
+        self.text.clear();
+        let _ = write!(
+            self.text,
+            r#"{{"episode":{},"step":{},"time":{},"seed":{},"log_time_offset":{}}}"#,
+            r.episode,
+            r.steps_before,
+            r.time_before,
+            r.seed,
+            at_ns as f64 * 1e-9
+        );
+        self.reset.log_with_meta(self.text.as_bytes(), at(at_ns));
+        self.messages += 1;
+        let world = World::new(&self.ctx, &r.info, self.max_rays)?;
+        (self.readings, self.cameras, self.tf_msg, self.rays) =
+            (world.readings, world.cameras, world.tf_msg, world.rays);
+        let deletions = self
+            .scene_info
+            .entities
+            .entities
+            .iter()
+            .map(|e| SceneEntityDeletion {
+                timestamp: stamp(at_ns),
+                r#type: scene_entity_deletion::Type::MatchingId as i32,
+                id: e.id.clone(),
+            })
+            .collect();
+        self.scene_info = Arc::clone(&r.info);
+        self.last_rays_ns = None;
+        let mut update = self.scene_info.entities.clone();
+        update.deletions = deletions;
+        for e in &mut update.entities {
+            e.timestamp = stamp(at_ns);
+        }
+        self.scene.log_with_meta(&update, at(at_ns));
+        self.messages += 1;
+        Ok(())
     }
 
     /// Whose rays are drawn.
@@ -229,13 +232,13 @@ impl Channels {
 
     /// Everything in one snapshot: clock, transforms, rays, readings.
     pub fn publish_frame(&mut self, f: &Frame) {
-        let ns = nanos(f.time);
+        let ns = f.log_ns();
         let info = Arc::clone(&self.scene_info);
         self.text.clear();
         let _ = write!(
             self.text,
-            r#"{{"step":{},"time":{},"wall":{:.6}}}"#,
-            f.step, f.time, f.wall
+            r#"{{"step":{},"time":{},"wall":{:.6},"episode":{}}}"#,
+            f.step, f.time, f.wall, f.episode
         );
         if self.clock.has_sinks() {
             self.clock.log_with_meta(self.text.as_bytes(), at(ns));
@@ -311,11 +314,11 @@ impl Channels {
             };
             let sent = match ch {
                 OverlayChannel::Grid(c) if c.has_sinks() => {
-                    c.log_with_meta(&grid(o), at(nanos(o.time)));
+                    c.log_with_meta(&grid(o, f.offset_ns), at(f.offset_ns + nanos(o.time)));
                     true
                 }
                 OverlayChannel::Shapes(c) if c.has_sinks() => {
-                    c.log_with_meta(&shapes(o), at(nanos(o.time)));
+                    c.log_with_meta(&shapes(o, f.offset_ns), at(f.offset_ns + nanos(o.time)));
                     true
                 }
                 _ => false,
@@ -359,6 +362,71 @@ impl Channels {
             }
         }
         self.messages += 1;
+    }
+}
+
+/// The channels and messages that depend on the world's bodies and sensors.
+struct World {
+    readings: Vec<Option<Arc<RawChannel>>>,
+    cameras: Vec<Option<CameraChannels>>,
+    tf_msg: FrameTransforms,
+    rays: RayPlan,
+}
+
+impl World {
+    fn new(ctx: &Arc<Context>, scene_info: &SceneInfo, max_rays: usize) -> Result<Self, ViewError> {
+        let rays = RayPlan::new(&scene_info.sensors, max_rays);
+        let mut tf_msg = FrameTransforms {
+            transforms: scene_info
+                .frames
+                .iter()
+                .map(|name| FrameTransform {
+                    parent_frame_id: WORLD_FRAME.into(),
+                    child_frame_id: name.clone(),
+                    ..Default::default()
+                })
+                .collect(),
+        };
+        // Each camera's optical frame, fixed on its body, after the bodies' transforms.
+        for s in &scene_info.sensors {
+            if let SensorKind::Camera(g) = &s.kind {
+                let body = &scene_info.frames[g.body as usize];
+                tf_msg.transforms.push(crate::camera::transform(s, g, body));
+            }
+        }
+        let readings = scene_info
+            .sensors
+            .iter()
+            .map(|s| {
+                let (name, schema) = match s.kind {
+                    SensorKind::Camera(_) => return Ok(None),
+                    SensorKind::Pose => ("ssx.PoseReading", POSE_SCHEMA),
+                    SensorKind::Imu => ("ssx.ImuReading", IMU_SCHEMA),
+                    SensorKind::Range(_) | SensorKind::Values => ("ssx.Reading", VALUES_SCHEMA),
+                };
+                json_channel(
+                    ctx,
+                    &format!("{}{}", topics::READINGS, s.path),
+                    name,
+                    schema,
+                )
+                .map(Some)
+            })
+            .collect::<Result<_, _>>()?;
+        let cameras = scene_info
+            .sensors
+            .iter()
+            .map(|s| match &s.kind {
+                SensorKind::Camera(g) => Some(CameraChannels::new(ctx, s, g)),
+                _ => None,
+            })
+            .collect();
+        Ok(Self {
+            readings,
+            cameras,
+            tf_msg,
+            rays,
+        })
     }
 }
 
@@ -586,11 +654,11 @@ enum OverlayChannel {
 
 /// Boxes or segments as one `foxglove.SceneUpdate` entity `overlays/<extension>/<name>` in
 /// `world`, replacing the last.
-fn shapes(o: &crate::frame::FrameOverlay) -> SceneUpdate {
+fn shapes(o: &crate::frame::FrameOverlay, offset_ns: u64) -> SceneUpdate {
     let [r, g, b, a] = o.color.map(f64::from);
     let color = Some(Color { r, g, b, a });
     let mut entity = SceneEntity {
-        timestamp: stamp(nanos(o.time)),
+        timestamp: stamp(offset_ns + nanos(o.time)),
         frame_id: WORLD_FRAME.into(),
         id: format!("overlays/{}", o.path),
         frame_locked: false,
@@ -649,14 +717,14 @@ fn shapes(o: &crate::frame::FrameOverlay) -> SceneUpdate {
 
 /// An overlay as a `foxglove.Grid` in `world`: RGBA cells, the four colour fields by name, so
 /// that Foxglove's 3D panel colours it ("RGBA (separate fields)").
-fn grid(o: &crate::frame::FrameOverlay) -> Grid {
+fn grid(o: &crate::frame::FrameOverlay, offset_ns: u64) -> Grid {
     let field = |name: &str, offset| PackedElementField {
         name: name.into(),
         offset,
         r#type: NumericType::Uint8 as i32,
     };
     Grid {
-        timestamp: stamp(nanos(o.time)),
+        timestamp: stamp(offset_ns + nanos(o.time)),
         frame_id: WORLD_FRAME.into(),
         pose: Some(Pose {
             position: vec3(o.origin[0], o.origin[1], o.origin[2]),

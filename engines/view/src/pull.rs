@@ -9,9 +9,11 @@
 //!
 //! - `/ssx/layout` (JSON, once): the body frames in order, and each drawn range sensor's mount and
 //!   ray directions (its rays are sent as distances only).
-//! - `/ssx/frame` (request `{"after": step}`, JSON): the first state newer than `after`, at once
-//!   when there is one, else when the next frame is published. Response `ssx.frame.v1`, little
-//!   endian, 4-byte aligned ([`FrameState::encode`]).
+//! - `/ssx/frame` (request `{"after": step, "episode": e}`, JSON): the first state newer than
+//!   `after`, at once when there is one, else when the next frame is published; after a reset, a
+//!   state of the new world (another `episode`) is newer whatever its step. Response
+//!   `ssx.frame.v2`, little endian, 4-byte aligned ([`FrameState::encode`]). The layout says
+//!   its episode too: a page whose frame comes from another episode asks for the layout again.
 //! - `/ssx/camera` (request `{"camera": index, "after": step}`): the newest picture of the
 //!   layout's camera `index`, answered at once: `ssx.camera.v1` ([`Picture::encode`]), empty
 //!   (0 × 0) when it has none newer than `after`. A camera's picture is kept only once someone
@@ -20,8 +22,8 @@
 //! Foxglove and other clients keep the pushed channels (`/tf`, `/rays`, ...); nothing here
 //! changes them.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use foxglove::websocket::service::{Request, Responder, Service, ServiceSchema};
 use serde_json::json;
@@ -35,7 +37,7 @@ pub const LAYOUT_SERVICE: &str = "/ssx/layout";
 /// See [`LAYOUT_SERVICE`].
 pub const FRAME_SERVICE: &str = "/ssx/frame";
 /// The frame response's encoding.
-pub const FRAME_ENCODING: &str = "ssx.frame.v1";
+pub const FRAME_ENCODING: &str = "ssx.frame.v2";
 /// See [`LAYOUT_SERVICE`].
 pub const CAMERA_SERVICE: &str = "/ssx/camera";
 /// The camera response's encoding.
@@ -46,6 +48,10 @@ pub const MISS: u16 = u16::MAX;
 /// The newest state, in the form it is sent.
 #[derive(Default)]
 struct FrameState {
+    /// Resets before this world.
+    episode: u64,
+    /// Whether a frame of this episode was published (not before the first after a reset).
+    seen: bool,
     step: u64,
     time: f64,
     wall: f64,
@@ -57,8 +63,9 @@ struct FrameState {
 }
 
 impl FrameState {
-    /// `ssx.frame.v1`: u32 version (1), u32 bodies n, f64 step, f64 time, f64 wall (Unix s when
-    /// the daemon took the snapshot); n × 7 f32 poses; u32 sensors m with a reading newer than
+    /// `ssx.frame.v2`: u32 version (2), u32 bodies n, f64 step, f64 time, f64 wall (Unix s when
+    /// the daemon took the snapshot), u32 episode (resets before this world), u32 0; n × 7 f32
+    /// poses; u32 sensors m with a reading newer than
     /// `after`; per sensor u32 index (into the layout's sensors), u32 rays k, k × u16 distance
     /// (× max_range / 65534; 65535: nothing hit), padded to 4 bytes.
     fn encode(&self, after: u64) -> Vec<u8> {
@@ -66,12 +73,14 @@ impl FrameState {
         let ray_bytes: usize = fresh()
             .map(|(_, r)| 8 + (2 * r.1.len()).next_multiple_of(4))
             .sum();
-        let mut out = Vec::with_capacity(32 + 4 * self.poses.len() + 4 + ray_bytes);
-        out.extend_from_slice(&1u32.to_le_bytes());
+        let mut out = Vec::with_capacity(40 + 4 * self.poses.len() + 4 + ray_bytes);
+        out.extend_from_slice(&2u32.to_le_bytes());
         out.extend_from_slice(&((self.poses.len() / 7) as u32).to_le_bytes());
         out.extend_from_slice(&(self.step as f64).to_le_bytes());
         out.extend_from_slice(&self.time.to_le_bytes());
         out.extend_from_slice(&self.wall.to_le_bytes());
+        out.extend_from_slice(&(self.episode as u32).to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
         for p in &self.poses {
             out.extend_from_slice(&p.to_le_bytes());
         }
@@ -87,6 +96,11 @@ impl FrameState {
             }
         }
         out
+    }
+
+    /// Whether this state is newer than a caller's frame (`after`, of `episode`).
+    fn newer(&self, after: u64, episode: u64) -> bool {
+        self.seen && (self.episode != episode || self.step > after)
     }
 }
 
@@ -153,10 +167,16 @@ impl Picture {
 /// The services' shared state: written by the publisher thread, read by the server's.
 pub(crate) struct Pull {
     state: Mutex<FrameState>,
-    /// Calls waiting for a state newer than theirs: (after, responder).
-    waiting: Mutex<Vec<(u64, Responder)>>,
+    /// Calls waiting for a state newer than theirs: (after, episode, responder).
+    waiting: Mutex<Vec<(u64, u64, Responder)>>,
     /// Whether any client has asked: until then the publisher does not keep the state.
     wanted: AtomicBool,
+    /// The world's layout: replaced at a reset.
+    layout: Mutex<Arc<Layout>>,
+}
+
+/// What the services know of one world: made from its scene and ray plan.
+struct Layout {
     /// By sensor slot: its index among the drawn sensors, and its range.
     drawn: Vec<Option<(usize, f64)>>,
     /// By sensor slot: its index among the cameras.
@@ -164,11 +184,46 @@ pub(crate) struct Pull {
     /// By camera: its newest picture, and whether anyone asked for it (until then it is not
     /// kept).
     pictures: Vec<(Mutex<Picture>, AtomicBool)>,
-    layout: Vec<u8>,
+    /// The `/ssx/layout` answer.
+    bytes: Vec<u8>,
+    /// Drawn range sensors.
+    drawn_count: usize,
 }
 
 impl Pull {
     pub fn new(scene: &SceneInfo, plan: &RayPlan) -> Self {
+        let layout = Layout::new(scene, plan, 0);
+        Self {
+            state: Mutex::new(FrameState {
+                rays: vec![(0, Vec::new()); layout.drawn_count],
+                ..Default::default()
+            }),
+            waiting: Mutex::new(Vec::new()),
+            wanted: AtomicBool::new(false),
+            layout: Mutex::new(Arc::new(layout)),
+        }
+    }
+
+    /// Publisher thread: the world started over (`episode` resets so far). Callers are answered
+    /// with the new world's first frame.
+    pub fn reset(&self, scene: &SceneInfo, plan: &RayPlan, episode: u64) {
+        let layout = Layout::new(scene, plan, episode);
+        let mut s = self.state.lock().expect("not poisoned");
+        *s = FrameState {
+            episode,
+            rays: vec![(0, Vec::new()); layout.drawn_count],
+            ..Default::default()
+        };
+        *self.layout.lock().expect("not poisoned") = Arc::new(layout);
+    }
+
+    fn layout(&self) -> Arc<Layout> {
+        Arc::clone(&self.layout.lock().expect("not poisoned"))
+    }
+}
+
+impl Layout {
+    fn new(scene: &SceneInfo, plan: &RayPlan, episode: u64) -> Self {
         let mut drawn = Vec::with_capacity(scene.sensors.len());
         let mut sensors = Vec::new();
         let mut geometries: Vec<serde_json::Value> = Vec::new();
@@ -205,29 +260,26 @@ impl Pull {
         }
         let layout = json!({
             "version": 1,
+            "episode": episode,
             "frames": scene.frames,
             "geometries": geometries,
             "sensors": sensors,
             "rays": {"total": plan.total, "shown": plan.shown},
             "cameras": cameras,
         });
-        let count = sensors.len();
         Self {
-            state: Mutex::new(FrameState {
-                rays: vec![(0, Vec::new()); count],
-                ..Default::default()
-            }),
-            waiting: Mutex::new(Vec::new()),
-            wanted: AtomicBool::new(false),
+            drawn_count: sensors.len(),
             drawn,
             pictures: (0..cameras.len())
                 .map(|_| (Mutex::new(Picture::default()), AtomicBool::new(false)))
                 .collect(),
             camera_of,
-            layout: layout.to_string().into_bytes(),
+            bytes: layout.to_string().into_bytes(),
         }
     }
+}
 
+impl Pull {
     /// The three services, for the server.
     pub fn services(self: &std::sync::Arc<Self>) -> Vec<Service> {
         let json_schema = |name: &str, schema: &str| {
@@ -244,7 +296,7 @@ impl Pull {
             )
             .handler_fn(move |_req: Request| -> Result<Vec<u8>, String> {
                 layout.wanted.store(true, Ordering::Relaxed);
-                Ok(layout.layout.clone())
+                Ok(layout.layout().bytes.clone())
             }),
             Service::builder(
                 FRAME_SERVICE,
@@ -252,7 +304,7 @@ impl Pull {
                     "json",
                     json_schema(
                         "ssx.FrameRequest",
-                        r#"{"type":"object","properties":{"after":{"type":"integer","description":"the step of the frame the client has; the answer is newer"}}}"#,
+                        r#"{"type":"object","properties":{"after":{"type":"integer","description":"the step of the frame the client has; the answer is newer"},"episode":{"type":"integer","description":"the episode of that frame (or of the layout); a frame of another episode is newer"}}}"#,
                     ),
                 ),
             )
@@ -276,23 +328,24 @@ impl Pull {
         if !self.wanted.load(Ordering::Relaxed) {
             return;
         }
+        let layout = self.layout();
         let mut s = self.state.lock().expect("not poisoned");
-        (s.step, s.time, s.wall) = (f.step, f.time, f.wall);
+        (s.step, s.time, s.wall, s.seen) = (f.step, f.time, f.wall, true);
         s.poses.clear();
         s.poses
             .extend(f.poses.iter().flat_map(|p| p.map(|x| x as f32)));
         for &(slot, start, len) in &f.readings {
             if let (Some(Some(c)), SensorKind::Camera(g)) = (
-                self.camera_of.get(slot as usize),
+                layout.camera_of.get(slot as usize),
                 &info.sensors[slot as usize].kind,
-            ) && self.pictures[*c].1.load(Ordering::Relaxed)
+            ) && layout.pictures[*c].1.load(Ordering::Relaxed)
             {
-                let mut p = self.pictures[*c].0.lock().expect("not poisoned");
+                let mut p = layout.pictures[*c].0.lock().expect("not poisoned");
                 p.fill(f.step, g, f.values(start, len));
                 continue;
             }
             let (Some(Some((index, range))), SensorKind::Range(_)) = (
-                self.drawn.get(slot as usize),
+                layout.drawn.get(slot as usize),
                 &info.sensors[slot as usize].kind,
             ) else {
                 continue;
@@ -305,8 +358,8 @@ impl Pull {
         let mut waiting = self.waiting.lock().expect("not poisoned");
         let mut i = 0;
         while i < waiting.len() {
-            if waiting[i].0 < s.step {
-                let (after, responder) = waiting.swap_remove(i);
+            if s.newer(waiting[i].0, waiting[i].1) {
+                let (after, _, responder) = waiting.swap_remove(i);
                 responder.respond_ok(s.encode(after));
             } else {
                 i += 1;
@@ -327,10 +380,11 @@ impl Pull {
             }),
         };
         let (camera, after) = (index("camera")?, index("after")?);
-        let (picture, wanted) = self.pictures.get(camera as usize).ok_or_else(|| {
+        let layout = self.layout();
+        let (picture, wanted) = layout.pictures.get(camera as usize).ok_or_else(|| {
             format!(
                 "{CAMERA_SERVICE}: no camera {camera}; the scene has {}",
-                self.pictures.len()
+                layout.pictures.len()
             )
         })?;
         self.wanted.store(true, Ordering::Relaxed);
@@ -370,33 +424,42 @@ impl foxglove::websocket::service::Handler for FrameHandler {
     fn call(&self, request: Request, mut responder: Responder) {
         let pull = &*self.0;
         pull.wanted.store(true, Ordering::Relaxed);
-        let after = match serde_json::from_slice::<serde_json::Value>(request.payload()) {
-            Ok(v) => match v.get("after") {
-                None | Some(serde_json::Value::Null) => 0,
-                Some(a) => match a.as_u64() {
-                    Some(a) => a,
-                    None => {
-                        responder.respond_err(format!(
-                            "{FRAME_SERVICE}: \"after\" must be a step number (a whole number from 0), got {a}"
-                        ));
-                        return;
-                    }
-                },
-            },
+        let request = match serde_json::from_slice::<serde_json::Value>(request.payload()) {
+            Ok(v) => v,
             Err(e) => {
                 responder.respond_err(format!("{FRAME_SERVICE}: the request is not JSON: {e}"));
                 return;
             }
         };
+        let number = |key: &str, what: &str| match request.get(key) {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(a) => a.as_u64().map(Some).ok_or_else(|| {
+                format!(
+                    "{FRAME_SERVICE}: \"{key}\" must be {what} (a whole number from 0), got {a}"
+                )
+            }),
+        };
+        let (after, episode) = match (
+            number("after", "a step number"),
+            number("episode", "an episode number"),
+        ) {
+            (Ok(a), Ok(e)) => (a.unwrap_or(0), e),
+            (Err(m), _) | (_, Err(m)) => {
+                responder.respond_err(m);
+                return;
+            }
+        };
         responder.set_encoding(FRAME_ENCODING);
         let s = pull.state.lock().expect("not poisoned");
-        if s.step > after {
+        // Without an episode, the caller means the current one.
+        let episode = episode.unwrap_or(s.episode);
+        if s.newer(after, episode) {
             responder.respond_ok(s.encode(after));
         } else {
             pull.waiting
                 .lock()
                 .expect("not poisoned")
-                .push((after, responder));
+                .push((after, episode, responder));
         }
     }
 }
@@ -408,6 +471,8 @@ mod tests {
     #[test]
     fn a_frame_carries_every_pose_and_only_the_rays_read_after_the_callers_step() {
         let s = FrameState {
+            episode: 3,
+            seen: true,
             step: 7,
             time: 0.07,
             wall: 1.5e9,
@@ -417,18 +482,27 @@ mod tests {
         let b = s.encode(4);
         let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
         let f64_at = |i: usize| f64::from_le_bytes(b[i..i + 8].try_into().unwrap());
-        assert_eq!((u32_at(0), u32_at(4)), (1, 1));
+        assert_eq!((u32_at(0), u32_at(4)), (2, 1));
         assert_eq!((f64_at(8), f64_at(16), f64_at(24)), (7.0, 0.07, 1.5e9));
-        let z = f32::from_le_bytes(b[40..44].try_into().unwrap());
+        assert_eq!((u32_at(32), u32_at(36)), (3, 0), "episode, padding");
+        let z = f32::from_le_bytes(b[48..52].try_into().unwrap());
         assert_eq!(z, 3.0);
         // One sensor read after step 4: the second, index 1, two rays, no padding.
-        assert_eq!((u32_at(60), u32_at(64), u32_at(68)), (1, 1, 2));
-        assert_eq!(&b[72..76], &[0xff, 0xff, 9, 0]);
-        assert_eq!(b.len(), 76);
+        assert_eq!((u32_at(68), u32_at(72), u32_at(76)), (1, 1, 2));
+        assert_eq!(&b[80..84], &[0xff, 0xff, 9, 0]);
+        assert_eq!(b.len(), 84);
         // From the start: both read sensors; three rays take two bytes of padding.
         let b = s.encode(0);
-        assert_eq!(b.len(), 60 + 4 + (8 + 8) + (8 + 4));
+        assert_eq!(b.len(), 68 + 4 + (8 + 8) + (8 + 4));
         assert_eq!(b.len() % 4, 0);
+        // Newer: a later step of the caller's world, or any frame of another world once one
+        // was published.
+        assert!(s.newer(6, 3) && !s.newer(7, 3) && s.newer(900, 2));
+        let fresh = FrameState {
+            episode: 4,
+            ..Default::default()
+        };
+        assert!(!fresh.newer(900, 3), "no frame of the new world yet");
     }
 
     #[test]

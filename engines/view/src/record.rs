@@ -122,7 +122,18 @@ impl Recorder {
                         flush_due();
                     }
                     while let Some(f) = frames.next() {
-                        ch.publish_frame(&f);
+                        match &f.reset {
+                            Some(r) => {
+                                // What the daemon logged before the reset goes in before it.
+                                while let Some(side) = hub.0.record.queue.pop() {
+                                    ch.publish_side(&side);
+                                }
+                                if let Err(e) = ch.reset(r) {
+                                    fail(&state, format!("cannot record the reset: {e}"));
+                                }
+                            }
+                            None => ch.publish_frame(&f),
+                        }
                         frames.recycle(f);
                         state.messages.store(ch.messages, Ordering::Relaxed);
                         flush_due();
