@@ -289,7 +289,7 @@ impl Environment {
     pub fn config(&self) -> &EnvironmentConfig {
         &self.config
     }
-    /// Current state of every body, indexed by [`BodyId::index`].
+    /// Current state of every body, indexed by [`crate::BodyId::index`].
     pub fn states(&self) -> &[BodyState] {
         &self.states
     }

@@ -1,6 +1,6 @@
 //! Who is running what: the record the crash handler and the watchdog read.
 //!
-//! Every thread that calls into a plugin or the physics engine holds a [`Slot`] in a fixed,
+//! Every thread that calls into a plugin or the physics engine holds a `Slot` in a fixed,
 //! static table. Around each call it marks the slot busy with a [`Label`] (prepared text naming
 //! the plugin, its library and its artifact), the phase and the step: a handful of relaxed
 //! atomic stores, no clock read, no allocation. Two readers use the table:

@@ -1,4 +1,4 @@
-//! `ssx._ssx`: the native half of the `ssx` Python package. A [`Sim`] owns an ssx-core
+//! `ssx._ssx`: the native half of the `ssx` Python package. A `Sim` owns an ssx-core
 //! Environment built from a scene file exactly as `ssxd run` builds it, steps it with the GIL
 //! released, and hands its state, readings and statistics to numpy.
 

@@ -1,6 +1,6 @@
-//! The host side of the plugin C ABI (`ssx-sdk`), in three parts: [`load`] finds and opens
-//! libraries (SSX's ClassLoader), [`instance`] wraps what they create as ordinary drivers,
-//! sensors and extensions, and [`host`] is the table of functions plugins call back into;
+//! The host side of the plugin C ABI (`ssx-sdk`), in three parts: `load` finds and opens
+//! libraries (SSX's ClassLoader), `instance` wraps what they create as ordinary drivers,
+//! sensors and extensions, and `host` is the table of functions plugins call back into;
 //! [`leftovers`] removes the plugin copies of processes that died without removing theirs.
 //!
 //! This module and the worker pool are the only places with `unsafe` in the host. Here it is

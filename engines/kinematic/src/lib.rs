@@ -649,7 +649,7 @@ impl PhysicEngine for KinematicEngine {
     /// an even share of the movers: at 1000 robots the copy on one thread stalled on the lines
     /// the other worker's moves had written, and at 100 robots among 508 wall segments the walls
     /// were five sixths of the copy (BENCHMARKS.md, "Swarm speed, third round"). Below
-    /// [`motion::MIN_STRIPS`] movers the hand-over costs more than the copy.
+    /// `motion::MIN_STRIPS` movers the hand-over costs more than the copy.
     fn update_state_on(&self, out: &mut [BodyState], par: &dyn Parallel) {
         let ids = &self.moving_ids;
         let parts = if self.moving < motion::MIN_STRIPS {

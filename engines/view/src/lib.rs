@@ -7,7 +7,7 @@
 //! The stepping thread only copies a snapshot (body poses, fresh readings) into a free buffer at
 //! the view rate or the recording's step divider; encoding, network and disk work happen on
 //! threads of their own. When their consumer is behind, snapshots are dropped and counted, and
-//! the step goes on ([`frame`]). Channels and their schemas: `docs/view.md`.
+//! the step goes on (`frame.rs`). Channels and their schemas: `docs/view.md`.
 #![warn(missing_docs)]
 
 mod camera;

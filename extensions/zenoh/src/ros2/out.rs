@@ -118,7 +118,7 @@ fn to_body(q: &[f64], v: &[f64]) -> Vector3 {
 }
 
 impl RosOut {
-    /// The node's outbound side; topics arrive through [`RosShared::add_topic`].
+    /// The node's outbound side; topics arrive through `RosShared::add_topic`.
     pub fn new(shared: Arc<RosShared>) -> RosOut {
         RosOut {
             shared,
