@@ -1146,10 +1146,8 @@ fn a_recording_with_three_resets_reads_in_order_and_splits_into_episodes() {
             (r["time"].as_f64().unwrap() - steps as f64 * 0.01).abs() < 1e-9,
             "{r}"
         );
-        let expected_seed = match seed.unwrap() {
-            Some(s) => s,
-            None => 5, // the scene's own seed after a reset to 5 is 5
-        };
+        // None: the scene's own seed, which the reset to 5 made 5.
+        let expected_seed = seed.unwrap().unwrap_or(5);
         assert_eq!(r["seed"], expected_seed, "{r}");
         assert!(
             (r["log_time_offset"].as_f64().unwrap() - offset).abs() < 1e-9,
