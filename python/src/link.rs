@@ -107,7 +107,10 @@ impl Link {
                 .map_err(zerr("send the control command"))?;
             // A lockstep answer comes within a few hundred microseconds: look for it without
             // sleeping for a while first (waking a blocked thread costs tens of microseconds
-            // on a VM), then block.
+            // on a VM), then block. Between looks the thread yields its core: on two cores the
+            // Zenoh threads that carry the answer run there too (issue 49: per-step p99 377 µs
+            // against 688 µs spinning with `spin_loop`, BENCHMARKS.md "Remote lockstep on every
+            // run").
             let spin = std::time::Instant::now();
             let mut early = None;
             while spin.elapsed() < SPIN {
@@ -115,7 +118,7 @@ impl Link {
                     early = Some(a);
                     break;
                 }
-                std::hint::spin_loop();
+                std::thread::yield_now();
             }
             if let Some(a) = early {
                 return Ok(a);
