@@ -43,10 +43,9 @@ pub struct RenderReset<'a> {
     /// The world as it is now, at step 0: the same scene name and timestep, the artifacts as
     /// made anew (other bodies when a new seed made a new map).
     pub scene: RenderScene<'a>,
-    /// Every visual node of the new world, in place of the ones added before.
+    /// Every visual node of the new world, in place of the ones added before (other ones when
+    /// a new seed changed the bodies).
     pub nodes: &'a [RenderNode],
-    /// Whether `nodes` differ from the world's before the reset (other bodies or visuals).
-    pub changed: bool,
     /// The seed the new world was made with.
     pub seed: u64,
     /// Steps done when the reset came.
@@ -122,7 +121,7 @@ pub trait RenderEngine: Send {
         Ok(())
     }
     /// After a reset, before the first step of the new run: the world starts over at step 0,
-    /// its simulated time at 0, perhaps with other bodies ([`RenderReset::changed`]). Called on
+    /// its simulated time at 0, perhaps with other bodies ([`RenderReset::nodes`]). Called on
     /// the stepping thread for every reset; like `sync`, it must not block. The default does
     /// nothing.
     fn reset(&mut self, _reset: &RenderReset<'_>) {}

@@ -113,12 +113,10 @@ impl Environment {
         self.collect_faults()
     }
 
-    /// Tells the render engine (live view, recording) that the world started over, with its
-    /// nodes when a new seed changed the bodies.
+    /// Tells the render engine (live view, recording) that the world started over, with the
+    /// new world's nodes.
     fn show_reset(&mut self, steps_before: u64, time_before: f64) {
-        let nodes = render_nodes(&self.specs);
-        let changed = nodes != self.render_nodes;
-        self.render_nodes = nodes;
+        self.render_nodes = render_nodes(&self.specs);
         self.render.reset(&RenderReset {
             scene: RenderScene {
                 name: &self.config.scene,
@@ -127,7 +125,6 @@ impl Environment {
                 specs: &self.specs,
             },
             nodes: &self.render_nodes,
-            changed,
             seed: self.config.seed,
             steps_before,
             time_before,
