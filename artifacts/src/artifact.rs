@@ -8,7 +8,8 @@ use ssx_core::environment::{ArtifactJoint, ArtifactVisual};
 use ssx_core::math::{Pose, Rotation, Vec3};
 use ssx_core::plugin::PluginKind;
 use ssx_core::{
-    BodyKind, BodySpec, ColliderSpec, JointKind, MassSpec, PluginSpec, SensorSpec, Shape, SsxError,
+    BodyKind, BodySpec, ColliderSpec, JointDynamics, JointKind, MassSpec, PluginSpec, SensorSpec,
+    Shape, SsxError,
 };
 
 use crate::DEFAULT_DENSITY;
@@ -213,7 +214,7 @@ impl Loader<'_> {
                 visuals.push(ArtifactVisual {
                     body: i,
                     local_pose: c.local_pose,
-                    shape: c.shape,
+                    shape: c.shape.clone(),
                     color,
                 });
             }
@@ -305,6 +306,7 @@ impl Loader<'_> {
                 child,
                 frame1,
                 frame2,
+                dynamics: JointDynamics::default(),
             });
         }
         // A child with no joint to its parent is welded to it.
@@ -321,6 +323,7 @@ impl Loader<'_> {
                     child: i,
                     frame1: rel[p].inverse() * rel[i],
                     frame2: Pose::identity(),
+                    dynamics: JointDynamics::default(),
                 });
             }
         }

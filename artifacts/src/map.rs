@@ -424,7 +424,7 @@ pub fn artifact(
         let local_pose = Pose::from_parts(centre.into(), Default::default());
         let shape = Shape::Box { half_extents: half };
         colliders.push(ColliderSpec {
-            shape,
+            shape: shape.clone(),
             local_pose,
             friction: 0.8,
             restitution: 0.0,

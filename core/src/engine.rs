@@ -29,8 +29,102 @@ pub enum BodyKind {
     Kinematic,
 }
 
-/// A primitive collision shape, in the collider's own frame (z up).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A triangle mesh in its collider's frame, scaled already: what a robot model's mesh file
+/// (STL, COLLADA, OBJ) becomes. Shared by every collider and visual that uses it.
+#[derive(Debug, PartialEq)]
+pub struct Mesh {
+    /// Where it came from (a file's path), for messages and views.
+    pub source: String,
+    /// Vertices (m).
+    pub vertices: Vec<[f32; 3]>,
+    /// Triangles as indices into `vertices`, counter-clockwise seen from outside.
+    pub triangles: Vec<[u32; 3]>,
+}
+
+impl Mesh {
+    /// A mesh, checked: at least one triangle, every index in range, every vertex finite.
+    pub fn new(
+        source: String,
+        vertices: Vec<[f32; 3]>,
+        triangles: Vec<[u32; 3]>,
+    ) -> Result<Mesh, String> {
+        if triangles.is_empty() {
+            return Err("the mesh has no triangles".into());
+        }
+        if let Some(v) = vertices.iter().find(|v| v.iter().any(|x| !x.is_finite())) {
+            return Err(format!("the mesh has a vertex that is not finite: {v:?}"));
+        }
+        let n = vertices.len();
+        if let Some(t) = triangles
+            .iter()
+            .find(|t| t.iter().any(|&i| i as usize >= n))
+        {
+            return Err(format!(
+                "triangle {t:?} names a vertex past the mesh's {n} vertices"
+            ));
+        }
+        Ok(Mesh {
+            source,
+            vertices,
+            triangles,
+        })
+    }
+
+    /// Its box in its own frame, as (least, greatest) corner.
+    pub fn bounds(&self) -> (Vec3, Vec3) {
+        let mut lo = Vec3::repeat(f64::INFINITY);
+        let mut hi = Vec3::repeat(f64::NEG_INFINITY);
+        for t in &self.triangles {
+            for &i in t {
+                let p = self.vertices[i as usize];
+                let p = Vec3::new(p[0] as f64, p[1] as f64, p[2] as f64);
+                lo = lo.inf(&p);
+                hi = hi.sup(&p);
+            }
+        }
+        (lo, hi)
+    }
+
+    /// The volume it encloses (m³), by the divergence theorem over its triangles: exact for a
+    /// closed mesh, an estimate for an open one.
+    pub fn volume(&self) -> f64 {
+        let p = |i: u32| {
+            let v = self.vertices[i as usize];
+            Vec3::new(v[0] as f64, v[1] as f64, v[2] as f64)
+        };
+        self.triangles
+            .iter()
+            .map(|t| p(t[0]).dot(&p(t[1]).cross(&p(t[2]))) / 6.0)
+            .sum::<f64>()
+            .abs()
+    }
+}
+
+/// How an engine with exact shapes makes a collider of a mesh.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MeshFit {
+    /// The triangles themselves: exact, hollow, best for static bodies (dynamic triangle
+    /// meshes collide poorly with each other).
+    TriMesh,
+    /// The convex hull of its vertices: one convex solid, what a dynamic body wants.
+    ConvexHull,
+    /// Convex parts found by V-HACD: close to the shape, solid, slower to build.
+    ConvexDecomposition,
+}
+
+impl MeshFit {
+    /// Its name in scene files.
+    pub fn name(self) -> &'static str {
+        match self {
+            MeshFit::TriMesh => "trimesh",
+            MeshFit::ConvexHull => "convex_hull",
+            MeshFit::ConvexDecomposition => "convex_decomposition",
+        }
+    }
+}
+
+/// A collision shape, in the collider's own frame (z up).
+#[derive(Clone, Debug, PartialEq)]
 pub enum Shape {
     /// A box with these half extents.
     Box {
@@ -58,6 +152,13 @@ pub enum Shape {
     },
     /// An infinite plane through the collider's origin with normal +z (the ground).
     Plane,
+    /// A triangle mesh, made a collider as `fit` says.
+    Mesh {
+        /// The triangles.
+        mesh: std::sync::Arc<Mesh>,
+        /// Exact triangles, convex hull or convex parts.
+        fit: MeshFit,
+    },
 }
 
 impl Shape {
@@ -76,6 +177,7 @@ impl Shape {
                 half_length: l,
             } => PI * r * r * 2.0 * l,
             Shape::Plane => f64::INFINITY,
+            Shape::Mesh { ref mesh, .. } => mesh.volume(),
         }
     }
 
@@ -93,6 +195,10 @@ impl Shape {
                 half_length: l,
             } => Some(Vec3::new(r, r, l)),
             Shape::Plane => None,
+            Shape::Mesh { ref mesh, .. } => {
+                let (lo, hi) = mesh.bounds();
+                Some(lo.abs().sup(&hi.abs()))
+            }
         }
     }
 }
@@ -123,6 +229,18 @@ pub enum MassSpec {
         mass: f64,
         /// Principal moments of inertia.
         inertia: Vec3,
+    },
+    /// Mass, centre of mass and principal inertia about axes turned by `frame` (a robot
+    /// model's `<inertial>`, diagonalised).
+    Inertial {
+        /// Mass in kg.
+        mass: f64,
+        /// Centre of mass in the body frame (m).
+        center: Vec3,
+        /// Principal moments of inertia about the centre of mass (kg·m²).
+        inertia: Vec3,
+        /// The principal axes in the body frame.
+        frame: crate::math::Rotation,
     },
 }
 
@@ -184,7 +302,7 @@ impl BodySpec {
         }
         let solid = self.solid_volume();
         let density = match self.mass {
-            MassSpec::Explicit { .. } => return Ok(None),
+            MassSpec::Explicit { .. } | MassSpec::Inertial { .. } => return Ok(None),
             MassSpec::Density(d) => d,
             MassSpec::Mass(m) => {
                 if solid <= 0.0 {
@@ -208,6 +326,13 @@ impl BodySpec {
 pub enum JointKind {
     /// No relative motion.
     Fixed,
+    /// Translation along the x axis of the joint frames (a robot model's prismatic joint).
+    Prismatic {
+        /// Optional travel limits (m).
+        limits: Option<[f64; 2]>,
+        /// Optional position motor: stiffness (N/m) and damping (N·s/m).
+        motor: Option<[f64; 2]>,
+    },
     /// Rotation about the x axis of the joint frames.
     Revolute {
         /// Optional angle limits (radians).
@@ -232,6 +357,94 @@ pub struct JointSpec {
     pub frame1: Pose,
     /// Joint frame in body2's frame.
     pub frame2: Pose,
+    /// Friction-free damping and the effort limit.
+    pub dynamics: JointDynamics,
+}
+
+/// What resists a joint and bounds what drives it (a robot model's `<dynamics>` and
+/// `<limit effort>`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointDynamics {
+    /// Viscous damping (N·m·s/rad or N·s/m) while no motor drives the joint.
+    pub damping: f64,
+    /// The largest effort a motor may apply (N·m or N); infinite when the model gives none.
+    pub max_effort: f64,
+}
+
+impl Default for JointDynamics {
+    fn default() -> Self {
+        Self {
+            damping: 0.0,
+            max_effort: f64::INFINITY,
+        }
+    }
+}
+
+impl JointKind {
+    /// Whether the joint moves at all (a revolute or prismatic joint).
+    pub fn movable(&self) -> bool {
+        !matches!(self, JointKind::Fixed)
+    }
+    /// Its limits, if it has any.
+    pub fn limits(&self) -> Option<[f64; 2]> {
+        match *self {
+            JointKind::Fixed => None,
+            JointKind::Prismatic { limits, .. } | JointKind::Revolute { limits, .. } => limits,
+        }
+    }
+    /// Its motor's stiffness and damping, if it has one.
+    pub fn motor(&self) -> Option<[f64; 2]> {
+        match *self {
+            JointKind::Fixed => None,
+            JointKind::Prismatic { motor, .. } | JointKind::Revolute { motor, .. } => motor,
+        }
+    }
+}
+
+/// Where a joint stands: the angle (rad) of a revolute joint or the travel (m) of a prismatic
+/// one, from the pose it was built in, and how fast it changes. Fixed joints read 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct JointReading {
+    /// Angle in (−π, π] or travel.
+    pub position: f64,
+    /// Angular (rad/s) or linear (m/s) rate.
+    pub velocity: f64,
+}
+
+/// A joint's position and rate from the states of its two bodies: the same on every engine.
+/// The revolute angle is the twist about the joint axis of the child's joint frame relative
+/// to the parent's; the prismatic travel is along the parent frame's axis.
+pub fn joint_reading(spec: &JointSpec, s1: &BodyState, s2: &BodyState) -> JointReading {
+    let f1 = s1.pose * spec.frame1;
+    let f2 = s2.pose * spec.frame2;
+    let axis = f1.rotation * Vec3::x();
+    match spec.kind {
+        JointKind::Fixed => JointReading::default(),
+        JointKind::Revolute { .. } => {
+            let q = (f1.rotation.inverse() * f2.rotation).into_inner();
+            let mut angle = 2.0 * q.i.atan2(q.w);
+            if angle > std::f64::consts::PI {
+                angle -= std::f64::consts::TAU;
+            } else if angle <= -std::f64::consts::PI {
+                angle += std::f64::consts::TAU;
+            }
+            JointReading {
+                position: angle,
+                velocity: (s2.angvel - s1.angvel).dot(&axis),
+            }
+        }
+        JointKind::Prismatic { .. } => {
+            let (p1, p2) = (f1.translation.vector, f2.translation.vector);
+            let at = |s: &BodyState, p: Vec3| {
+                s.linvel + s.angvel.cross(&(p - s.pose.translation.vector))
+            };
+            let d = p2 - p1;
+            JointReading {
+                position: d.dot(&axis),
+                velocity: (at(s2, p2) - at(s1, p1)).dot(&axis) + d.dot(&s1.angvel.cross(&axis)),
+            }
+        }
+    }
 }
 
 /// Pose and velocity of a body after a step. Velocities are in the world frame.
@@ -301,6 +514,29 @@ pub enum BodyCommand {
         /// Target angular velocity.
         velocity: f64,
     },
+    /// Drive a revolute or prismatic joint with these gains towards a position and rate:
+    /// stiffness 0 drives the rate alone (a velocity command). The motor holds until the next
+    /// command; its effort is bounded by the joint's [`JointDynamics::max_effort`].
+    JointMotor {
+        /// Joint.
+        joint: JointId,
+        /// Target position (rad or m).
+        position: f64,
+        /// Target rate (rad/s or m/s).
+        velocity: f64,
+        /// Stiffness (N·m/rad or N/m).
+        stiffness: f64,
+        /// Damping (N·m·s/rad or N·s/m).
+        damping: f64,
+    },
+    /// An effort on a revolute (torque, N·m) or prismatic (force, N) joint for one step: the
+    /// child is pushed along the joint axis and the parent back.
+    JointEffort {
+        /// Joint.
+        joint: JointId,
+        /// Torque or force, bounded by the joint's [`JointDynamics::max_effort`].
+        effort: f64,
+    },
     /// Attach the dynamic `body` to `carrier` at `offset` (its pose in the carrier's frame), or
     /// move it there when it is attached already. The Environment hands it to
     /// [`PhysicEngine::attach`], not to [`PhysicEngine::apply`].
@@ -358,8 +594,11 @@ pub struct EngineConfig {
 /// docs/engines.md explains each in words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Capabilities {
-    /// Fixed and revolute joints (with limits and motors).
+    /// Fixed, revolute and prismatic joints (with limits, motors, damping and efforts).
     pub joints: bool,
+    /// Triangle meshes as colliders, as they are (with [`Capabilities::exact_shapes`]) or as
+    /// the footprint of their box (without).
+    pub meshes: bool,
     /// Contacts are solved: bodies push each other, bounce and rub. Without it, a move into
     /// another body is refused (the body stalls, as in Stage) and falling bodies rest on what
     /// is under them.

@@ -38,8 +38,8 @@ pub use ssx_sdk::text;
 pub use clock::{Clock, MonotonicClock, VirtualClock};
 pub use engine::{
     BodyCommand, BodyId, BodyKind, BodySpec, BodyState, Capabilities, ColliderSpec, Contact,
-    DEFAULT_ENGINE, EngineConfig, JointId, JointKind, JointSpec, MassSpec, PhysicEngine, RayHit,
-    Shape,
+    DEFAULT_ENGINE, EngineConfig, JointDynamics, JointId, JointKind, JointReading, JointSpec,
+    MassSpec, Mesh, MeshFit, PhysicEngine, RayHit, Shape,
 };
 pub use environment::{
     ArtifactSpec, Environment, EnvironmentConfig, ExtensionSpec, PluginSpec, Rebuilt, SceneSource,

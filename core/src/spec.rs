@@ -2,7 +2,7 @@
 //! driver and sensors), its extensions, and how to run. The scene loader (`ssx-artifacts`)
 //! makes these; [`crate::Environment`] is built from them.
 
-use crate::engine::{BodySpec, JointKind, Shape};
+use crate::engine::{BodySpec, JointDynamics, JointKind, Shape};
 use crate::error::Origin;
 use crate::math::{Pose, Vec3};
 use crate::pacer::{LatePolicy, Mode};
@@ -44,6 +44,8 @@ pub struct ArtifactJoint {
     pub frame1: Pose,
     /// Joint frame in the child's frame.
     pub frame2: Pose,
+    /// Damping and effort limit.
+    pub dynamics: JointDynamics,
 }
 
 /// A visual of one body of an artifact.

@@ -93,8 +93,8 @@ pub struct Catalog {
     pub(crate) body_bounds: Vec<Option<(Vec3, Vec3)>>,
     /// Each body's colour (RGBA): its first visual's, else [`DEFAULT_BODY_COLOR`].
     pub(crate) body_color: Vec<[f32; 4]>,
-    /// Per joint id: whether it has a motor.
-    pub(crate) joint_motorised: Vec<bool>,
+    /// Per joint id: what it is and which bodies it links.
+    pub(crate) joints: Vec<crate::engine::JointSpec>,
     /// The scene's map, if it has one.
     pub(crate) map: Option<std::sync::Arc<MapGrid>>,
 }
@@ -152,6 +152,19 @@ impl<'a> World<'a> {
     /// this step's physics).
     pub fn attachment(&self, id: BodyId) -> Option<(BodyId, crate::math::Pose)> {
         self.engine.attachment(id)
+    }
+    /// A joint's kind, bodies and frames.
+    pub fn joint(&self, id: crate::engine::JointId) -> Option<&'a crate::engine::JointSpec> {
+        self.catalog.joints.get(id.0 as usize)
+    }
+    /// Where a joint stands after this step's physics (see [`crate::engine::joint_reading`]).
+    pub fn joint_reading(&self, id: crate::engine::JointId) -> Option<crate::engine::JointReading> {
+        let spec = self.joint(id)?;
+        Some(crate::engine::joint_reading(
+            spec,
+            &self.states[spec.body1.index()],
+            &self.states[spec.body2.index()],
+        ))
     }
     /// Kind of a body.
     pub fn kind(&self, id: BodyId) -> BodyKind {

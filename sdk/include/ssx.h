@@ -26,6 +26,15 @@
 // The ABI version this SDK speaks. A host refuses plugins of any other version.
 #define SSX_ABI_VERSION 3
 
+// A fixed joint, in [`SsxJointState::kind`].
+#define SSX_JOINT_FIXED 0
+
+// A revolute joint (positions in rad).
+#define SSX_JOINT_REVOLUTE 1
+
+// A prismatic joint (positions in m).
+#define SSX_JOINT_PRISMATIC 2
+
 // Most rays one `ray_cast_many` call casts (a 4096 × 4096 image).
 #define SSX_MAX_RAYS 16777216
 
@@ -159,6 +168,22 @@ typedef struct {
   // See `lateness_p99_us`.
   double lateness_max_us;
 } SsxStats;
+
+// A joint and where it stands, from [`SsxHostApi::joint_state`].
+typedef struct {
+  // [`SSX_JOINT_FIXED`], [`SSX_JOINT_REVOLUTE`] or [`SSX_JOINT_PRISMATIC`].
+  uint32_t kind;
+  // 1 when its artifact's file gave it a motor (`set_joint_target` drives it), else 0.
+  uint32_t motorised;
+  // Angle (rad, in (−π, π]) or travel (m) from the pose it was built in.
+  double position;
+  // Its rate (rad/s or m/s).
+  double velocity;
+  // Lower and upper limits; −∞ and +∞ when it has none.
+  double limits[2];
+  // The largest effort a motor may apply (N·m or N); +∞ when unbounded.
+  double max_effort;
+} SsxJointState;
 
 // Functions the host offers plugins. See the module rules for handles and phases.
 typedef struct {
@@ -345,6 +370,27 @@ typedef struct {
   // visual's, or the scene's default grey when it has none), for cameras that shade what
   // their rays hit. Any phase. Added to version 3 with `ray_cast_many`.
   SsxStatus (*body_color)(SsxCtx ctx, uint32_t artifact, uint32_t body, float *rgba);
+  // What joint `joint` of `artifact` is and where it stands after this step's physics (see
+  // [`SsxJointState`]). `SSX_ERR_OUT_OF_RANGE` past the artifact's joints (counting up from 0
+  // finds how many it has). Any phase. Added to version 3 after `body_color`: check
+  // `struct_size` covers it (`ssx_sdk::Ctx::joint_state` does).
+  SsxStatus (*joint_state)(SsxCtx ctx, uint32_t artifact, uint32_t joint, SsxJointState *state);
+  // The name of joint `joint` of `artifact`, as `artifact_name` writes names;
+  // `SSX_ERR_OUT_OF_RANGE` past the artifact's joints or when the name did not fit. Any
+  // phase. Added to version 3 with `joint_state`.
+  SsxStatus (*joint_name)(SsxCtx ctx, uint32_t artifact, uint32_t joint, char *name, uintptr_t capacity, uintptr_t *len);
+  // Drives one of the caller's own revolute or prismatic joints, motor or not, with these
+  // gains (stiffness in N·m/rad or N/m, damping in N·m·s/rad or N·s/m, neither negative)
+  // towards `position` (rad or m) and `velocity`: stiffness 0 commands the rate alone. The
+  // effort stays within the joint's limit; the command holds until the next.
+  // `SSX_ERR_INVALID_ARGUMENT` for a fixed joint, a negative gain or a value that is not
+  // finite. Driver phase. Added to version 3 with `joint_state`.
+  SsxStatus (*set_joint_motor)(SsxCtx ctx, uint32_t joint, double position, double velocity, double stiffness, double damping);
+  // An effort (N·m for a revolute joint, N for a prismatic one) on one of the caller's own
+  // joints for the next step, within the joint's limit: the child is pushed along the axis and
+  // the parent back. `SSX_ERR_INVALID_ARGUMENT` for a fixed joint or a value that is not
+  // finite. Driver phase. Added to version 3 with `joint_state`.
+  SsxStatus (*add_joint_effort)(SsxCtx ctx, uint32_t joint, double effort);
 } SsxHostApi;
 
 // Creates an instance from its JSON descriptor. On success stores it in `instance` and returns

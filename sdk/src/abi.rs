@@ -576,6 +576,71 @@ pub struct SsxHostApi {
     /// their rays hit. Any phase. Added to version 3 with `ray_cast_many`.
     pub body_color:
         unsafe extern "C" fn(ctx: SsxCtx, artifact: u32, body: u32, rgba: *mut f32) -> SsxStatus,
+    /// What joint `joint` of `artifact` is and where it stands after this step's physics (see
+    /// [`SsxJointState`]). `SSX_ERR_OUT_OF_RANGE` past the artifact's joints (counting up from 0
+    /// finds how many it has). Any phase. Added to version 3 after `body_color`: check
+    /// `struct_size` covers it (`ssx_sdk::Ctx::joint_state` does).
+    pub joint_state: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        artifact: u32,
+        joint: u32,
+        state: *mut SsxJointState,
+    ) -> SsxStatus,
+    /// The name of joint `joint` of `artifact`, as `artifact_name` writes names;
+    /// `SSX_ERR_OUT_OF_RANGE` past the artifact's joints or when the name did not fit. Any
+    /// phase. Added to version 3 with `joint_state`.
+    pub joint_name: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        artifact: u32,
+        joint: u32,
+        name: *mut c_char,
+        capacity: usize,
+        len: *mut usize,
+    ) -> SsxStatus,
+    /// Drives one of the caller's own revolute or prismatic joints, motor or not, with these
+    /// gains (stiffness in N·m/rad or N/m, damping in N·m·s/rad or N·s/m, neither negative)
+    /// towards `position` (rad or m) and `velocity`: stiffness 0 commands the rate alone. The
+    /// effort stays within the joint's limit; the command holds until the next.
+    /// `SSX_ERR_INVALID_ARGUMENT` for a fixed joint, a negative gain or a value that is not
+    /// finite. Driver phase. Added to version 3 with `joint_state`.
+    pub set_joint_motor: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        joint: u32,
+        position: f64,
+        velocity: f64,
+        stiffness: f64,
+        damping: f64,
+    ) -> SsxStatus,
+    /// An effort (N·m for a revolute joint, N for a prismatic one) on one of the caller's own
+    /// joints for the next step, within the joint's limit: the child is pushed along the axis and
+    /// the parent back. `SSX_ERR_INVALID_ARGUMENT` for a fixed joint or a value that is not
+    /// finite. Driver phase. Added to version 3 with `joint_state`.
+    pub add_joint_effort: unsafe extern "C" fn(ctx: SsxCtx, joint: u32, effort: f64) -> SsxStatus,
+}
+
+/// A fixed joint, in [`SsxJointState::kind`].
+pub const SSX_JOINT_FIXED: u32 = 0;
+/// A revolute joint (positions in rad).
+pub const SSX_JOINT_REVOLUTE: u32 = 1;
+/// A prismatic joint (positions in m).
+pub const SSX_JOINT_PRISMATIC: u32 = 2;
+
+/// A joint and where it stands, from [`SsxHostApi::joint_state`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SsxJointState {
+    /// [`SSX_JOINT_FIXED`], [`SSX_JOINT_REVOLUTE`] or [`SSX_JOINT_PRISMATIC`].
+    pub kind: u32,
+    /// 1 when its artifact's file gave it a motor (`set_joint_target` drives it), else 0.
+    pub motorised: u32,
+    /// Angle (rad, in (−π, π]) or travel (m) from the pose it was built in.
+    pub position: f64,
+    /// Its rate (rad/s or m/s).
+    pub velocity: f64,
+    /// Lower and upper limits; −∞ and +∞ when it has none.
+    pub limits: [f64; 2],
+    /// The largest effort a motor may apply (N·m or N); +∞ when unbounded.
+    pub max_effort: f64,
 }
 
 /// Most rays one `ray_cast_many` call casts (a 4096 × 4096 image).

@@ -134,6 +134,54 @@ impl Ctx<'_> {
     pub fn set_joint_target(&self, joint: u32, position: f64, velocity: f64) -> Result<(), Error> {
         check(unsafe { (self.host.set_joint_target)(self.ctx, joint, position, velocity) })
     }
+    /// What joint `joint` of `artifact` is and where it stands (any phase); `None` past the
+    /// artifact's last joint (so counting from 0 finds them all) and on hosts that predate it.
+    pub fn joint_state(&self, artifact: u32, joint: u32) -> Result<Option<SsxJointState>, Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, joint_state)) {
+            return Ok(None);
+        }
+        let mut state = SsxJointState::default();
+        match unsafe { (self.host.joint_state)(self.ctx, artifact, joint, &mut state) } {
+            SSX_ERR_OUT_OF_RANGE => Ok(None),
+            s => check(s).map(|()| Some(state)),
+        }
+    }
+    /// The name of joint `joint` of `artifact` (`SSX_ERR_OUT_OF_RANGE` past its last joint).
+    /// `SSX_ERR_NOT_FOUND` on hosts that predate it.
+    pub fn joint_name(&self, artifact: u32, joint: u32) -> Result<String, Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, joint_name)) {
+            return Err(Error(SSX_ERR_NOT_FOUND));
+        }
+        read_name(|buf, cap, len| unsafe {
+            (self.host.joint_name)(self.ctx, artifact, joint, buf, cap, len)
+        })
+    }
+    /// Drives one of the artifact's revolute or prismatic joints with these gains towards a
+    /// position and rate (stiffness 0: the rate alone); driver phase. `SSX_ERR_NOT_FOUND` on
+    /// hosts that predate it.
+    pub fn set_joint_motor(
+        &self,
+        joint: u32,
+        position: f64,
+        velocity: f64,
+        stiffness: f64,
+        damping: f64,
+    ) -> Result<(), Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, set_joint_motor)) {
+            return Err(Error(SSX_ERR_NOT_FOUND));
+        }
+        check(unsafe {
+            (self.host.set_joint_motor)(self.ctx, joint, position, velocity, stiffness, damping)
+        })
+    }
+    /// An effort (N·m or N) on one of the artifact's revolute or prismatic joints for the next
+    /// step; driver phase. `SSX_ERR_NOT_FOUND` on hosts that predate it.
+    pub fn add_joint_effort(&self, joint: u32, effort: f64) -> Result<(), Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, add_joint_effort)) {
+            return Err(Error(SSX_ERR_NOT_FOUND));
+        }
+        check(unsafe { (self.host.add_joint_effort)(self.ctx, joint, effort) })
+    }
     /// Casts a ray.
     pub fn ray_cast(
         &self,

@@ -480,6 +480,7 @@ fn joints_exist_where_the_engine_says_so() {
             body2: b,
             frame1: Pose::identity(),
             frame2: Pose::identity(),
+            dynamics: Default::default(),
         });
         if e.capabilities().joints {
             assert!(made.is_ok(), "{name}");
@@ -643,6 +644,244 @@ fn a_carried_body_stops_its_carrier_at_a_wall_without_contact_dynamics() {
         assert!(
             (r.pose.translation.vector.x - (front - 0.1 - 0.35)).abs() < 1e-9,
             "{name}"
+        );
+    }
+}
+
+/// A closed cube mesh of half size `half` about its origin (12 triangles, outward).
+fn mesh_cube(half: f32, fit: ssx_core::MeshFit) -> Shape {
+    let h = half;
+    let vertices: Vec<[f32; 3]> = (0..8)
+        .map(|i| {
+            [
+                if i & 1 == 0 { -h } else { h },
+                if i & 2 == 0 { -h } else { h },
+                if i & 4 == 0 { -h } else { h },
+            ]
+        })
+        .collect();
+    let triangles = vec![
+        [0, 2, 1],
+        [1, 2, 3],
+        [4, 5, 6],
+        [5, 7, 6],
+        [0, 1, 4],
+        [1, 5, 4],
+        [2, 6, 3],
+        [3, 6, 7],
+        [0, 4, 2],
+        [2, 4, 6],
+        [1, 3, 5],
+        [3, 7, 5],
+    ];
+    let mesh = ssx_core::Mesh::new("cube".into(), vertices, triangles).unwrap();
+    Shape::Mesh {
+        mesh: std::sync::Arc::new(mesh),
+        fit,
+    }
+}
+
+#[test]
+fn a_cube_mesh_is_hit_by_rays_and_holds_a_box_up_on_every_engine() {
+    use ssx_core::MeshFit;
+    assert!((mesh_cube(0.5, MeshFit::TriMesh).volume() - 1.0).abs() < 1e-6);
+    for (name, mut e) in engines(Vec3::new(0.0, 0.0, -9.81)) {
+        assert!(e.capabilities().meshes, "{name}");
+        e.add_body(&ground()).unwrap();
+        // A static 1 m mesh cube standing on the ground, and a dynamic convex-hull cube
+        // dropped onto it.
+        let table = e
+            .add_body(&body(
+                BodyKind::Static,
+                [0.0, 0.0, 0.5],
+                mesh_cube(0.5, MeshFit::TriMesh),
+            ))
+            .unwrap();
+        let block = e
+            .add_body(&body(
+                BodyKind::Dynamic,
+                [0.0, 0.0, 1.3],
+                mesh_cube(0.1, MeshFit::ConvexHull),
+            ))
+            .unwrap();
+        for _ in 0..150 {
+            e.step(DT);
+        }
+        let z = state(&*e, block, 3).pose.translation.z;
+        assert!(
+            (z - 1.1).abs() < 0.01,
+            "{name}: the block rests on the mesh at {z}"
+        );
+        // A ray from the side meets the mesh's face 2 m away.
+        let hit = e
+            .cast_ray(Point3::new(-2.5, 0.0, 0.5), Vec3::x(), 10.0, &|_| false)
+            .expect("the ray hits the mesh");
+        assert_eq!(hit.body, table, "{name}");
+        assert!(
+            (hit.distance - 2.0).abs() < 1e-4,
+            "{name}: {}",
+            hit.distance
+        );
+        assert!(
+            (hit.normal + Vec3::x()).norm() < 1e-3,
+            "{name}: {:?}",
+            hit.normal
+        );
+    }
+}
+
+#[test]
+fn rapier_refuses_a_mesh_without_a_hull_and_builds_no_body() {
+    let mut e = engine("rapier", Vec3::zeros());
+    // Three points on a line: no solid, no face.
+    let flat = ssx_core::Mesh::new(
+        "flat.stl".into(),
+        vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]],
+        vec![[0, 1, 2]],
+    )
+    .unwrap();
+    let shape = Shape::Mesh {
+        mesh: std::sync::Arc::new(flat),
+        fit: ssx_core::MeshFit::ConvexHull,
+    };
+    let err = e
+        .add_body(&body(BodyKind::Static, [0.0; 3], shape))
+        .unwrap_err();
+    assert_eq!(
+        err,
+        "mesh 'flat.stl' has no convex hull (its points are flat or too few)"
+    );
+    // Nothing was left behind: the next body is body 0.
+    let id = e
+        .add_body(&body(BodyKind::Dynamic, [0.0; 3], cube(0.1)))
+        .unwrap();
+    assert_eq!(id, BodyId(0));
+}
+
+/// A static base and a 1 kg cube on a joint of `kind` along (or about) world x, gravity off.
+fn jointed(e: &mut dyn PhysicEngine, kind: JointKind, max_effort: f64) -> JointSpec {
+    let base = e
+        .add_body(&body(BodyKind::Static, [0.0; 3], cube(0.05)))
+        .unwrap();
+    let mut arm = body(BodyKind::Dynamic, [0.5, 0.0, 0.0], cube(0.05));
+    arm.mass = MassSpec::Inertial {
+        mass: 1.0,
+        center: Vec3::zeros(),
+        inertia: Vec3::repeat(0.01),
+        frame: ssx_core::math::Rotation::identity(),
+    };
+    let arm = e.add_body(&arm).unwrap();
+    let spec = JointSpec {
+        kind,
+        body1: base,
+        body2: arm,
+        frame1: Pose::translation(0.5, 0.0, 0.0),
+        frame2: Pose::identity(),
+        dynamics: ssx_core::JointDynamics {
+            damping: 0.0,
+            max_effort,
+        },
+    };
+    e.add_joint(&spec).unwrap();
+    spec
+}
+
+fn reading(e: &dyn PhysicEngine, spec: &JointSpec) -> ssx_core::JointReading {
+    let mut out = vec![BodyState::default(); 2];
+    e.read_state(&mut out);
+    ssx_core::engine::joint_reading(spec, &out[0], &out[1])
+}
+
+#[test]
+fn a_prismatic_joint_slides_to_its_motor_target_and_stops_at_its_limit() {
+    for (name, mut e) in engines(Vec3::zeros()) {
+        if !e.capabilities().joints {
+            continue;
+        }
+        let kind = JointKind::Prismatic {
+            limits: Some([-0.1, 0.2]),
+            motor: None,
+        };
+        let spec = jointed(&mut *e, kind, f64::INFINITY);
+        assert_eq!(e.body_mass(BodyId(1)), 1.0, "{name}");
+        let command = |position| BodyCommand::JointMotor {
+            joint: ssx_core::JointId(0),
+            position,
+            velocity: 0.0,
+            stiffness: 200.0,
+            damping: 40.0,
+        };
+        e.apply(&command(0.1));
+        for _ in 0..300 {
+            e.step(DT);
+        }
+        let r = reading(&*e, &spec);
+        assert!((r.position - 0.1).abs() < 1e-3, "{name}: at {}", r.position);
+        assert!(r.velocity.abs() < 1e-3, "{name}: {}", r.velocity);
+        // The child moved along x only.
+        let p = state(&*e, BodyId(1), 2).pose.translation.vector;
+        assert!(
+            (p - Vec3::new(0.6, 0.0, 0.0)).norm() < 2e-3,
+            "{name}: {p:?}"
+        );
+        // A target past the limit stops at the limit.
+        e.apply(&command(0.5));
+        for _ in 0..300 {
+            e.step(DT);
+        }
+        let r = reading(&*e, &spec);
+        assert!((r.position - 0.2).abs() < 5e-3, "{name}: at {}", r.position);
+    }
+}
+
+#[test]
+fn an_effort_on_a_revolute_joint_accelerates_it_as_torque_over_inertia() {
+    for (name, mut e) in engines(Vec3::zeros()) {
+        if !e.capabilities().joints {
+            continue;
+        }
+        let kind = JointKind::Revolute {
+            limits: None,
+            motor: None,
+        };
+        // 0.05 N·m asked, at most 0.02 N·m allowed: α = 0.02 / 0.01 = 2 rad/s².
+        let spec = jointed(&mut *e, kind, 0.02);
+        let steps = 50;
+        for _ in 0..steps {
+            e.apply(&BodyCommand::JointEffort {
+                joint: ssx_core::JointId(0),
+                effort: 0.05,
+            });
+            e.step(DT);
+        }
+        let t = steps as f64 * DT;
+        let r = reading(&*e, &spec);
+        assert!(
+            (r.velocity - 2.0 * t).abs() < 0.02,
+            "{name}: ω = {}",
+            r.velocity
+        );
+        assert!(
+            (r.position - 0.5 * 2.0 * t * t).abs() < 0.01,
+            "{name}: θ = {}",
+            r.position
+        );
+        // A velocity command (no stiffness) turns it at the asked rate.
+        e.apply(&BodyCommand::JointMotor {
+            joint: ssx_core::JointId(0),
+            position: 0.0,
+            velocity: -0.5,
+            stiffness: 0.0,
+            damping: 10.0,
+        });
+        for _ in 0..200 {
+            e.step(DT);
+        }
+        let r = reading(&*e, &spec);
+        assert!(
+            (r.velocity + 0.5).abs() < 1e-3,
+            "{name}: ω = {}",
+            r.velocity
         );
     }
 }

@@ -114,7 +114,7 @@ pub(super) fn render_nodes(artifacts: &[ArtifactSpec]) -> Vec<RenderNode> {
         nodes.extend(art.visuals.iter().map(|v| RenderNode {
             body: BodyId(first + v.body as u32),
             local_pose: v.local_pose,
-            shape: v.shape,
+            shape: v.shape.clone(),
             color: v.color,
         }));
         first += art.bodies.len() as u32;
@@ -294,7 +294,7 @@ impl Environment {
                 self.catalog.body_local.push(bi as u32);
             }
             let bodies = first..first + art.bodies.len() as u32;
-            let first_joint = self.catalog.joint_motorised.len() as u32;
+            let first_joint = self.catalog.joints.len() as u32;
             for j in &art.joints {
                 let spec = JointSpec {
                     kind: j.kind,
@@ -302,23 +302,21 @@ impl Environment {
                     body2: BodyId(first + j.child as u32),
                     frame1: j.frame1,
                     frame2: j.frame2,
+                    dynamics: j.dynamics,
                 };
                 let joint = self.engine.add_joint(&spec).map_err(|m| {
                     engine_err(&*self.engine, &art.name, format!("joint '{}': {m}", j.name))
                 })?;
-                if joint.0 != self.catalog.joint_motorised.len() as u32 {
+                if joint.0 != self.catalog.joints.len() as u32 {
                     return Err(engine_err(
                         &*self.engine,
                         &art.name,
                         "engine handed out joint ids out of order".into(),
                     ));
                 }
-                self.catalog.joint_motorised.push(matches!(
-                    j.kind,
-                    crate::engine::JointKind::Revolute { motor: Some(_), .. }
-                ));
+                self.catalog.joints.push(spec);
             }
-            let joints = first_joint..self.catalog.joint_motorised.len() as u32;
+            let joints = first_joint..self.catalog.joints.len() as u32;
             self.catalog.artifacts.push(ArtifactInfo {
                 name: art.name.clone(),
                 bodies,
@@ -446,15 +444,16 @@ impl Environment {
                 }
                 let info = &self.catalog.artifacts[ai];
                 let (bodies, joints) = (info.bodies.clone(), info.joints.clone());
-                let motorised = self.catalog.joint_motorised
-                    [joints.start as usize..joints.end as usize]
-                    .to_vec();
+                let kinds = self.catalog.joints[joints.start as usize..joints.end as usize]
+                    .iter()
+                    .map(|j| j.kind)
+                    .collect();
                 self.driver_shards[k].items.push(DriverSlot {
                     id: ArtifactId(ai as u32),
                     label,
                     guard,
                     plugin,
-                    commands: CommandBuffer::new(bodies, joints, motorised),
+                    commands: CommandBuffer::new(bodies, joints, kinds),
                     enabled: true,
                     attach_refusals: 0,
                 });

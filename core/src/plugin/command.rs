@@ -1,7 +1,7 @@
 //! What drivers write during a step: forces, torques, velocities and joint targets, checked
 //! and kept per artifact until the next step applies them.
 
-use crate::engine::{BodyCommand, BodyId, BodyKind};
+use crate::engine::{BodyCommand, BodyId, BodyKind, JointId, JointKind};
 use crate::math::{Point3, Pose, Vec3};
 use crate::world::World;
 
@@ -28,6 +28,9 @@ pub enum CommandError {
     /// A joint target for a joint without a motor.
     #[error("joint {0} has no motor: give it \"motor\" in the artifact file")]
     NoMotor(usize),
+    /// A motor or an effort for a fixed joint.
+    #[error("joint {0} is fixed: only revolute and prismatic joints move")]
+    Fixed(usize),
     /// A body id past the world's bodies.
     #[error("no body {0}")]
     NoBody(u32),
@@ -74,9 +77,9 @@ impl From<CommandError> for String {
 #[derive(Debug, Default)]
 pub struct CommandBuffer {
     bodies: std::ops::Range<u32>,
-    /// The artifact's joints, and which of them have a motor.
+    /// The artifact's joints, and what each is.
     joints: std::ops::Range<u32>,
-    motorised: Vec<bool>,
+    kinds: Vec<JointKind>,
     commands: Vec<BodyCommand>,
 }
 
@@ -84,24 +87,18 @@ impl CommandBuffer {
     pub(crate) fn new(
         bodies: std::ops::Range<u32>,
         joints: std::ops::Range<u32>,
-        motorised: Vec<bool>,
+        kinds: Vec<JointKind>,
     ) -> Self {
         Self {
             bodies,
             joints,
-            motorised,
+            kinds,
             commands: Vec::new(),
         }
     }
 
-    /// Drives the artifact's `joint`-th joint (a revolute joint with a motor) towards an angle
-    /// (rad) and angular velocity (rad/s); the target holds until the next one.
-    pub fn joint_target(
-        &mut self,
-        joint: usize,
-        position: f64,
-        velocity: f64,
-    ) -> Result<(), CommandError> {
+    /// The id and kind of the artifact's `joint`-th joint.
+    fn joint(&self, joint: usize) -> Result<(JointId, JointKind), CommandError> {
         let n = self.joints.end - self.joints.start;
         let local = u32::try_from(joint)
             .ok()
@@ -110,20 +107,87 @@ impl CommandBuffer {
                 index: joint,
                 count: n,
             })?;
-        if !self.motorised[local as usize] {
+        Ok((
+            JointId(self.joints.start + local),
+            self.kinds[local as usize],
+        ))
+    }
+
+    fn finite_all(what: &'static str, values: &[f64]) -> Result<(), CommandError> {
+        if values.iter().all(|v| v.is_finite()) {
+            Ok(())
+        } else {
+            Err(CommandError::NotFinite {
+                what,
+                value: format!("{values:?}"),
+            })
+        }
+    }
+
+    /// Drives the artifact's `joint`-th joint (a revolute or prismatic joint with a motor)
+    /// towards a position and rate with the motor's own gains; the target holds until the
+    /// next one.
+    pub fn joint_target(
+        &mut self,
+        joint: usize,
+        position: f64,
+        velocity: f64,
+    ) -> Result<(), CommandError> {
+        let (id, kind) = self.joint(joint)?;
+        if kind.motor().is_none() {
             return Err(CommandError::NoMotor(joint));
         }
-        if !(position.is_finite() && velocity.is_finite()) {
-            return Err(CommandError::NotFinite {
-                what: "joint target",
-                value: format!("{position}, {velocity}"),
-            });
-        }
+        Self::finite_all("joint target", &[position, velocity])?;
         self.commands.push(BodyCommand::JointTarget {
-            joint: crate::engine::JointId(self.joints.start + local),
+            joint: id,
             position,
             velocity,
         });
+        Ok(())
+    }
+
+    /// Drives the artifact's `joint`-th joint (revolute or prismatic, motor or not) with these
+    /// gains towards a position and rate (stiffness 0: the rate alone); it holds until the next
+    /// command. Gains must not be negative.
+    pub fn joint_motor(
+        &mut self,
+        joint: usize,
+        position: f64,
+        velocity: f64,
+        stiffness: f64,
+        damping: f64,
+    ) -> Result<(), CommandError> {
+        let (id, kind) = self.joint(joint)?;
+        if !kind.movable() {
+            return Err(CommandError::Fixed(joint));
+        }
+        Self::finite_all("joint motor", &[position, velocity, stiffness, damping])?;
+        if stiffness < 0.0 || damping < 0.0 {
+            return Err(CommandError::NotFinite {
+                what: "joint gains (they must be finite and not negative)",
+                value: format!("{stiffness}, {damping}"),
+            });
+        }
+        self.commands.push(BodyCommand::JointMotor {
+            joint: id,
+            position,
+            velocity,
+            stiffness,
+            damping,
+        });
+        Ok(())
+    }
+
+    /// An effort (N·m or N) on the artifact's `joint`-th joint (revolute or prismatic) for the
+    /// next step.
+    pub fn joint_effort(&mut self, joint: usize, effort: f64) -> Result<(), CommandError> {
+        let (id, kind) = self.joint(joint)?;
+        if !kind.movable() {
+            return Err(CommandError::Fixed(joint));
+        }
+        Self::finite_all("joint effort", &[effort])?;
+        self.commands
+            .push(BodyCommand::JointEffort { joint: id, effort });
         Ok(())
     }
 

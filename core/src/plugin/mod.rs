@@ -329,7 +329,7 @@ mod tests {
 
     #[test]
     fn refused_commands_say_why_in_a_type_and_in_words() {
-        let mut out = CommandBuffer::new(4..5, 2..3, vec![false]);
+        let mut out = CommandBuffer::new(4..5, 2..3, vec![crate::engine::JointKind::Fixed]);
         let e = out.force(1, Vec3::zeros()).unwrap_err();
         assert_eq!(e, CommandError::Body { index: 1, count: 1 });
         assert_eq!(

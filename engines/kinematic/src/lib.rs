@@ -411,8 +411,23 @@ fn mass_properties(spec: &BodySpec) -> Result<(f64, Matrix3<f64>, Vec3), String>
     if spec.kind != BodyKind::Dynamic {
         return Ok((0.0, Matrix3::zeros(), Vec3::zeros()));
     }
-    if let MassSpec::Explicit { mass, inertia } = spec.mass {
-        return Ok((mass, Matrix3::from_diagonal(&inertia), inertia));
+    match spec.mass {
+        MassSpec::Explicit { mass, inertia } => {
+            return Ok((mass, Matrix3::from_diagonal(&inertia), inertia));
+        }
+        MassSpec::Inertial {
+            mass,
+            center: d,
+            inertia,
+            frame,
+        } => {
+            // About the body origin: turned into the body's axes, then moved by Steiner's rule.
+            let r = frame.to_rotation_matrix();
+            let about = r.matrix() * Matrix3::from_diagonal(&inertia) * r.matrix().transpose()
+                + (Matrix3::identity() * d.norm_squared() - d * d.transpose()) * mass;
+            return Ok((mass, about, SymmetricEigen::new(about).eigenvalues));
+        }
+        _ => {}
     }
     let density = spec.collider_density()?.unwrap_or(0.0);
     let mut inertia = Matrix3::zeros();
@@ -447,6 +462,7 @@ impl PhysicEngine for KinematicEngine {
             friction: false,
             exact_shapes: false,
             attach: true,
+            meshes: true,
         }
     }
 
@@ -464,7 +480,7 @@ impl PhysicEngine for KinematicEngine {
                 }
                 self.planes.push((id, w.translation.vector.z));
             } else {
-                colliders.push((c.shape, c.local_pose));
+                colliders.push((c.shape.clone(), c.local_pose));
             }
         }
         let first = self.prims.len();
@@ -578,6 +594,8 @@ impl PhysicEngine for KinematicEngine {
     fn apply(&mut self, command: &BodyCommand) {
         let body = match *command {
             BodyCommand::JointTarget { .. }
+            | BodyCommand::JointMotor { .. }
+            | BodyCommand::JointEffort { .. }
             | BodyCommand::Attach { .. }
             | BodyCommand::Detach { .. } => return,
             BodyCommand::Force { body, .. }
@@ -612,6 +630,8 @@ impl PhysicEngine for KinematicEngine {
             (BodyCommand::Torque { torque, .. }, _) => b.torque += torque,
             (
                 BodyCommand::JointTarget { .. }
+                | BodyCommand::JointMotor { .. }
+                | BodyCommand::JointEffort { .. }
                 | BodyCommand::Attach { .. }
                 | BodyCommand::Detach { .. },
                 _,

@@ -82,6 +82,19 @@ impl Prim {
         };
         let (foot, hz) = match *shape {
             Shape::Plane => return None,
+            // A mesh is the box about it (its footprint and heights, no finer).
+            Shape::Mesh { ref mesh, .. } => {
+                let (lo, hi) = mesh.bounds();
+                let centre = Pose::translation(
+                    (lo.x + hi.x) / 2.0,
+                    (lo.y + hi.y) / 2.0,
+                    (lo.z + hi.z) / 2.0,
+                );
+                let boxed = Shape::Box {
+                    half_extents: (hi - lo) / 2.0,
+                };
+                return Prim::new(&boxed, &(w * centre), body);
+            }
             Shape::Sphere { radius } => (Foot::Circle { r: radius }, radius),
             Shape::Box { half_extents: h } => {
                 if upright(&axis) {
@@ -313,6 +326,13 @@ pub fn unit_inertia(shape: &Shape) -> Option<(f64, Vec3)> {
     let v = shape.volume();
     let i = match *shape {
         Shape::Plane => return None,
+        // Its box's, about the mesh's origin (a robot model gives its inertia anyway).
+        Shape::Mesh { ref mesh, .. } => {
+            let (lo, hi) = mesh.bounds();
+            let e = hi - lo;
+            let (a, b, c) = (e.x * e.x, e.y * e.y, e.z * e.z);
+            Vec3::new(b + c, a + c, a + b) / 12.0
+        }
         Shape::Box { half_extents: h } => {
             let (a, b, c) = (4.0 * h.x * h.x, 4.0 * h.y * h.y, 4.0 * h.z * h.z);
             Vec3::new(b + c, a + c, a + b) / 12.0

@@ -3,7 +3,7 @@
 
 use rapier3d::math::{Pose as RPose, Rot3, Vec3 as RVec};
 use rapier3d::prelude::*;
-use ssx_core::engine::Shape;
+use ssx_core::engine::{Mesh, MeshFit, Shape};
 use ssx_core::math::{Pose, Rotation, Vec3};
 
 pub(crate) fn v(x: &Vec3) -> RVec {
@@ -33,10 +33,11 @@ pub(crate) fn back_pose(p: &RPose) -> Pose {
 }
 
 /// A shape as Rapier makes it, and its pose in the collider (Rapier's cylinder runs along
-/// y, ours along z).
-pub(crate) fn shape(shape: &Shape) -> (SharedShape, RPose) {
+/// y, ours along z). Only a mesh can be refused (a hull of flat or too few points, a triangle
+/// mesh Rapier cannot index).
+pub(crate) fn shape(shape: &Shape) -> Result<(SharedShape, RPose), String> {
     let f = |x: f64| x as f32;
-    match *shape {
+    Ok(match *shape {
         Shape::Box { half_extents: h } => {
             (SharedShape::cuboid(f(h.x), f(h.y), f(h.z)), RPose::IDENTITY)
         }
@@ -57,5 +58,27 @@ pub(crate) fn shape(shape: &Shape) -> (SharedShape, RPose) {
             RPose::from_rotation(Rot3::from_rotation_x(std::f32::consts::FRAC_PI_2)),
         ),
         Shape::Plane => (SharedShape::halfspace(RVec::Z), RPose::IDENTITY),
+        Shape::Mesh { ref mesh, fit } => (mesh_shape(mesh, fit)?, RPose::IDENTITY),
+    })
+}
+
+fn mesh_shape(mesh: &Mesh, fit: MeshFit) -> Result<SharedShape, String> {
+    let points: Vec<RVec> = mesh
+        .vertices
+        .iter()
+        .map(|p| RVec::new(p[0], p[1], p[2]))
+        .collect();
+    match fit {
+        MeshFit::TriMesh => SharedShape::trimesh(points, mesh.triangles.clone())
+            .map_err(|e| format!("mesh '{}' as triangles: {e}", mesh.source)),
+        MeshFit::ConvexHull => SharedShape::convex_hull(&points).ok_or_else(|| {
+            format!(
+                "mesh '{}' has no convex hull (its points are flat or too few)",
+                mesh.source
+            )
+        }),
+        MeshFit::ConvexDecomposition => {
+            Ok(SharedShape::convex_decomposition(&points, &mesh.triangles))
+        }
     }
 }

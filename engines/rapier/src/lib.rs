@@ -6,6 +6,7 @@
 
 mod convert;
 mod index;
+mod joints;
 mod planes;
 
 use std::collections::HashMap;
@@ -14,6 +15,7 @@ use std::sync::{Mutex, OnceLock};
 
 use convert::{back_pose, back_v, pose, v};
 use index::QueryIndex;
+use joints::JointRecord;
 use planes::{Flier, Plane, groups};
 
 use rapier3d::math::{Pose as RPose, Vec3 as RVec};
@@ -34,9 +36,16 @@ pub struct RapierEngine {
     /// One shared shape per distinct shape: a swarm of identical robots points at one
     /// allocation instead of thousands scattered over the heap (which made stepping 10,000
     /// bodies built from a scene 1.7x slower than the same bodies built in a tight loop).
-    shapes: HashMap<[u64; 4], SharedShape>,
-    /// Joints in creation order (the index is the JointId), with their motor gains if any.
-    joints: Vec<(ImpulseJointHandle, Option<[f64; 2]>)>,
+    shapes: HashMap<
+        [u64; 4],
+        (
+            SharedShape,
+            RPose,
+            Option<std::sync::Arc<ssx_core::engine::Mesh>>,
+        ),
+    >,
+    /// Joints in creation order (the index is the JointId).
+    joints: Vec<JointRecord>,
     /// Attached bodies (by body index) and the fixed joints that hold them to their carriers.
     attached: HashMap<u32, ImpulseJointHandle>,
     /// Ground planes. Only a dynamic body that is not planar can touch one, so a plane joins
@@ -94,7 +103,7 @@ impl RapierEngine {
         }
     }
 
-    fn shape(&mut self, shape: &Shape) -> (SharedShape, RPose) {
+    fn shape(&mut self, shape: &Shape) -> Result<(SharedShape, RPose), String> {
         let key = match *shape {
             Shape::Box { half_extents: h } => [0, h.x.to_bits(), h.y.to_bits(), h.z.to_bits()],
             Shape::Sphere { radius } => [1, radius.to_bits(), 0, 0],
@@ -107,10 +116,26 @@ impl RapierEngine {
                 half_length,
             } => [3, radius.to_bits(), half_length.to_bits(), 0],
             Shape::Plane => [4, 0, 0, 0],
+            // One Rapier shape per mesh and fit: a replicated robot's copies share it (and a
+            // convex decomposition is found once).
+            Shape::Mesh { ref mesh, fit } => [
+                5,
+                std::sync::Arc::as_ptr(mesh) as usize as u64,
+                fit as u64,
+                0,
+            ],
         };
-        let (new, local) = convert::shape(shape);
-        let shared = self.shapes.entry(key).or_insert(new).clone();
-        (shared, local)
+        if let Some((shared, local, _)) = self.shapes.get(&key) {
+            return Ok((shared.clone(), *local));
+        }
+        let (new, local) = convert::shape(shape)?;
+        // The mesh is kept with its shape so that its address, the key, is never reused.
+        let keep = match shape {
+            Shape::Mesh { mesh, .. } => Some(mesh.clone()),
+            _ => None,
+        };
+        self.shapes.insert(key, (new.clone(), local, keep));
+        Ok((new, local))
     }
 
     /// Drops the index after the world changed, keeping its memory for the next.
@@ -155,6 +180,7 @@ impl PhysicEngine for RapierEngine {
             friction: true,
             exact_shapes: true,
             attach: true,
+            meshes: true,
         }
     }
 
@@ -175,21 +201,48 @@ impl PhysicEngine for RapierEngine {
                 .enabled_rotations(false, false, true);
         }
         let density = spec.collider_density()?.unwrap_or(0.0);
-        if let (BodyKind::Dynamic, MassSpec::Explicit { mass, inertia }) = (spec.kind, spec.mass) {
-            builder = builder.additional_mass_properties(MassProperties::new(
-                RVec::ZERO,
-                mass as f32,
-                v(&inertia),
-            ));
+        match (spec.kind, spec.mass) {
+            (BodyKind::Dynamic, MassSpec::Explicit { mass, inertia }) => {
+                builder = builder.additional_mass_properties(MassProperties::new(
+                    RVec::ZERO,
+                    mass as f32,
+                    v(&inertia),
+                ));
+            }
+            (
+                BodyKind::Dynamic,
+                MassSpec::Inertial {
+                    mass,
+                    center,
+                    inertia,
+                    frame,
+                },
+            ) => {
+                let frame = pose(&Pose::from_parts(Vec3::zeros().into(), frame)).rotation;
+                builder = builder.additional_mass_properties(
+                    MassProperties::with_principal_inertia_frame(
+                        v(&center),
+                        mass as f32,
+                        v(&inertia),
+                        frame,
+                    ),
+                );
+            }
+            _ => {}
         }
+        // Every shape first: a mesh Rapier refuses leaves no half-built body behind.
+        let shapes = spec
+            .colliders
+            .iter()
+            .map(|c| self.shape(&c.shape))
+            .collect::<Result<Vec<_>, String>>()?;
         let handle = self.world.bodies.insert(builder);
         let id = BodyId(self.handles.len() as u32);
         self.retire_index();
         if spec.kind == BodyKind::Dynamic && !spec.planar {
             self.planes_wanted = true;
         }
-        for c in &spec.colliders {
-            let (shape, shape_pose) = self.shape(&c.shape);
+        for (c, (shape, shape_pose)) in spec.colliders.iter().zip(shapes) {
             let is_plane = matches!(c.shape, Shape::Plane);
             let collider = ColliderBuilder::new(shape)
                 .position(pose(&c.local_pose) * shape_pose)
@@ -248,29 +301,38 @@ impl PhysicEngine for RapierEngine {
             .handles
             .get(spec.body2.index())
             .ok_or("no such child body")?;
-        let mask = match spec.kind {
-            JointKind::Fixed => JointAxesMask::LOCKED_FIXED_AXES,
-            JointKind::Revolute { .. } => JointAxesMask::LOCKED_REVOLUTE_AXES,
+        let (mask, axis) = match spec.kind {
+            JointKind::Fixed => (JointAxesMask::LOCKED_FIXED_AXES, JointAxis::AngX),
+            JointKind::Revolute { .. } => (JointAxesMask::LOCKED_REVOLUTE_AXES, JointAxis::AngX),
+            JointKind::Prismatic { .. } => (JointAxesMask::LOCKED_PRISMATIC_AXES, JointAxis::LinX),
         };
         let mut joint = GenericJointBuilder::new(mask)
             .local_frame1(pose(&spec.frame1))
             .local_frame2(pose(&spec.frame2))
             .contacts_enabled(false);
-        let mut motor = None;
-        if let JointKind::Revolute { limits, motor: m } = spec.kind {
-            if let Some([lo, hi]) = limits {
-                joint = joint.limits(JointAxis::AngX, [lo as f32, hi as f32]);
+        let max = spec.dynamics.max_effort.min(f32::MAX as f64) as f32;
+        if spec.kind.movable() {
+            if let Some([lo, hi]) = spec.kind.limits() {
+                joint = joint.limits(axis, [lo as f32, hi as f32]);
             }
-            if let Some([stiffness, damping]) = m {
-                // Force-based: gains in N·m/rad and N·m·s/rad, whatever the bodies' inertia.
+            // Force-based: gains in N·m/rad (N/m) and N·m·s/rad (N·s/m), whatever the bodies'
+            // inertia. Without a motor of its own the joint's damping holds it back (a motor
+            // aiming at rest with no stiffness).
+            let [stiffness, damping] = spec.kind.motor().unwrap_or([0.0, spec.dynamics.damping]);
+            if stiffness > 0.0 || damping > 0.0 {
                 joint = joint
-                    .motor_model(JointAxis::AngX, MotorModel::ForceBased)
-                    .motor_position(JointAxis::AngX, 0.0, stiffness as f32, damping as f32);
-                motor = m;
+                    .motor_model(axis, MotorModel::ForceBased)
+                    .motor_position(axis, 0.0, stiffness as f32, damping as f32)
+                    .motor_max_force(axis, max);
             }
         }
         let handle = self.world.impulse_joints.insert(h1, h2, joint, true);
-        self.joints.push((handle, motor));
+        self.joints.push(JointRecord {
+            handle,
+            axis,
+            motor: spec.kind.motor(),
+            max,
+        });
         Ok(JointId(self.joints.len() as u32 - 1))
     }
 
@@ -345,18 +407,27 @@ impl PhysicEngine for RapierEngine {
                 position,
                 velocity,
             } => {
-                if let Some(&(handle, Some([stiffness, damping]))) =
-                    self.joints.get(joint.0 as usize)
-                    && let Some(j) = self.world.impulse_joints.get_mut(handle, true)
+                if let Some(&JointRecord {
+                    motor: Some([stiffness, damping]),
+                    ..
+                }) = self.joints.get(joint.0 as usize)
                 {
-                    j.data.set_motor(
-                        JointAxis::AngX,
-                        position as f32,
-                        velocity as f32,
-                        stiffness as f32,
-                        damping as f32,
-                    );
+                    self.drive(joint, position, velocity, stiffness, damping);
                 }
+                return;
+            }
+            BodyCommand::JointMotor {
+                joint,
+                position,
+                velocity,
+                stiffness,
+                damping,
+            } => {
+                self.drive(joint, position, velocity, stiffness, damping);
+                return;
+            }
+            BodyCommand::JointEffort { joint, effort } => {
+                self.joint_effort(joint, effort);
                 return;
             }
             BodyCommand::Attach { .. } | BodyCommand::Detach { .. } => return,
@@ -383,6 +454,8 @@ impl PhysicEngine for RapierEngine {
                 return;
             }
             BodyCommand::JointTarget { .. }
+            | BodyCommand::JointMotor { .. }
+            | BodyCommand::JointEffort { .. }
             | BodyCommand::Attach { .. }
             | BodyCommand::Detach { .. } => return,
         }

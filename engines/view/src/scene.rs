@@ -324,6 +324,22 @@ fn scene_entities(
                 size: vec3(2.0 * h.x, 2.0 * h.y, 2.0 * h.z),
                 color: color(node.color),
             }),
+            // A mesh is drawn as the box about it (its triangles are not sent yet).
+            Shape::Mesh { ref mesh, .. } => {
+                let (lo, hi) = mesh.bounds();
+                let centre = node.local_pose
+                    * ssx_core::math::Pose::translation(
+                        (lo.x + hi.x) / 2.0,
+                        (lo.y + hi.y) / 2.0,
+                        (lo.z + hi.z) / 2.0,
+                    );
+                let size = hi - lo;
+                e.cubes.push(CubePrimitive {
+                    pose: pose(&centre),
+                    size: vec3(size.x, size.y, size.z),
+                    color: color(node.color),
+                })
+            }
             Shape::Sphere { radius: r } => e.spheres.push(SpherePrimitive {
                 pose: p,
                 size: vec3(2.0 * r, 2.0 * r, 2.0 * r),
@@ -432,7 +448,7 @@ mod ground_tests {
             P::translation(-63.0, 0.0, 0.0),
             P::translation(63.0, 10.0, 0.0),
         ];
-        let nodes = [node(0, Shape::Plane), node(1, wall), node(2, wall)];
+        let nodes = [node(0, Shape::Plane), node(1, wall.clone()), node(2, wall)];
         let g = Ground::covering(&poses, &nodes);
         assert!(g.half >= 63.5 && g.half < 75.0, "{g:?}");
         assert!(

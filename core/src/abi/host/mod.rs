@@ -1,5 +1,5 @@
 //! The host functions plugins call: the `SsxHostApi` table, its entries grouped by family of
-//! calls (world, commands, rays, readings, extensions), and the frame of the call they reach
+//! calls (world, commands, joints, rays, readings, extensions), and the frame of the call they reach
 //! (frame.rs).
 
 use ssx_sdk::abi::*;
@@ -7,6 +7,7 @@ use ssx_sdk::abi::*;
 mod commands;
 mod extensions;
 mod frame;
+mod joints;
 mod rays;
 mod readings;
 mod refusal;
@@ -15,6 +16,7 @@ mod world;
 use commands::*;
 use extensions::*;
 pub(super) use frame::{Frame, FrameKind, with_frame};
+use joints::*;
 use rays::*;
 use readings::*;
 use world::*;
@@ -67,4 +69,8 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     idle: host_idle,
     ray_cast_many: host_ray_cast_many,
     body_color: host_body_color,
+    joint_state: host_joint_state,
+    joint_name: host_joint_name,
+    set_joint_motor: host_set_joint_motor,
+    add_joint_effort: host_add_joint_effort,
 };

@@ -49,6 +49,7 @@ impl From<CommandError> for Refusal {
             }
             CommandError::NotHeld(_) => Refusal::NotFound,
             CommandError::NoMotor(_)
+            | CommandError::Fixed(_)
             | CommandError::NotFinite { .. }
             | CommandError::NotDynamic { .. }
             | CommandError::OwnBody(_)

@@ -1,0 +1,86 @@
+//! Driving joints: the motor commands (a position or rate with gains) and efforts (a torque
+//! or force along the joint axis for one step), each bounded by the joint's effort limit.
+
+use rapier3d::prelude::*;
+use ssx_core::engine::JointId;
+
+use crate::RapierEngine;
+
+/// A joint as the engine drives it.
+pub(crate) struct JointRecord {
+    pub(crate) handle: ImpulseJointHandle,
+    /// The axis it frees (`AngX` for a fixed joint, which frees none).
+    pub(crate) axis: JointAxis,
+    /// Its own motor's gains, if its artifact gave it one.
+    pub(crate) motor: Option<[f64; 2]>,
+    /// The largest effort a motor or an effort command may apply.
+    pub(crate) max: f32,
+}
+
+impl RapierEngine {
+    /// Sets a joint's motor: towards `position` and `velocity` with these gains.
+    pub(crate) fn drive(
+        &mut self,
+        joint: JointId,
+        position: f64,
+        velocity: f64,
+        stiffness: f64,
+        damping: f64,
+    ) {
+        let Some(record) = self.joints.get(joint.0 as usize) else {
+            return;
+        };
+        let (axis, max) = (record.axis, record.max);
+        if let Some(j) = self.world.impulse_joints.get_mut(record.handle, true) {
+            // A driven joint's bodies never sleep: a motor does not wake a body that came to
+            // rest on its way to a new target (a rate command through zero).
+            for body in [j.body1(), j.body2()] {
+                if let Some(rb) = self.world.bodies.get_mut(body)
+                    && rb.is_dynamic()
+                {
+                    *rb.activation_mut() = RigidBodyActivation::cannot_sleep();
+                }
+            }
+            j.data
+                .set_motor_model(axis, MotorModel::ForceBased)
+                .set_motor(
+                    axis,
+                    position as f32,
+                    velocity as f32,
+                    stiffness as f32,
+                    damping as f32,
+                )
+                .set_motor_max_force(axis, max);
+        }
+    }
+
+    /// Pushes a joint's child along (or about) the joint axis and its parent back, for one
+    /// step.
+    pub(crate) fn joint_effort(&mut self, joint: JointId, effort: f64) {
+        let Some(record) = self.joints.get(joint.0 as usize) else {
+            return;
+        };
+        let Some(j) = self.world.impulse_joints.get(record.handle) else {
+            return;
+        };
+        let effort = (effort as f32).clamp(-record.max, record.max);
+        let (b1, b2) = (j.body1(), j.body2());
+        let frame1 = j.data.local_frame1;
+        let angular = record.axis == JointAxis::AngX;
+        let at = self.world.bodies[b1].position() * frame1;
+        let push = at.rotation * Vector::X * effort;
+        let point = at.translation;
+        for (body, sign) in [(b2, 1.0), (b1, -1.0)] {
+            let rb = &mut self.world.bodies[body];
+            if !rb.is_dynamic() {
+                continue;
+            }
+            if angular {
+                rb.add_torque(push * sign, true);
+            } else {
+                rb.add_force_at_point(push * sign, point, true);
+            }
+            self.forced.push(body);
+        }
+    }
+}
