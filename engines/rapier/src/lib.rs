@@ -665,10 +665,10 @@ mod tests {
         };
         e.add_body(&spec(BodyKind::Static, [0.0; 3], Shape::Plane))
             .unwrap();
-        e.add_body(&spec(BodyKind::Dynamic, [0.0, 0.0, 30.0], cube))
+        e.add_body(&spec(BodyKind::Dynamic, [0.0, 0.0, 30.0], cube.clone()))
             .unwrap();
         let thrown = e
-            .add_body(&spec(BodyKind::Dynamic, [5.0, 0.0, 2.0], cube))
+            .add_body(&spec(BodyKind::Dynamic, [5.0, 0.0, 2.0], cube.clone()))
             .unwrap();
         let kicked = e
             .add_body(&spec(BodyKind::Dynamic, [-5.0, 0.0, 1.5], cube))
@@ -733,7 +733,7 @@ mod tests {
         let n = 400;
         for i in 0..n {
             let (x, y) = ((i % 20) as f64, (i / 20) as f64);
-            e.add_body(&spec(BodyKind::Dynamic, [x, y, 0.25], cube))
+            e.add_body(&spec(BodyKind::Dynamic, [x, y, 0.25], cube.clone()))
                 .unwrap();
         }
         assert_eq!(
