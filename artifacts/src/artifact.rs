@@ -20,6 +20,9 @@ use crate::source::Source;
 
 impl Loader<'_> {
     pub(crate) fn prepare(&self, src: Rc<Source>, a: &ArtifactFile) -> Result<Prepared, SsxError> {
+        if let Some(m) = &a.model {
+            return self.prepare_from_model(src, a, m);
+        }
         let mut index: BTreeMap<&str, usize> = BTreeMap::new();
         for (i, b) in a.bodies.iter().enumerate() {
             if let Some(first) = index.insert(&b.name, i) {
@@ -328,11 +331,60 @@ impl Loader<'_> {
             }
         }
 
+        let (driver, sensors) = self.plugins(&src, a)?;
+        Ok(Prepared {
+            src,
+            bodies,
+            joints,
+            visuals,
+            driver,
+            sensors,
+        })
+    }
+
+    /// An artifact made of a robot model file, with the driver and sensors this file gives it.
+    fn prepare_from_model(
+        &self,
+        src: Rc<Source>,
+        a: &ArtifactFile,
+        m: &ModelFile,
+    ) -> Result<Prepared, SsxError> {
+        if !a.bodies.is_empty() || !a.joints.is_empty() {
+            return Err(src.err(
+                if a.bodies.is_empty() { "joints" } else { "bodies" },
+                "an artifact made of a 'model' takes its bodies and joints from it: remove 'bodies' and 'joints'",
+            ));
+        }
+        let options = crate::model::ModelOptions {
+            meshes: m.collision_meshes.map(|f| match f {
+                MeshFitFile::Trimesh => ssx_core::MeshFit::TriMesh,
+                MeshFitFile::ConvexHull => ssx_core::MeshFit::ConvexHull,
+                MeshFitFile::ConvexDecomposition => ssx_core::MeshFit::ConvexDecomposition,
+            }),
+            fixed: m.base.map(|b| b == BaseFile::Fixed),
+            packages: m.packages.iter().map(|p| src.resolve(p)).collect(),
+        };
+        let path = src.resolve(&m.file);
+        let mut prepared = self.prepare_model(&path, (&src, "model.file"), &options)?;
+        let (driver, sensors) = self.plugins(&src, a)?;
+        prepared.driver = driver;
+        prepared.sensors = sensors;
+        prepared.src = src;
+        Ok(prepared)
+    }
+
+    /// The artifact's driver and sensors, checked.
+    fn plugins(
+        &self,
+        src: &Rc<Source>,
+        a: &ArtifactFile,
+    ) -> Result<(Option<PluginSpec>, Vec<SensorSpec>), SsxError> {
+        let src = src.as_ref();
         let driver = match &a.driver {
             None => None,
             Some(d) => {
                 let library = self.check_plugin(
-                    &src,
+                    src,
                     "driver",
                     PluginKind::Driver,
                     &d.plugin,
@@ -359,7 +411,7 @@ impl Loader<'_> {
                 ));
             }
             let library = self.check_plugin(
-                &src,
+                src,
                 &at,
                 PluginKind::Sensor,
                 &s.plugin,
@@ -375,13 +427,6 @@ impl Loader<'_> {
                 },
             });
         }
-        Ok(Prepared {
-            src,
-            bodies,
-            joints,
-            visuals,
-            driver,
-            sensors,
-        })
+        Ok((driver, sensors))
     }
 }

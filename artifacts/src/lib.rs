@@ -11,6 +11,7 @@ pub mod limits;
 mod loader;
 pub mod locate;
 pub mod map;
+mod model;
 pub mod occupancy;
 mod place;
 pub mod schema;
@@ -146,6 +147,7 @@ impl Scene {
             libraries: Default::default(),
             budget,
             bodies: 0,
+            meshes: Default::default(),
         };
         let top = Rc::new(top);
         loader.scene(&top, &scene)?;

@@ -42,6 +42,8 @@ pub(crate) struct Loader<'r> {
     pub(crate) budget: std::cell::Cell<u64>,
     /// Bodies instanced so far.
     pub(crate) bodies: usize,
+    /// Robot models' meshes read so far.
+    pub(crate) meshes: std::cell::RefCell<crate::model::MeshCache>,
 }
 
 /// "unknown driver 'x'", with what would fix it.
@@ -202,13 +204,14 @@ impl Loader<'_> {
         let prepared = match self.cache.get(&canon) {
             Some(p) => Rc::clone(p),
             None => {
-                let file = Rc::new(Source::read(
-                    &path,
-                    Some((src, &format!("{at}.artifact"))),
-                    &self.budget,
-                )?);
-                let parsed: ArtifactFile = file.parse()?;
-                let p = Rc::new(self.prepare(file, &parsed)?);
+                let named = format!("{at}.artifact");
+                let p = if crate::model::is_model(&path) {
+                    Rc::new(self.prepare_model(&path, (src, &named), &Default::default())?)
+                } else {
+                    let file = Rc::new(Source::read(&path, Some((src, &named)), &self.budget)?);
+                    let parsed: ArtifactFile = file.parse()?;
+                    Rc::new(self.prepare(file, &parsed)?)
+                };
                 self.cache.insert(canon, Rc::clone(&p));
                 p
             }

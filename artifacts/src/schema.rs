@@ -651,6 +651,47 @@ pub struct MotorFile {
     pub damping: Gain,
 }
 
+/// How the colliders of a model's moving bodies use their meshes.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MeshFitFile {
+    /// The triangles as they are.
+    Trimesh,
+    /// The convex hull of each mesh (the default).
+    ConvexHull,
+    /// Convex parts found by V-HACD.
+    ConvexDecomposition,
+}
+
+/// Whether a model's root link is held in the world.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BaseFile {
+    /// Free to move (a mobile robot, a drone).
+    Free,
+    /// Held where it stands (an arm on a table).
+    Fixed,
+}
+
+/// A robot model file (URDF or MJCF) an artifact is made of.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelFile {
+    /// The `.urdf` (or `.xacro`) or MJCF `.xml` file, relative to this file.
+    pub file: PathBuf,
+    /// How moving bodies' mesh colliders are made (default `convex_hull`; static bodies keep
+    /// their triangles).
+    #[serde(default)]
+    pub collision_meshes: Option<MeshFitFile>,
+    /// Free or fixed root (default: as the file says).
+    #[serde(default)]
+    pub base: Option<BaseFile>,
+    /// Directories holding the ROS packages its `package://` paths name, relative to this
+    /// file; searched first.
+    #[serde(default)]
+    pub packages: Vec<PathBuf>,
+}
+
 /// An artifact description file (SSX's Artifact XML).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -658,6 +699,9 @@ pub struct ArtifactFile {
     /// What it is.
     #[serde(default)]
     pub description: Option<String>,
+    /// A robot model its bodies and joints come from, instead of `bodies` and `joints`.
+    #[serde(default)]
+    pub model: Option<ModelFile>,
     /// Bodies; the first is the root drivers act on by default.
     #[serde(default)]
     pub bodies: Vec<BodyFile>,

@@ -176,6 +176,16 @@ impl Source {
         Ok(value)
     }
 
+    /// A robot model file (XML): its messages name the file, not JSON paths.
+    pub(crate) fn model(path: &Path, text: String) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            home: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+            text,
+            index: PositionIndex::default(),
+        }
+    }
+
     pub(crate) fn origin(&self, json_path: &str) -> Origin {
         let (line, column) = self.index.locate(json_path);
         Origin {

@@ -181,7 +181,16 @@ impl Shape {
         }
     }
 
-    /// Half extents of its box in its own frame (`None` for a plane, which has no bounds).
+    /// Its box in its own frame, as (least, greatest) corner (`None` for a plane).
+    pub fn local_bounds(&self) -> Option<(Vec3, Vec3)> {
+        match self {
+            Shape::Mesh { mesh, .. } => Some(mesh.bounds()),
+            _ => self.half_extents().map(|h| (-h, h)),
+        }
+    }
+
+    /// Half extents of its box about its origin in its own frame (`None` for a plane, which
+    /// has no bounds).
     pub fn half_extents(&self) -> Option<Vec3> {
         match *self {
             Shape::Box { half_extents } => Some(half_extents),
@@ -271,7 +280,8 @@ impl BodySpec {
         self.colliders
             .iter()
             .filter_map(|c| {
-                let half = c.shape.half_extents()?;
+                let (lo, hi) = c.shape.local_bounds()?;
+                let half = (hi - lo) / 2.0;
                 let turn = c
                     .local_pose
                     .rotation
@@ -279,8 +289,8 @@ impl BodySpec {
                     .into_inner()
                     .abs();
                 let reach = turn * half;
-                let centre = c.local_pose.translation.vector;
-                Some((centre - reach, centre + reach))
+                let centre = c.local_pose * crate::math::Point3::from((lo + hi) / 2.0);
+                Some((centre.coords - reach, centre.coords + reach))
             })
             .reduce(|(lo, hi), (l, h)| (lo.inf(&l), hi.sup(&h)))
     }

@@ -298,6 +298,36 @@ impl Environment {
         let id = self.catalog.by_name.get(name)?;
         Some(&self.catalog.artifacts[id.index()])
     }
+    /// How a body moves, its box in its own frame (least, greatest corner; `None` without a
+    /// bounded collider), and its mass: the facts the world was built with.
+    pub fn body_facts(
+        &self,
+        id: crate::BodyId,
+    ) -> (
+        crate::BodyKind,
+        Option<(crate::math::Vec3, crate::math::Vec3)>,
+        f64,
+    ) {
+        let k = id.index();
+        (
+            self.catalog.body_kind[k],
+            self.catalog.body_bounds[k],
+            self.catalog.body_mass[k],
+        )
+    }
+    /// A joint's kind, bodies and frames, and where it stands now.
+    pub fn joint(
+        &self,
+        id: crate::JointId,
+    ) -> Option<(&crate::JointSpec, crate::engine::JointReading)> {
+        let spec = self.catalog.joints.get(id.0 as usize)?;
+        let reading = crate::engine::joint_reading(
+            spec,
+            &self.states[spec.body1.index()],
+            &self.states[spec.body2.index()],
+        );
+        Some((spec, reading))
+    }
     /// All artifacts, in scene order.
     pub fn artifacts(&self) -> &[ArtifactInfo] {
         &self.catalog.artifacts
