@@ -266,3 +266,99 @@ fn bad_models_get_one_error_each_naming_file_line_and_element() {
         "{e}"
     );
 }
+
+#[test]
+fn the_panda_s_joints_reach_commanded_positions_and_the_joints_sensor_reads_them() {
+    let ws = Workspace::new();
+    let target = [0.3, -0.4, 0.2, -1.8, 0.1, 1.6, 0.5, 0.02, 0.02];
+    let values = format!("{target:?}");
+    let arm = ws.write(
+        "panda.json",
+        &format!(
+            r#"{{ "model": {{ "file": "{}", "base": "fixed" }},
+                 "driver": {{ "library": "libssx_driver_joints.so", "plugin": "joints",
+                   "descriptor": {{ "stiffness": 10000, "damping": 600,
+                     "schedule": [ {{ "time": 0, "values": [0,0,0,0,0,0,0,0,0] }}, {{ "time": 1.5, "values": {values} }} ] }} }},
+                 "sensors": [ {{ "name": "joints", "library": "libssx_sensors.so", "plugin": "joints" }} ] }}"#,
+            robot("franka_panda/panda.urdf")
+        ),
+    );
+    let s = scene(
+        &ws,
+        "rapier",
+        &format!(r#"{{ "name": "arm", "artifact": "{}" }}"#, arm.display()),
+    );
+    let mut env = build_fast(&s, 1).unwrap();
+    step_n(&mut env, 2500);
+    let before = env.reading("arm", "joints").unwrap().values().to_vec();
+    step_n(&mut env, 500);
+    let r = env.reading("arm", "joints").unwrap().values().to_vec();
+    assert_eq!(r.len(), 18);
+    for (k, want) in target.iter().enumerate() {
+        let tol = if k < 7 { 0.01 } else { 1e-3 };
+        assert!(
+            (r[k] - want).abs() < tol,
+            "joint {k}: {} for {want} ({r:?})",
+            r[k]
+        );
+        // At rest: it stays put over the last 0.5 s. (The rates read back carry a residual
+        // of about 0.01 rad/s from Rapier's joint solver under gravity.)
+        assert!(
+            (r[k] - before[k]).abs() < 1e-3,
+            "joint {k} moves: {} then {}",
+            before[k],
+            r[k]
+        );
+        assert!(r[9 + k].abs() < 0.02, "joint {k} rate: {}", r[9 + k]);
+    }
+    // The sensor reads what the engine says.
+    let info = env.artifact("arm").unwrap();
+    let (_, reading) = env.joint(ssx_core::JointId(info.joints.start + 3)).unwrap();
+    assert!((reading.position - r[3]).abs() < 1e-12);
+}
+
+#[test]
+fn turtlebot3_drives_on_its_wheel_joints_at_wheel_rate_times_radius() {
+    let ws = Workspace::new();
+    let tb3 = ws.write(
+        "tb3.json",
+        &format!(
+            r#"{{ "model": {{ "file": "{}" }},
+                 "driver": {{ "library": "libssx_driver_joints.so", "plugin": "joints",
+                   "descriptor": {{ "mode": "velocity", "damping": 1.0,
+                     "joints": ["wheel_left_joint", "wheel_right_joint"],
+                     "schedule": [ {{ "time": 0, "values": [4.0, 4.0] }} ] }} }},
+                 "sensors": [ {{ "name": "joints", "library": "libssx_sensors.so", "plugin": "joints" }} ] }}"#,
+            robot("turtlebot3_description/urdf/turtlebot3_burger.urdf")
+        ),
+    );
+    let s = scene(
+        &ws,
+        "rapier",
+        &format!(r#"{{ "name": "tb3", "artifact": "{}" }}"#, tb3.display()),
+    );
+    let mut env = build_fast(&s, 1).unwrap();
+    step_n(&mut env, 2000);
+    let x0 = body_named(&env, "tb3", "base_footprint")
+        .pose
+        .translation
+        .vector;
+    step_n(&mut env, 2000);
+    let b = body_named(&env, "tb3", "base_footprint");
+    let r = env.reading("tb3", "joints").unwrap().values().to_vec();
+    // The wheels turn at 4 rad/s (about their axis: y turned by the URDF's -90° roll, so the
+    // joint's +z spins the wheel forward), counted on past a turn.
+    assert!(
+        (r[2] - 4.0).abs() < 0.05 && (r[3] - 4.0).abs() < 0.05,
+        "{r:?}"
+    );
+    assert!(r[0] > 2.0 * std::f64::consts::PI, "{r:?}");
+    // The robot rolls straight at ω r = 4 × 0.033 = 0.132 m/s, to within slip.
+    let travel = b.pose.translation.vector - x0;
+    let speed = travel.norm() / 2.0;
+    assert!(
+        (speed - 0.132).abs() < 0.01,
+        "{speed} m/s, moved {travel:?}"
+    );
+    assert!(travel.y.abs() < 0.02 * travel.norm(), "{travel:?}");
+}

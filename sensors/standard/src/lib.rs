@@ -23,6 +23,7 @@ mod camera;
 mod contact;
 mod gripper;
 mod imu;
+mod joints;
 mod noise;
 mod pose;
 mod range;
@@ -118,5 +119,6 @@ ssx_sdk::export_plugins!(
     sensor "contact" "the bodies touching a body: where and how hard" => contact::Contact,
     sensor "camera" "a pinhole camera: a depth image and a colour image, ray-cast on the CPU" => camera::Camera,
     sensor "gripper" "what a gripper's paddles hold and whether the body between them fits" => gripper::Gripper,
+    sensor "joints" "the positions and rates of a robot's revolute and prismatic joints (sensor_msgs/JointState)" => joints::Joints,
     sensor "slam" "a range scanner whose scans at a noisy pose build the robot's occupancy grid in the explore extension" => slam::Slam,
 );
