@@ -339,6 +339,7 @@ impl Loader<'_> {
             visuals,
             driver,
             sensors,
+            model: None,
         })
     }
 

@@ -22,6 +22,8 @@ pub(crate) struct Prepared {
     pub(crate) visuals: Vec<ArtifactVisual>,
     pub(crate) driver: Option<PluginSpec>,
     pub(crate) sensors: Vec<SensorSpec>,
+    /// What its robot model file says of its links, if it came from one.
+    pub(crate) model: Option<std::sync::Arc<ssx_core::environment::RobotModel>>,
 }
 
 pub(crate) struct Loader<'r> {
@@ -285,6 +287,7 @@ impl Loader<'_> {
                 visuals: prepared.visuals.clone(),
                 driver: driver.clone(),
                 sensors: sensors.clone(),
+                model: prepared.model.clone(),
             });
         }
         Ok(())

@@ -455,6 +455,7 @@ pub fn artifact(
         visuals,
         driver: None,
         sensors: Vec::new(),
+        model: None,
     })
 }
 

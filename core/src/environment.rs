@@ -17,7 +17,7 @@ pub use swaps::{SwapDone, SwapEvent};
 
 pub use crate::spec::{
     ArtifactJoint, ArtifactSpec, ArtifactVisual, EnvironmentConfig, ExtensionSpec, PluginSpec,
-    SensorSpec,
+    RobotModel, SensorSpec,
 };
 
 use crate::abi::PluginLoader;

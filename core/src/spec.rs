@@ -61,6 +61,18 @@ pub struct ArtifactVisual {
     pub color: [f32; 4],
 }
 
+/// What a robot model file (URDF, MJCF) says beyond bodies and joints: every link's frame
+/// (links fixed together share a body) and, for a URDF, its text, for ROS 2's
+/// `robot_description` and `/tf`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RobotModel {
+    /// The URDF (xacro expanded), if the model came from one.
+    pub urdf: Option<String>,
+    /// Every link: its name, the body (index in the artifact) it is part of, and its pose in
+    /// that body's frame.
+    pub links: Vec<(String, usize, Pose)>,
+}
+
 /// One artifact instance, fully resolved: world poses, joints, visuals, plugins.
 #[derive(Clone, Debug)]
 pub struct ArtifactSpec {
@@ -76,6 +88,8 @@ pub struct ArtifactSpec {
     pub driver: Option<PluginSpec>,
     /// Any number of sensors.
     pub sensors: Vec<SensorSpec>,
+    /// What its robot model file says of its links, if it came from one.
+    pub model: Option<std::sync::Arc<RobotModel>>,
 }
 
 /// A simulation extension instance.

@@ -32,6 +32,9 @@ pub struct ArtifactInfo {
     pub joints: Range<u32>,
     /// Names of its joints, in the same order.
     pub joint_names: Vec<String>,
+    /// Its robot model as JSON (`{"urdf": ..., "links": [...]}`), if it came from a model
+    /// file (see [`crate::environment::RobotModel`]).
+    pub robot_model: Option<std::sync::Arc<str>>,
 }
 
 impl ArtifactInfo {

@@ -391,6 +391,13 @@ typedef struct {
   // the parent back. `SSX_ERR_INVALID_ARGUMENT` for a fixed joint or a value that is not
   // finite. Driver phase. Added to version 3 with `joint_state`.
   SsxStatus (*add_joint_effort)(SsxCtx ctx, uint32_t joint, double effort);
+  // What `artifact`'s robot model file (URDF, MJCF) says beyond bodies and joints, as JSON:
+  // `{"urdf": text or null, "links": [{"name", "body", "position": [x, y, z], "orientation":
+  // [w, x, y, z]}]}`, every link with the body it is part of and its pose in that body's
+  // frame. `text` points at `len` bytes of UTF-8 (not NUL-terminated), valid until the
+  // current call returns; `SSX_ERR_NOT_FOUND` for an artifact not made from a model file.
+  // Any phase. Added to version 3 with `joint_state`.
+  SsxStatus (*robot_model)(SsxCtx ctx, uint32_t artifact, const char **text, uintptr_t *len);
 } SsxHostApi;
 
 // Creates an instance from its JSON descriptor. On success stores it in `instance` and returns

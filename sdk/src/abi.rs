@@ -616,6 +616,18 @@ pub struct SsxHostApi {
     /// the parent back. `SSX_ERR_INVALID_ARGUMENT` for a fixed joint or a value that is not
     /// finite. Driver phase. Added to version 3 with `joint_state`.
     pub add_joint_effort: unsafe extern "C" fn(ctx: SsxCtx, joint: u32, effort: f64) -> SsxStatus,
+    /// What `artifact`'s robot model file (URDF, MJCF) says beyond bodies and joints, as JSON:
+    /// `{"urdf": text or null, "links": [{"name", "body", "position": [x, y, z], "orientation":
+    /// [w, x, y, z]}]}`, every link with the body it is part of and its pose in that body's
+    /// frame. `text` points at `len` bytes of UTF-8 (not NUL-terminated), valid until the
+    /// current call returns; `SSX_ERR_NOT_FOUND` for an artifact not made from a model file.
+    /// Any phase. Added to version 3 with `joint_state`.
+    pub robot_model: unsafe extern "C" fn(
+        ctx: SsxCtx,
+        artifact: u32,
+        text: *mut *const c_char,
+        len: *mut usize,
+    ) -> SsxStatus,
 }
 
 /// A fixed joint, in [`SsxJointState::kind`].

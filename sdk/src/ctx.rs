@@ -156,6 +156,26 @@ impl Ctx<'_> {
             (self.host.joint_name)(self.ctx, artifact, joint, buf, cap, len)
         })
     }
+    /// `artifact`'s robot model as JSON (see [`SsxHostApi::robot_model`]); `None` for an
+    /// artifact not made from a model file and on hosts that predate it.
+    pub fn robot_model(&self, artifact: u32) -> Result<Option<&str>, Error> {
+        if !self.host_has(std::mem::offset_of!(SsxHostApi, robot_model)) {
+            return Ok(None);
+        }
+        let (mut text, mut len) = (std::ptr::null(), 0usize);
+        match unsafe { (self.host.robot_model)(self.ctx, artifact, &mut text, &mut len) } {
+            SSX_ERR_NOT_FOUND => Ok(None),
+            s => {
+                check(s)?;
+                // SAFETY: the host hands `len` bytes of UTF-8 that live until this call
+                // returns (the borrow of `self`).
+                let bytes = unsafe { crate::abi::slice(text.cast::<u8>(), len) };
+                std::str::from_utf8(bytes)
+                    .map(Some)
+                    .map_err(|_| Error(SSX_ERR_INVALID_ARGUMENT))
+            }
+        }
+    }
     /// Drives one of the artifact's revolute or prismatic joints with these gains towards a
     /// position and rate (stiffness 0: the rate alone); driver phase. `SSX_ERR_NOT_FOUND` on
     /// hosts that predate it.

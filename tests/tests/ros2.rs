@@ -88,6 +88,51 @@ fn an_independent_ros2_client_finds_drives_and_steps_the_shipped_scene_beside_a_
     eprintln!("{stdout}");
 }
 
+#[test]
+fn robot_models_speak_robot_description_joint_states_tf_and_joint_commands_to_an_independent_client()
+ {
+    let _one = one_at_a_time();
+    let python = ssx_tests::python_for_clients();
+    let ws = Workspace::new();
+    let port = free_port();
+    let scene = hil_scene(&ws, "robots-ros2", port, PREFIX, |_| {});
+    let mut daemon = Daemon::start(&scene, 120);
+    let _session = connect(port, &mut daemon);
+    for args in [
+        [
+            "--robot",
+            "arm",
+            "--positions",
+            "0.3,-0.4,0.2,-1.8,0.1,1.6,0.5,0.02,0.02",
+        ],
+        ["--robot", "tb3", "--rates", "4,4"],
+    ] {
+        let client = std::process::Command::new(&python)
+            .arg(repo_root().join("extensions/zenoh/clients/ros2_robot_client.py"))
+            .args(["--connect", &format!("tcp/127.0.0.1:{port}")])
+            .args(args)
+            .args(["--timeout", "30"])
+            .output()
+            .expect("run the ROS 2 robot client");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&client.stdout),
+            String::from_utf8_lossy(&client.stderr),
+        );
+        assert!(
+            client.status.success(),
+            "the ROS 2 robot client failed ({args:?}):\n{stdout}\n{stderr}\n--- ssxd:\n{}",
+            daemon.log()
+        );
+        assert!(
+            stdout.contains(&format!("summary: robot '{}'", args[1])),
+            "{stdout}"
+        );
+        eprintln!("{stdout}");
+    }
+    let (code, log) = daemon.interrupt();
+    assert_eq!(code, Some(0), "{log}");
+}
+
 /// The rover's newest odometry, decoded.
 fn odometry(
     session: &zenoh::Session,

@@ -243,6 +243,17 @@ pub(crate) fn assemble(
         });
     }
     let _ = file;
+    let links = order
+        .iter()
+        .map(|&l| {
+            let b = body_of[l];
+            (
+                model.links[l].name.clone(),
+                b,
+                pose[bodies_links[b]].inverse() * pose[l],
+            )
+        })
+        .collect();
     Ok(Prepared {
         src,
         bodies,
@@ -250,6 +261,10 @@ pub(crate) fn assemble(
         visuals,
         driver: None,
         sensors: Vec::new(),
+        model: Some(Arc::new(ssx_core::environment::RobotModel {
+            urdf: model.urdf,
+            links,
+        })),
     })
 }
 

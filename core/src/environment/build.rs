@@ -324,6 +324,7 @@ impl Environment {
                 sensor_names: art.sensors.iter().map(|s| s.name.clone()).collect(),
                 joints,
                 joint_names: art.joints.iter().map(|j| j.name.clone()).collect(),
+                robot_model: art.model.as_deref().map(model_json),
             });
         }
         self.states = vec![BodyState::default(); self.catalog.body_mass.len()];
@@ -492,4 +493,26 @@ impl Environment {
             joint_count: info.joints.len() as u32,
         }
     }
+}
+
+/// A robot model as the `robot_model` host call hands it out: `{"urdf": text or null, "links":
+/// [{"name", "body", "position": [x, y, z], "orientation": [w, x, y, z]}]}`.
+fn model_json(m: &crate::environment::RobotModel) -> std::sync::Arc<str> {
+    let links: Vec<serde_json::Value> = m
+        .links
+        .iter()
+        .map(|(name, body, pose)| {
+            let t = pose.translation.vector;
+            let q = pose.rotation.quaternion();
+            serde_json::json!({
+                "name": name,
+                "body": body,
+                "position": [t.x, t.y, t.z],
+                "orientation": [q.w, q.i, q.j, q.k],
+            })
+        })
+        .collect();
+    serde_json::json!({ "urdf": m.urdf, "links": links })
+        .to_string()
+        .into()
 }

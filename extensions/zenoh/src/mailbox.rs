@@ -90,6 +90,14 @@ impl Inbox {
         self.accept(decoded.map(|()| values), from)
     }
 
+    /// Takes a network message given as values in field order (a ROS 2 array); `from` names
+    /// the source in a warning.
+    pub fn receive_values(&self, values: &[f64], from: &str) -> Option<String> {
+        let mut out = [0.0; MAX_VALUES];
+        let decoded = self.spec.from_values(values, &mut out);
+        self.accept(decoded.map(|()| out), from)
+    }
+
     /// Takes one message from an embedding program (the Python package), as a payload in the
     /// subscription's encoding or (`values`) in field order; unlike a network message, one that
     /// is malformed is refused with the reason (and counted as malformed).

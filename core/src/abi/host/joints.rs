@@ -1,5 +1,5 @@
-//! Host calls on joints: what each is and where it stands, its name, and the motor and effort
-//! commands drivers give their own joints.
+//! Host calls on joints and robot models: what each joint is and where it stands, its name,
+//! the motor and effort commands drivers give their own joints, and an artifact's robot model.
 
 use crate::engine::{JointId, JointKind};
 use crate::world::{ArtifactId, World};
@@ -95,5 +95,27 @@ pub(super) unsafe extern "C" fn host_add_joint_effort(
 ) -> SsxStatus {
     host(ctx, |f| {
         Ok(commands(f)?.joint_effort(joint as usize, effort)?)
+    })
+}
+
+pub(super) unsafe extern "C" fn host_robot_model(
+    ctx: SsxCtx,
+    artifact: u32,
+    text: *mut *const c_char,
+    len: *mut usize,
+) -> SsxStatus {
+    host(ctx, |f| {
+        if artifact as usize >= f.world.artifact_count() {
+            return Err(Refusal::OutOfRange);
+        }
+        let model = f
+            .world
+            .artifact(ArtifactId(artifact))
+            .robot_model
+            .as_deref()
+            .ok_or(Refusal::NotFound)?;
+        *out(text)? = model.as_ptr().cast();
+        *out(len)? = model.len();
+        Ok(())
     })
 }

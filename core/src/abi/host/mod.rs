@@ -73,4 +73,5 @@ pub static HOST_API: SsxHostApi = SsxHostApi {
     joint_name: host_joint_name,
     set_joint_motor: host_set_joint_motor,
     add_joint_effort: host_add_joint_effort,
+    robot_model: host_robot_model,
 };

@@ -91,10 +91,12 @@ impl<'de, const N: usize> Deserialize<'de> for F64Array<N> {
 
 mod geometry;
 mod nav;
+mod robot;
 mod sensor;
 
 pub use geometry::*;
 pub use nav::*;
+pub use robot::*;
 pub use sensor::*;
 
 // builtin_interfaces ------------------------------------------------------------------------

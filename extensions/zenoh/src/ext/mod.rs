@@ -250,7 +250,7 @@ impl Zenoh {
         };
         let shared = Arc::downgrade(&self.shared);
         let plan =
-            crate::ros2::Plan::resolve(ros, fixed, ctx, self.timestep, |ros, robot, gripper| {
+            crate::ros2::Plan::resolve(ros, fixed, ctx, self.timestep, |ros, robot, inputs| {
                 let route = |key: String| -> crate::ros2::input::Route {
                     let s = shared.clone();
                     Arc::new(move || s.upgrade().and_then(|s| s.inbox_of(&key)))
@@ -260,7 +260,14 @@ impl Zenoh {
                     robot,
                     route(format!("artifacts/{robot}/cmd")),
                 );
-                if gripper {
+                if inputs.joints {
+                    crate::ros2::input::declare_joint_commands(
+                        ros,
+                        robot,
+                        route(format!("artifacts/{robot}/cmd")),
+                    );
+                }
+                if inputs.gripper {
                     crate::ros2::input::declare_gripper(
                         ros,
                         robot,

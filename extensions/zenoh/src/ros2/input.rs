@@ -1,6 +1,7 @@
 //! The node's inputs, checked on Zenoh's threads before anything reaches the run: the services
 //! `pause`, `resume` and `step` (std_srvs/srv/Trigger), the topic `step_n` (std_msgs/msg/UInt32),
-//! every robot's `cmd_vel` (geometry_msgs/msg/Twist) and a gripper robot's `gripper/grip`
+//! every robot's `cmd_vel` (geometry_msgs/msg/Twist), a robot model's `joint_commands`
+//! (std_msgs/msg/Float64MultiArray) and a gripper robot's `gripper/grip`
 //! (std_msgs/msg/Bool) and `gripper/height` (std_msgs/msg/Float64). A payload over its type's size, one
 //! that is not CDR of that type, or a message of another type on the same topic is refused,
 //! counted and warned of (at most once a second); a flood costs Zenoh's thread the decoding and
@@ -10,7 +11,8 @@ use std::sync::{Arc, OnceLock};
 
 use ssx_ros2::graph::{Kind, Qos};
 use ssx_ros2::msgs::{
-    Bool, Float64, Message, TRIGGER, TriggerRequest, TriggerResponse, Twist, UINT32, UInt32,
+    Bool, Float64, Float64MultiArray, Message, TRIGGER, TriggerRequest, TriggerResponse, Twist,
+    UINT32, UInt32,
 };
 use ssx_ros2::types::{dds_name, service_hash, type_hash};
 use ssx_ros2::{Attachment, cdr};
@@ -29,6 +31,8 @@ pub const MAX_TWIST: usize = 64;
 pub const MAX_UINT32: usize = 16;
 /// Largest `Bool` or `Float64` taken (5 and 12 bytes).
 pub const MAX_SMALL: usize = 16;
+/// Largest `Float64MultiArray` taken: a layout with one short dimension and 32 values.
+pub const MAX_JOINT_COMMANDS: usize = 512;
 
 /// Who carries out a command: the extension's control queue.
 pub type OnCommand = Arc<dyn Fn(Asker, Command) + Send + Sync>;
@@ -164,9 +168,32 @@ pub type Route = Arc<dyn Fn() -> Option<Arc<Inbox>> + Send + Sync>;
 /// subscribed. The subscription takes every type on the topic, so that a message of another
 /// type or hash is counted and named rather than silently unmatched.
 pub fn declare_cmd_vel(ros: &Arc<RosShared>, robot: &str, inbox: Route) {
-    declare_input(ros, robot, "cmd_vel", MAX_TWIST, inbox, |t: Twist| {
-        [("linear", t.linear.x), ("angular", t.angular.z)]
-    });
+    declare_input(
+        ros,
+        robot,
+        "cmd_vel",
+        MAX_TWIST,
+        inbox,
+        |t: Twist, to, on| {
+            to.receive_named(&[("linear", t.linear.x), ("angular", t.angular.z)], on)
+        },
+    );
+}
+
+/// Declares `<robot>/joint_commands` (std_msgs/msg/Float64MultiArray, what ros2_control's
+/// forward_command_controller takes on `commands`) for a robot made from a model file: the
+/// data, one value a joint in the order the robot's `joints` driver drives them, become its
+/// Zenoh command `{"values": [...]}` in the mailbox `inbox` finds (`artifacts/<robot>/cmd`).
+/// A message with more values than a command carries is refused before it is decoded.
+pub fn declare_joint_commands(ros: &Arc<RosShared>, robot: &str, inbox: Route) {
+    declare_input(
+        ros,
+        robot,
+        "joint_commands",
+        MAX_JOINT_COMMANDS,
+        inbox,
+        |m: Float64MultiArray, to, on| to.receive_values(&m.data, on),
+    );
 }
 
 /// Declares `<robot>/gripper/grip` (std_msgs/msg/Bool: true closes, false opens) and
@@ -188,7 +215,7 @@ pub fn declare_gripper(ros: &Arc<RosShared>, robot: &str, inbox: Route) {
         "gripper/grip",
         MAX_SMALL,
         Arc::clone(&inbox),
-        move |b: Bool| latch(0, f64::from(u8::from(b.data)), &s),
+        move |b: Bool, to, on| to.receive_named(&latch(0, f64::from(u8::from(b.data)), &s), on),
     );
     declare_input(
         ros,
@@ -196,19 +223,19 @@ pub fn declare_gripper(ros: &Arc<RosShared>, robot: &str, inbox: Route) {
         "gripper/height",
         MAX_SMALL,
         inbox,
-        move |h: Float64| latch(1, h.data, &state),
+        move |h: Float64, to, on| to.receive_named(&latch(1, h.data, &state), on),
     );
 }
 
 /// Declares `<robot>/<topic>` of message type `M`: each message, at most `max` bytes of CDR of
-/// that type, becomes the named values `fields` gives for the robot's mailbox.
+/// that type, goes into the robot's mailbox as `deliver` puts it (which returns a warning).
 fn declare_input<M: Message + 'static>(
     ros: &Arc<RosShared>,
     robot: &str,
     topic: &str,
     max: usize,
     inbox: Route,
-    fields: impl Fn(M) -> [(&'static str, f64); 2] + Send + Sync + 'static,
+    deliver: impl Fn(M, &Inbox, &str) -> Option<String> + Send + Sync + 'static,
 ) {
     let def = M::TYPE;
     let qualified = ros.qualify(&format!("{robot}/{topic}"));
@@ -253,7 +280,7 @@ fn declare_input<M: Message + 'static>(
         }) else {
             return ros.unrouted(&robot);
         };
-        if let Some(w) = mailbox.receive_named(&fields(msg), &on) {
+        if let Some(w) = deliver(msg, &mailbox, &on) {
             ros.warn(w);
         }
     };

@@ -47,6 +47,8 @@ pub enum What {
     Imu(Box<Imu>),
     /// `<robot>/pose`: position and orientation (w x y z) from a pose sensor.
     Pose(Box<PoseStamped>),
+    /// `<robot>/joint_states`: the joints sensor's positions, then rates.
+    Joints(Box<JointState>),
     /// `<robot>/<camera>/depth`: a camera's depths (m), as `32FC1`.
     Depth(Box<Image>),
     /// `<robot>/<camera>/image`: a camera's colours (`0xRRGGBB` numbers), as `rgb8`.
@@ -214,6 +216,18 @@ impl RosOut {
                     z: v[3],
                 };
                 m.pose.orientation = quat(&v[4..8]);
+                cdr::encode(&**m, cdr);
+            }
+            What::Joints(m) => {
+                m.header.stamp = stamp;
+                let n = m.name.len();
+                let values = v.get(1..1 + 2 * n).unwrap_or(&[]);
+                m.position.clear();
+                m.velocity.clear();
+                if values.len() == 2 * n {
+                    m.position.extend_from_slice(&values[..n]);
+                    m.velocity.extend_from_slice(&values[n..]);
+                }
                 cdr::encode(&**m, cdr);
             }
             What::Depth(m) => {

@@ -22,11 +22,58 @@ struct ReadingTopic {
     span: std::ops::Range<usize>,
 }
 
+/// One transform of `/tf`: a body of a robot, in the world (odom) or relative to another body
+/// of the same robot.
+struct TfFrame {
+    artifact: u32,
+    body: u32,
+    relative_to: Option<u32>,
+}
+
+/// What a robot's inputs are, for the caller to declare.
+pub struct Inputs {
+    /// It has a gripper (`gripper/grip`, `gripper/height`).
+    pub gripper: bool,
+    /// It came from a robot model with joints (`joint_commands`).
+    pub joints: bool,
+}
+
+/// A robot model's links, from the `robot_model` host call.
+#[derive(serde::Deserialize)]
+struct ModelLinks {
+    urdf: Option<String>,
+    links: Vec<LinkFrame>,
+}
+
+#[derive(serde::Deserialize)]
+struct LinkFrame {
+    name: String,
+    body: u32,
+    position: [f64; 3],
+    orientation: [f64; 4],
+}
+
+/// The pose of `child` in `parent`'s frame: position then orientation (w x y z).
+fn relative(parent: &ssx_sdk::abi::SsxBodyState, child: &ssx_sdk::abi::SsxBodyState) -> [f64; 7] {
+    use nalgebra::{Isometry3, Quaternion as Q, Translation3, UnitQuaternion};
+    let pose = |s: &ssx_sdk::abi::SsxBodyState| {
+        let [w, x, y, z] = s.orientation;
+        Isometry3::from_parts(
+            Translation3::new(s.position[0], s.position[1], s.position[2]),
+            UnitQuaternion::from_quaternion(Q::new(w, x, y, z)),
+        )
+    };
+    let r = pose(parent).inverse() * pose(child);
+    let t = r.translation.vector;
+    let q = r.rotation.quaternion();
+    [t.x, t.y, t.z, q.w, q.i, q.j, q.k]
+}
+
 /// What the stepping thread writes each step, resolved on the first.
 pub struct Plan {
     clock: Option<(u32, u64)>,
     tf: Option<(u32, u64)>,
-    robots: Vec<u32>,
+    tf_frames: Vec<TfFrame>,
     odom: Vec<(u32, u32)>,
     odom_every: u64,
     readings: Vec<ReadingTopic>,
@@ -158,6 +205,69 @@ fn camera_topics(
     plan.largest = plan.largest.max(8 * (1 + pixels));
 }
 
+/// A robot model's frames, named `<robot>/<link>` as the URDF names its links: `/tf` places
+/// its root body in `odom` and every other body relative to the root each step; `/tf_static`
+/// places the links fixed to a body (lumped into it) on that body's head link. Its URDF goes
+/// out once, latched, as `<robot>/robot_description` (what robot_state_publisher publishes and
+/// RViz2's RobotModel reads).
+fn model_frames(
+    ros: &RosShared,
+    plan: &mut Plan,
+    statics: &mut Vec<TransformStamped>,
+    tf: &mut Vec<(TfFrame, TransformStamped)>,
+    (artifact, robot): (u32, &str),
+    m: &ModelLinks,
+) {
+    // The first link of each body is its head (the model lists a body's head first).
+    let mut heads: Vec<(u32, &str)> = Vec::new();
+    for l in &m.links {
+        if !heads.iter().any(|(b, _)| *b == l.body) {
+            heads.push((l.body, &l.name));
+            let (frame_id, relative_to) = if l.body == 0 {
+                ("odom".to_string(), None)
+            } else {
+                let root = heads.iter().find(|(b, _)| *b == 0).map_or("", |h| h.1);
+                (format!("{robot}/{root}"), Some(0))
+            };
+            tf.push((
+                TfFrame {
+                    artifact,
+                    body: l.body,
+                    relative_to,
+                },
+                TransformStamped {
+                    header: header(&frame_id),
+                    child_frame_id: format!("{robot}/{}", l.name),
+                    transform: Transform::default(),
+                },
+            ));
+        } else {
+            let head = heads.iter().find(|(b, _)| *b == l.body).map_or("", |h| h.1);
+            let [w, x, y, z] = l.orientation;
+            statics.push(TransformStamped {
+                header: header(&format!("{robot}/{head}")),
+                child_frame_id: format!("{robot}/{}", l.name),
+                transform: Transform {
+                    translation: Vector3 {
+                        x: l.position[0],
+                        y: l.position[1],
+                        z: l.position[2],
+                    },
+                    rotation: Quaternion::from_wxyz([w, x, y, z]),
+                },
+            });
+        }
+    }
+    if let Some(urdf) = &m.urdf {
+        plan.once.push(ros.publisher(
+            &format!("{robot}/robot_description"),
+            &STRING,
+            Qos::latched(1),
+            once(StringMsg { data: urdf.clone() }),
+        ));
+    }
+}
+
 fn num(v: &serde_json::Value, key: &str) -> f64 {
     v[key].as_f64().unwrap_or(0.0)
 }
@@ -177,7 +287,7 @@ impl Plan {
         fixed: &Fixed,
         ctx: &Ctx<'_>,
         timestep: f64,
-        mut route: impl FnMut(&Arc<RosShared>, &str, bool),
+        mut route: impl FnMut(&Arc<RosShared>, &str, Inputs),
     ) -> Result<Plan, String> {
         let spec = &ros.spec;
         let count = ctx.artifact_count()?;
@@ -203,13 +313,14 @@ impl Plan {
         let mut plan = Plan {
             clock: fixed.clock.map(|t| (t, u64::from(spec.clock_every))),
             tf: None,
-            robots: robots.clone(),
+            tf_frames: Vec::new(),
             odom: Vec::new(),
             odom_every: step_of(spec.odom_rate),
             readings: Vec::new(),
             once: Vec::new(),
             largest: 8,
         };
+        let mut tf: Vec<(TfFrame, TransformStamped)> = Vec::new();
         let mut statics = vec![TransformStamped {
             header: header("map"),
             child_frame_id: "odom".into(),
@@ -230,7 +341,28 @@ impl Plan {
             }
             let sensors = described(ctx, a)?;
             let gripper = sensors.iter().any(|s| s.description["kind"] == "gripper");
-            route(ros, robot, gripper);
+            let model: Option<ModelLinks> = ctx
+                .robot_model(a)?
+                .map(serde_json::from_str)
+                .transpose()
+                .map_err(|e| format!("ros2: robot '{robot}': its model: {e}"))?;
+            let joints = ctx.joint_state(a, 0)?.is_some();
+            route(ros, robot, Inputs { gripper, joints });
+            match &model {
+                Some(m) => model_frames(ros, &mut plan, &mut statics, &mut tf, (a, robot), m),
+                None => tf.push((
+                    TfFrame {
+                        artifact: a,
+                        body: 0,
+                        relative_to: None,
+                    },
+                    TransformStamped {
+                        header: header("odom"),
+                        child_frame_id: base.clone(),
+                        transform: Transform::default(),
+                    },
+                )),
+            }
             let ranges = sensors
                 .iter()
                 .filter(|s| s.description["kind"] == "range")
@@ -302,6 +434,31 @@ impl Plan {
                             6,
                         )
                     }
+                    Some("joints") => {
+                        let names: Vec<String> = d["names"]
+                            .as_array()
+                            .map(|n| {
+                                n.iter()
+                                    .filter_map(|x| x.as_str().map(str::to_string))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        let width = 2 * names.len();
+                        let state = JointState {
+                            header: header(""),
+                            name: names,
+                            ..JointState::default()
+                        };
+                        (
+                            format!("{robot}/joint_states"),
+                            (
+                                What::Joints(Box::new(state)),
+                                &JOINT_STATE,
+                                Qos::reliable(10),
+                            ),
+                            width,
+                        )
+                    }
                     Some("pose") => (
                         format!("{robot}/pose"),
                         (
@@ -331,15 +488,9 @@ impl Plan {
         // `/tf`: reliable, depth 100, as tf2's broadcaster; one message for every robot.
         {
             let every = step_of(spec.tf_rate);
-            if every > 0 && !robots.is_empty() {
-                let transforms = robots
-                    .iter()
-                    .map(|&a| TransformStamped {
-                        header: header("odom"),
-                        child_frame_id: format!("{}/base_link", names[a as usize]),
-                        transform: Transform::default(),
-                    })
-                    .collect();
+            if every > 0 && !tf.is_empty() {
+                let (frames, transforms): (Vec<TfFrame>, Vec<TransformStamped>) =
+                    tf.into_iter().unzip();
                 let t = ros.publisher(
                     "/tf",
                     &TF_MESSAGE,
@@ -347,7 +498,8 @@ impl Plan {
                     What::Tf(Box::new(TfMessage { transforms })),
                 );
                 plan.tf = Some((t, every));
-                plan.largest = plan.largest.max(8 * (1 + 7 * robots.len()));
+                plan.largest = plan.largest.max(8 * (1 + 7 * frames.len()));
+                plan.tf_frames = frames;
             }
         }
         let tf_static = TfMessage {
@@ -428,13 +580,23 @@ impl Plan {
             let mut err = Ok(());
             send(t, &mut |b| {
                 put(b, &[time]);
-                for &a in &self.robots {
-                    match ctx.body_state(a, 0) {
-                        Ok(s) => {
+                for f in &self.tf_frames {
+                    let state = ctx.body_state(f.artifact, f.body);
+                    let at = match (state, f.relative_to) {
+                        (Ok(s), None) => {
                             put(b, &s.position);
                             put(b, &s.orientation);
+                            continue;
                         }
-                        Err(e) => err = Err(e),
+                        (Ok(s), Some(r)) => ctx.body_state(f.artifact, r).map(|p| relative(&p, &s)),
+                        (Err(e), _) => Err(e),
+                    };
+                    match at {
+                        Ok(v) => put(b, &v),
+                        Err(e) => {
+                            err = Err(e);
+                            put(b, &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
+                        }
                     }
                 }
             });
