@@ -40,7 +40,7 @@ def _copy_into_package():
         raise RuntimeError(f"no plugin library (libssx_*.so) in {target}/release")
     data = os.path.join(HERE, "ssx", "data")
     shutil.rmtree(data, ignore_errors=True)
-    for part in ("library", "scenes", "maps"):
+    for part in ("library", "scenes", "maps", "robots"):
         shutil.copytree(os.path.join(ROOT, "artifacts", part), os.path.join(data, part))
 
 

@@ -204,3 +204,17 @@ def test_with_the_network_the_scenes_zenoh_takes_the_commands(tmp_path):
     with ssx.Sim(str(path), scene_dir=home, workers=1) as sim:
         sim.step(1)
         assert sim.command("rover", {"linear": 0.1, "angular": 0.0}) is True
+
+
+def test_a_panda_from_its_urdf_moves_its_joints_to_python_s_commands():
+    sim = ssx.Sim(ssx.scene("robots-ros2.json"), workers=1, network=False)
+    sim.step(1)
+    target = [0.3, -0.4, 0.2, -1.8, 0.1, 1.6, 0.5, 0.02, 0.02]
+    assert sim.command("arm", {"values": target}) is True
+    with pytest.raises(ssx.CommandError) as e:
+        sim.command("arm", {"values": [0.0, 0.0]})
+    assert "field 'values'" in str(e.value)
+    sim.step(1500)
+    joints = sim.reading("arm", "joints")
+    assert joints.shape == (18,)
+    assert np.allclose(joints[:9], target, atol=0.02), joints[:9]
