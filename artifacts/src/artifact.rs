@@ -231,6 +231,7 @@ impl Loader<'_> {
                     linear_damping: b.linear_damping.map_or(0.0, |d| d.0),
                     angular_damping: b.angular_damping.map_or(0.0, |d| d.0),
                     planar: b.planar,
+                    group: 0,
                 },
             ));
         }

@@ -147,6 +147,7 @@ impl Scene {
             libraries: Default::default(),
             budget,
             bodies: 0,
+            groups: 0,
             meshes: Default::default(),
         };
         let top = Rc::new(top);

@@ -44,6 +44,8 @@ pub(crate) struct Loader<'r> {
     pub(crate) budget: std::cell::Cell<u64>,
     /// Bodies instanced so far.
     pub(crate) bodies: usize,
+    /// Collision groups handed to robot model instances so far (each instance its own).
+    pub(crate) groups: u32,
     /// Robot models' meshes read so far.
     pub(crate) meshes: std::cell::RefCell<crate::model::MeshCache>,
 }
@@ -268,6 +270,13 @@ impl Loader<'_> {
                     format!("duplicate artifact name '{name}' (first at {first})"),
                 ));
             }
+            // A robot model's links do not touch each other; each copy is its own group.
+            let group = if prepared.model.is_some() && prepared.bodies.len() > 1 {
+                self.groups += 1;
+                self.groups
+            } else {
+                0
+            };
             self.artifacts.push(ArtifactSpec {
                 name,
                 bodies: prepared
@@ -278,6 +287,7 @@ impl Loader<'_> {
                             n.clone(),
                             BodySpec {
                                 pose: pose * b.pose,
+                                group,
                                 ..b.clone()
                             },
                         )

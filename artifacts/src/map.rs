@@ -449,6 +449,7 @@ pub fn artifact(
                 linear_damping: 0.0,
                 angular_damping: 0.0,
                 planar: false,
+                group: 0,
             },
         )],
         joints: Vec::new(),

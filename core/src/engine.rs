@@ -271,6 +271,10 @@ pub struct BodySpec {
     /// Moves in the horizontal plane only: height, roll and pitch are held (a ground robot
     /// simulated in 2.5D, as Stage does; no contact with the floor is needed to stay upright).
     pub planar: bool,
+    /// Bodies sharing a non-zero group never touch each other: a robot model's links, which
+    /// overlap where they meet (no self-collision, as Gazebo and PyBullet have by default).
+    /// 0: touches everything.
+    pub group: u32,
 }
 
 impl BodySpec {

@@ -64,6 +64,7 @@ fn body(kind: BodyKind, xyz: [f64; 3], shape: Shape) -> BodySpec {
         linear_damping: 0.0,
         angular_damping: 0.0,
         planar: false,
+        group: 0,
     }
 }
 

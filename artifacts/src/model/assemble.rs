@@ -204,6 +204,7 @@ pub(crate) fn assemble(
                 linear_damping: 0.0,
                 angular_damping: 0.0,
                 planar: false,
+                group: 0,
             },
         ));
     }

@@ -551,6 +551,7 @@ mod tests {
             linear_damping: 0.0,
             angular_damping: 0.0,
             planar: false,
+            group: 0,
         };
         // Boxes that later bodies will carry (a carrier after its cargo in id order).
         let early: Vec<_> = (0..10)
@@ -585,6 +586,7 @@ mod tests {
                 mass: MassSpec::Mass(5.0),
                 colliders,
                 planar: true,
+                group: 0,
                 ..box_at(xyz)
             };
             let id = e.add_body(&spec).unwrap();
@@ -592,6 +594,7 @@ mod tests {
                 let cargo = e
                     .add_body(&BodySpec {
                         planar: false,
+                        group: 0,
                         pose: pose_from_xyz_rpy([xyz[0], xyz[1], 1.0], [0.0, 0.0, 0.0]),
                         ..spec.clone()
                     })

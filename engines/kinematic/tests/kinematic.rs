@@ -34,6 +34,7 @@ fn boxed(kind: BodyKind, xyz: [f64; 3], yaw: f64, size: [f64; 3], planar: bool) 
         linear_damping: 0.0,
         angular_damping: 0.0,
         planar,
+        group: 0,
     }
 }
 

@@ -25,6 +25,7 @@ fn main() {
         linear_damping: 0.0,
         angular_damping: 0.0,
         planar: false,
+        group: 0,
     };
     e.add_body(&plane).unwrap();
     let mut pos = Vec::new();

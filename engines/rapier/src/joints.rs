@@ -1,8 +1,9 @@
 //! Driving joints: the motor commands (a position or rate with gains) and efforts (a torque
-//! or force along the joint axis for one step), each bounded by the joint's effort limit.
+//! or force along the joint axis for one step), each bounded by the joint's effort limit; and
+//! the links of one robot model kept from touching each other (its collision group).
 
 use rapier3d::prelude::*;
-use ssx_core::engine::JointId;
+use ssx_core::engine::{BodyId, JointId};
 
 use crate::RapierEngine;
 
@@ -83,4 +84,29 @@ impl RapierEngine {
             self.forced.push(body);
         }
     }
+}
+
+/// A collider's user data: its body's id in the low 32 bits (what every query reads back with
+/// `as u32`), its body's collision group in bits 64 to 95.
+pub(crate) fn collider_data(body: BodyId, group: u32) -> u128 {
+    u128::from(body.0) | (u128::from(group) << 64)
+}
+
+/// The hook that keeps colliders of one non-zero group apart (a robot model's links).
+pub(crate) struct SelfCollision;
+
+impl PhysicsHooks for SelfCollision {
+    fn filter_contact_pair(&self, c: &PairFilterContext) -> Option<SolverFlags> {
+        let group = |h: ColliderHandle| c.colliders.get(h).map_or(0, |co| co.user_data >> 64);
+        let (a, b) = (group(c.collider1), group(c.collider2));
+        if a != 0 && a == b {
+            None
+        } else {
+            Some(SolverFlags::COMPUTE_RIGID_IMPULSES)
+        }
+    }
+    fn filter_intersection_pair(&self, _: &PairFilterContext) -> bool {
+        true
+    }
+    fn modify_solver_contacts(&self, _: &mut ContactModificationContext) {}
 }

@@ -46,6 +46,8 @@ pub struct RapierEngine {
     >,
     /// Joints in creation order (the index is the JointId).
     joints: Vec<JointRecord>,
+    /// Some body has a collision group: steps filter its pairs (joints.rs).
+    grouped: bool,
     /// Attached bodies (by body index) and the fixed joints that hold them to their carriers.
     attached: HashMap<u32, ImpulseJointHandle>,
     /// Ground planes. Only a dynamic body that is not planar can touch one, so a plane joins
@@ -90,6 +92,7 @@ impl RapierEngine {
             forced: Vec::new(),
             shapes: HashMap::new(),
             joints: Vec::new(),
+            grouped: false,
             attached: HashMap::new(),
             planes: Vec::new(),
             planes_in_world: false,
@@ -244,13 +247,17 @@ impl PhysicEngine for RapierEngine {
         }
         for (c, (shape, shape_pose)) in spec.colliders.iter().zip(shapes) {
             let is_plane = matches!(c.shape, Shape::Plane);
-            let collider = ColliderBuilder::new(shape)
+            let mut collider = ColliderBuilder::new(shape)
                 .position(pose(&c.local_pose) * shape_pose)
                 .friction(c.friction as f32)
                 .restitution(c.restitution as f32)
                 .density(if is_plane { 0.0 } else { density as f32 })
                 .collision_groups(groups(spec.planar, is_plane))
-                .user_data(id.0 as u128);
+                .user_data(joints::collider_data(id, spec.group));
+            if spec.group != 0 {
+                collider = collider.active_hooks(ActiveHooks::FILTER_CONTACT_PAIRS);
+                self.grouped = true;
+            }
             if is_plane && !self.planes_in_world {
                 let at = spec.pose * c.local_pose;
                 self.planes.push(Plane {
@@ -468,7 +475,11 @@ impl PhysicEngine for RapierEngine {
         }
         self.world.integration_parameters.dt = dt as f32;
         self.plane_reach(dt as f32);
-        self.world.step();
+        if self.grouped {
+            self.world.step_with_events(&joints::SelfCollision, &());
+        } else {
+            self.world.step();
+        }
         self.retire_index();
         // A world whose sensors queried the last step will query this one: file it now, on the
         // stepping thread, rather than in the first query, where the other workers would wait
@@ -659,6 +670,7 @@ mod tests {
             linear_damping: 0.0,
             angular_damping: 0.0,
             planar: false,
+            group: 0,
         };
         let cube = Shape::Box {
             half_extents: Vec3::repeat(0.1),
@@ -724,6 +736,7 @@ mod tests {
             linear_damping: 0.0,
             angular_damping: 0.0,
             planar: false,
+            group: 0,
         };
         let cube = Shape::Box {
             half_extents: Vec3::repeat(0.25),
