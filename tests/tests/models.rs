@@ -212,7 +212,7 @@ fn bad_models_get_one_error_each_naming_file_line_and_element() {
     let cases = [
         (
             "missing.urdf",
-            format!("<robot name=\"r\">\n  <link name=\"a\"><visual><geometry><mesh filename=\"package://nowhere/m.stl\"/></geometry></visual></link>\n</robot>"),
+            "<robot name=\"r\">\n  <link name=\"a\"><visual><geometry><mesh filename=\"package://nowhere/m.stl\"/></geometry></visual></link>\n</robot>".to_string(),
             format!("{dir}/missing.urdf:2:36 (at link 'a' > visual[0] > geometry > mesh): 'package://nowhere/m.stl': no package 'nowhere'"),
         ),
         (

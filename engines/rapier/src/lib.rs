@@ -36,14 +36,7 @@ pub struct RapierEngine {
     /// One shared shape per distinct shape: a swarm of identical robots points at one
     /// allocation instead of thousands scattered over the heap (which made stepping 10,000
     /// bodies built from a scene 1.7x slower than the same bodies built in a tight loop).
-    shapes: HashMap<
-        [u64; 4],
-        (
-            SharedShape,
-            RPose,
-            Option<std::sync::Arc<ssx_core::engine::Mesh>>,
-        ),
-    >,
+    shapes: HashMap<[u64; 4], Made>,
     /// Joints in creation order (the index is the JointId).
     joints: Vec<JointRecord>,
     /// Some body has a collision group: steps filter its pairs (joints.rs).
@@ -170,6 +163,14 @@ impl RapierEngine {
         self.handles.get(id.index()).map(|h| &self.world.bodies[*h])
     }
 }
+
+/// A shape as Rapier made it, its pose in the collider, and the mesh it was made of (kept so
+/// that the mesh's address, the cache key, is never reused).
+type Made = (
+    SharedShape,
+    RPose,
+    Option<std::sync::Arc<ssx_core::engine::Mesh>>,
+);
 
 impl PhysicEngine for RapierEngine {
     fn name(&self) -> &'static str {
