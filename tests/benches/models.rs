@@ -1,7 +1,7 @@
 //! Robots from their model files (issue 50), release build:
 //!
 //! - `load`: the TurtleBot3 Burger scene (ground + ROBOTIS's URDF with its four STL meshes,
-//!   4.5 MB, 80,000 triangles) read and built, cold each time (no mesh cache carried over):
+//!   4.5 MB, 92,230 triangles) read and built, cold each time (no mesh cache carried over):
 //!   the scene load alone and the whole Environment, percentiles of 30 runs;
 //! - `swarm`: 100 replicated TurtleBot3s on Rapier (convex hulls for mesh colliders; the Burger's
 //!   own collisions are boxes and cylinders), every wheel driven at 4 rad/s by the joints
