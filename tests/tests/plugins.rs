@@ -524,6 +524,12 @@ fn ssxd_plugins_lists_every_bundled_library() {
             vec!["  driver  velocity  moves a kinematic body at a constant velocity"],
         ),
         (
+            lib("ssx_driver_joints"),
+            vec![
+                "  driver  joints  drives a robot model's joints by position, velocity or effort, from a schedule or from outside",
+            ],
+        ),
+        (
             lib("ssx_sensors"),
             vec![
                 "  sensor  pose        ground-truth pose and twist of one body (motion capture), optional noise and latency",
@@ -534,6 +540,7 @@ fn ssxd_plugins_lists_every_bundled_library() {
                 "  sensor  contact     the bodies touching a body: where and how hard",
                 "  sensor  camera      a pinhole camera: a depth image and a colour image, ray-cast on the CPU",
                 "  sensor  gripper     what a gripper's paddles hold and whether the body between them fits",
+                "  sensor  joints      the positions and rates of a robot's revolute and prismatic joints (sensor_msgs/JointState)",
                 "  sensor  slam        a range scanner whose scans at a noisy pose build the robot's occupancy grid in the explore extension",
             ],
         ),
