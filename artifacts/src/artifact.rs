@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use ssx_core::environment::{ArtifactJoint, ArtifactVisual};
-use ssx_core::math::{Pose, Rotation, Vec3};
+use ssx_core::math::{Pose, Vec3};
 use ssx_core::plugin::PluginKind;
 use ssx_core::{
     BodyKind, BodySpec, ColliderSpec, JointDynamics, JointKind, MassSpec, PluginSpec, SensorSpec,
@@ -295,9 +295,7 @@ impl Loader<'_> {
             };
             // The joint frame's x axis is the rotation axis; the child's frame follows from the
             // bodies' initial relative pose.
-            let turn = Rotation::rotation_between(&Vec3::x(), &axis).unwrap_or_else(|| {
-                Rotation::from_axis_angle(&Vec3::z_axis(), std::f64::consts::PI)
-            });
+            let turn = ssx_core::math::x_onto(&axis);
             let frame1 = Pose::from_parts(
                 Vec3::new(j.anchor[0].0, j.anchor[1].0, j.anchor[2].0).into(),
                 turn,

@@ -18,3 +18,10 @@ pub fn pose_from_xyz_rpy(xyz: [f64; 3], rpy: [f64; 3]) -> Pose {
         Rotation::from_euler_angles(rpy[0], rpy[1], rpy[2]),
     )
 }
+
+/// The rotation that turns the x axis onto `axis` (a joint frame's x axis is its joint's axis);
+/// half a turn about z when `axis` points along -x, where the shortest arc is not unique.
+pub fn x_onto(axis: &Vec3) -> Rotation {
+    Rotation::rotation_between(&Vec3::x(), axis)
+        .unwrap_or_else(|| Rotation::from_axis_angle(&Vec3::z_axis(), std::f64::consts::PI))
+}

@@ -211,8 +211,7 @@ pub(crate) fn assemble(
     let mut joints = Vec::new();
     for j in model.joints.iter().filter(|j| j.kind != JointType::Fixed) {
         let (parent, child) = (body_of[j.parent], body_of[j.child]);
-        let turn = Rotation::rotation_between(&Vec3::x(), &j.axis)
-            .unwrap_or_else(|| Rotation::from_axis_angle(&Vec3::z_axis(), std::f64::consts::PI));
+        let turn = ssx_core::math::x_onto(&j.axis);
         // The child link heads its body: the joint frame is the anchor on the axis.
         let frame2 = Pose::from_parts(j.anchor.into(), turn);
         let frame1 = pose[bodies_links[parent]].inverse() * pose[j.child] * frame2;
@@ -288,7 +287,7 @@ fn shape(g: &GeomShape, fit: MeshFit) -> Shape {
             half_length,
         },
         GeomShape::Mesh(ref m) => Shape::Mesh {
-            mesh: Arc::clone(m),
+            mesh: Arc::clone(&m.mesh),
             fit,
         },
     }

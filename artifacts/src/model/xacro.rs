@@ -27,18 +27,7 @@ pub(crate) fn expand(file: &Path, text: &str) -> Result<Option<String>, SsxError
             message,
         }
     };
-    let doc = roxmltree::Document::parse(text).map_err(|e| {
-        let p = e.pos();
-        SsxError::Input {
-            origin: Box::new(Origin {
-                file: file.to_path_buf(),
-                json_path: String::new(),
-                line: p.row as usize,
-                column: p.col as usize,
-            }),
-            message: format!("not well-formed XML: {e}"),
-        }
-    })?;
+    let doc = super::xml::parse(file, text)?;
     let run_xacro = "run `xacro` on the file first and name its output (ssx expands only xacro:arg and xacro:property with plain values, ${name} and $(arg name))";
     let mut blank: Vec<std::ops::Range<usize>> = Vec::new();
     let mut values: HashMap<String, String> = HashMap::new();

@@ -7,6 +7,22 @@ use roxmltree::Node;
 use ssx_core::math::{Pose, Vec3};
 use ssx_core::{Origin, SsxError};
 
+/// `text` parsed, or the XML error at its line and column in `file`.
+pub(crate) fn parse<'i>(file: &Path, text: &'i str) -> Result<roxmltree::Document<'i>, SsxError> {
+    roxmltree::Document::parse(text).map_err(|e| {
+        let pos = e.pos();
+        SsxError::Input {
+            origin: Box::new(Origin {
+                file: file.to_path_buf(),
+                json_path: String::new(),
+                line: pos.row as usize,
+                column: pos.col as usize,
+            }),
+            message: format!("not well-formed XML: {e}"),
+        }
+    })
+}
+
 /// A model file being read: its path, for messages.
 pub(crate) struct Xml<'a> {
     pub(crate) file: &'a Path,

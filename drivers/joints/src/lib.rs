@@ -89,8 +89,13 @@ pub struct Joints {
     /// Resolved on the first step (names need the host).
     driven: Option<Vec<Driven>>,
     remote: Option<(ssx_sdk::bus::Bus, u32)>,
-    /// The outside command in force and when it came.
-    commanded: Option<(Vec<f64>, f64)>,
+    /// When the outside command in force came (its values in `commanded`).
+    commanded_at: Option<f64>,
+    commanded: Vec<f64>,
+    /// This step's targets and (positions along a schedule) rates: buffers made once, so a
+    /// step does not allocate.
+    targets: Vec<f64>,
+    rates: Vec<f64>,
     seq: u64,
 }
 
@@ -142,7 +147,10 @@ impl Driver for Joints {
             name: init.artifact_name.clone(),
             driven: None,
             remote: None,
-            commanded: None,
+            commanded_at: None,
+            commanded: Vec::new(),
+            targets: Vec::new(),
+            rates: Vec::new(),
             seq: 0,
         })
     }
@@ -154,27 +162,28 @@ impl Driver for Joints {
         }
         let (time, _) = ctx.time()?;
         let n = self.driven.as_ref().map_or(0, Vec::len);
-        let outside = self.outside(ctx, n, time)?;
-        let (targets, rates) = match outside {
-            Some(v) => (v, None),
-            None => match self.scheduled(time) {
-                Some(t) => t,
+        let rates = if self.outside(ctx, n, time)? {
+            self.targets.clone_from(&self.commanded);
+            false
+        } else {
+            match self.scheduled(time) {
+                Some(rates) => rates,
                 None => return Ok(()),
-            },
+            }
         };
         let (k, c) = self.gains();
         for (i, j) in self.driven.as_ref().expect("resolved").iter().enumerate() {
             let [lo, hi] = j.state.limits;
+            let target = self.targets[i];
             match self.d.mode {
                 Mode::Position => {
-                    let target = targets[i].clamp(lo, hi);
-                    let rate = rates.as_ref().map_or(0.0, |r| r[i]);
-                    ctx.set_joint_motor(j.index, target, rate, k, c)?;
+                    let rate = if rates { self.rates[i] } else { 0.0 };
+                    ctx.set_joint_motor(j.index, target.clamp(lo, hi), rate, k, c)?;
                 }
-                Mode::Velocity => ctx.set_joint_motor(j.index, 0.0, targets[i], 0.0, c)?,
+                Mode::Velocity => ctx.set_joint_motor(j.index, 0.0, target, 0.0, c)?,
                 Mode::Effort => {
                     let m = j.state.max_effort;
-                    ctx.add_joint_effort(j.index, targets[i].clamp(-m, m))?
+                    ctx.add_joint_effort(j.index, target.clamp(-m, m))?
                 }
             }
         }
@@ -255,10 +264,11 @@ impl Joints {
         Ok(driven)
     }
 
-    /// The outside command in force, if any (subscribing on the first call).
-    fn outside(&mut self, ctx: &Ctx<'_>, n: usize, time: f64) -> Result<Option<Vec<f64>>, String> {
+    /// Whether an outside command is in force (its values in `commanded`; subscribing on the
+    /// first call).
+    fn outside(&mut self, ctx: &Ctx<'_>, n: usize, time: f64) -> Result<bool, String> {
         let Some(r) = &self.d.commands else {
-            return Ok(None);
+            return Ok(false);
         };
         let (bus, sub) = match self.remote {
             Some(link) => link,
@@ -286,46 +296,48 @@ impl Joints {
         };
         if let Some(m) = bus.read(ctx, sub)?.filter(|m| m.seq != self.seq) {
             self.seq = m.seq;
-            self.commanded = Some((m.values().to_vec(), time));
+            self.commanded.clear();
+            self.commanded.extend_from_slice(m.values());
+            self.commanded_at = Some(time);
         }
-        if let (Some((_, at)), Some(timeout)) = (&self.commanded, r.timeout)
+        if let (Some(at), Some(timeout)) = (self.commanded_at, r.timeout)
             && time - at > timeout
         {
-            self.commanded = None;
+            self.commanded_at = None;
         }
-        Ok(self.commanded.as_ref().map(|(v, _)| v.clone()))
+        Ok(self.commanded_at.is_some())
     }
 
-    /// The schedule's targets at `time` (and, for positions, the segment's rates).
-    fn scheduled(&self, time: f64) -> Option<(Vec<f64>, Option<Vec<f64>>)> {
+    /// The schedule's targets at `time` into `targets`; `None` without a schedule, else whether
+    /// `rates` holds the segment's rates (positions between two points; before the first point
+    /// and after the last the target is held with no rate).
+    fn scheduled(&mut self, time: f64) -> Option<bool> {
         let s = &self.d.schedule;
         let first = s.first()?;
-        if time <= first.time || s.len() == 1 {
-            return Some((first.values.clone(), None));
-        }
         let k = s
             .iter()
             .rposition(|p| p.time <= time)
-            .expect("after the first");
-        let Some(next) = s.get(k + 1) else {
-            return Some((s[k].values.clone(), None));
+            .filter(|_| time > first.time);
+        let (a, b) = match k.and_then(|k| Some((&s[k], s.get(k + 1)?))) {
+            Some(ab) => ab,
+            None => {
+                let held = k.map_or(first, |k| &s[k]);
+                self.targets.clone_from(&held.values);
+                return Some(false);
+            }
         };
-        let (a, b) = (&s[k], next);
-        let f = (time - a.time) / (b.time - a.time);
-        let values = a
-            .values
-            .iter()
-            .zip(&b.values)
-            .map(|(x, y)| x + (y - x) * f)
-            .collect();
-        let rates = (self.d.mode == Mode::Position).then(|| {
-            a.values
-                .iter()
-                .zip(&b.values)
-                .map(|(x, y)| (y - x) / (b.time - a.time))
-                .collect()
-        });
-        Some((values, rates))
+        let span = b.time - a.time;
+        let f = (time - a.time) / span;
+        self.targets.clear();
+        self.targets
+            .extend(a.values.iter().zip(&b.values).map(|(x, y)| x + (y - x) * f));
+        if self.d.mode != Mode::Position {
+            return Some(false);
+        }
+        self.rates.clear();
+        self.rates
+            .extend(a.values.iter().zip(&b.values).map(|(x, y)| (y - x) / span));
+        Some(true)
     }
 }
 
