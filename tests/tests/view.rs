@@ -1218,3 +1218,134 @@ fn a_recording_with_three_resets_reads_in_order_and_splits_into_episodes() {
         assert_eq!((p.x, p.y, p.z), (v.x, v.y, v.z), "{}", t.child_frame_id);
     }
 }
+
+/// The TurtleBot3 Burger's visual meshes on disk: (distinct files by content, triangles of
+/// every visual: two tires share nothing but their size).
+fn turtlebot3_meshes() -> (Vec<Vec<u8>>, usize) {
+    let dir = repo_root().join("artifacts/robots/turtlebot3_description/meshes");
+    let files = [
+        "bases/burger_base.stl",
+        "wheels/left_tire.stl",
+        "wheels/right_tire.stl",
+        "sensors/lds.stl",
+    ];
+    let mut distinct: Vec<Vec<u8>> = Vec::new();
+    let mut triangles = 0;
+    for f in files {
+        let b = std::fs::read(dir.join(f)).unwrap();
+        triangles += u32::from_le_bytes(b[80..84].try_into().unwrap()) as usize;
+        if !distinct.contains(&b) {
+            distinct.push(b);
+        }
+    }
+    (distinct, triangles)
+}
+
+/// Triangles in a binary STL, checked to be one (its length is its count's).
+fn stl_triangles(b: &[u8]) -> usize {
+    let n = u32::from_le_bytes(b[80..84].try_into().unwrap()) as usize;
+    assert_eq!(b.len(), 84 + 50 * n, "a binary STL");
+    n
+}
+
+/// The model primitives of a scene message.
+fn models(scene: &SceneUpdate) -> Vec<&foxglove::schemas::ModelPrimitive> {
+    scene.entities.iter().flat_map(|e| &e.models).collect()
+}
+
+#[test]
+fn a_recording_of_turtlebot3_carries_its_meshes_as_stl_in_millimetres_scaled_to_metres() {
+    let dir = Workspace::new();
+    let file = dir.path().join("tb3.mcap");
+    let scene = repo_root().join("artifacts/scenes/turtlebot3.json");
+    let mut env = build_recorded(&scene, &registry(), false, &file).unwrap();
+    ssx_tests::step_n(&mut env, 10);
+    drop(env);
+    let (topics, clean) = read_mcap(&file);
+    assert!(clean);
+    let scene = SceneUpdate::decode(&topics["/scene"][0].1[..]).unwrap();
+    let models = models(&scene);
+    // Four visuals (base, two tires, the lidar), each embedded whole: the recording stands
+    // alone.
+    assert_eq!(models.len(), 4);
+    let (_, triangles) = turtlebot3_meshes();
+    let mut seen = 0;
+    for m in &models {
+        assert_eq!((m.media_type.as_str(), m.url.as_str()), ("model/stl", ""));
+        seen += stl_triangles(&m.data);
+        // The files are in millimetres and the URDF scales them by 0.001: every corner of the
+        // recorded mesh lies within 20 cm of its frame.
+        for t in 0..stl_triangles(&m.data) {
+            for k in 0..9 {
+                let o = 84 + 50 * t + 12 + 4 * k;
+                let x = f32::from_le_bytes(m.data[o..o + 4].try_into().unwrap());
+                assert!(x.abs() < 0.2, "a corner at {x} m");
+            }
+        }
+    }
+    assert_eq!(seen, triangles);
+    assert_eq!(triangles, 92_230);
+}
+
+/// `GET` over plain HTTP/1.1: the status line and the body.
+fn http_get(url: &str) -> (String, Vec<u8>) {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").expect("an http URL");
+    let (host, path) = rest.split_at(rest.find('/').expect("a path"));
+    let mut s = TcpStream::connect(host).expect("connect to the page server");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer).unwrap();
+    let split = answer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("headers end");
+    let head = String::from_utf8_lossy(&answer[..split]).to_string();
+    (
+        head.lines().next().unwrap_or_default().to_string(),
+        answer[split + 4..].to_vec(),
+    )
+}
+
+#[test]
+fn a_live_client_gets_each_mesh_once_by_url_from_the_page_server() {
+    let scene = repo_root().join("artifacts/scenes/turtlebot3.json");
+    let (mut d, line, _err) = start_view(&scene);
+    let mut ws = connect(&ws_url(&line));
+    let channels = advertised(&mut ws, &["/scene"]);
+    subscribe(&mut ws, &[(1, channels["/scene"].0)]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let scene = loop {
+        assert!(Instant::now() < deadline, "no scene within 20 s");
+        let m = ws.read().expect("read");
+        if let Some((1, _, payload)) = message_data(&m) {
+            break SceneUpdate::decode(&payload[..]).unwrap();
+        }
+    };
+    let models = models(&scene);
+    assert_eq!(models.len(), 4);
+    // Linked, not embedded: the two tires differ, so four files, each fetched from the page
+    // server at the address in the URL.
+    let (distinct, triangles) = turtlebot3_meshes();
+    let mut urls: Vec<&str> = models.iter().map(|m| m.url.as_str()).collect();
+    urls.sort();
+    urls.dedup();
+    assert_eq!(urls.len(), distinct.len());
+    let mut seen = 0;
+    for m in &models {
+        assert!(m.data.is_empty() && m.media_type == "model/stl");
+        assert!(m.url.starts_with("http://127.0.0.1:"), "{}", m.url);
+        let (status, body) = http_get(&m.url);
+        assert_eq!(status, "HTTP/1.1 200 OK");
+        seen += stl_triangles(&body);
+    }
+    assert_eq!(seen, triangles);
+    ws.close(None).ok();
+    signal(&d, "-TERM");
+    assert_eq!(wait_exit(&mut d, Duration::from_secs(10)), Some(0));
+}

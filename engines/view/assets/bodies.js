@@ -3,6 +3,8 @@
 // colour per instance. A body's transform moves its instances (its matrix times each shape's
 // pose and size); a body that did not move costs nothing. 10,000 robots are a few draw calls,
 // where one mesh per shape would be 10,000.
+// A mesh (a model primitive: a binary STL the page server answers once, however many bodies wear
+// it) is one more instanced batch, its geometry filled in when its file arrives.
 // Lines (the ground's grid, an overlay's links) stay ordinary objects in a group per frame.
 import * as THREE from 'three';
 import { all, num, sub, str } from './wire.js';
@@ -18,9 +20,11 @@ const HIDDEN = new THREE.Matrix4().set(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 // One InstancedMesh of one unit shape, grown by doubling; instances removed by moving the last
 // one into the hole.
 class Batch {
-  constructor(scene, kind, alpha) {
+  constructor(scene, kind, alpha, geometry) {
     this.scene = scene;
-    this.geometry = UNIT[kind];
+    this.geometry = geometry || UNIT[kind];
+    // Its shapes' box before their pose and scale: the unit cube, or a mesh's when it comes.
+    this.box = geometry ? new THREE.Box3() : new THREE.Box3(new THREE.Vector3(-0.5, -0.5, -0.5), new THREE.Vector3(0.5, 0.5, 0.5));
     this.material = new THREE.MeshStandardMaterial({ color: 0xffffff, roughness: 0.8, transparent: alpha < 1, opacity: alpha });
     this.records = [];
     this.mesh = null;
@@ -63,10 +67,48 @@ class Batch {
     this.mesh.count = this.records.length;
     this.mesh.instanceMatrix.needsUpdate = true;
   }
+  // A mesh's geometry, arrived.
+  setGeometry(geometry) {
+    this.geometry = geometry;
+    this.mesh.geometry = geometry;
+    geometry.computeBoundingBox();
+    this.box.copy(geometry.boundingBox);
+  }
   set(record, matrix) {
     matrix.toArray(this.mesh.instanceMatrix.array, 16 * record.index);
     this.mesh.instanceMatrix.needsUpdate = true;
   }
+}
+
+// A binary STL (80-byte header, triangle count, then per triangle a normal, three corners and
+// two bytes) as a geometry with flat normals; null if the bytes are not one.
+export function stlGeometry(bytes) {
+  if (bytes.byteLength < 84) return null;
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), n = dv.getUint32(80, true);
+  if (bytes.byteLength !== 84 + 50 * n) return null;
+  const pos = new Float32Array(9 * n), nor = new Float32Array(9 * n);
+  for (let t = 0; t < n; t++) {
+    const o = 84 + 50 * t;
+    for (let v = 0; v < 3; v++) {
+      for (let k = 0; k < 3; k++) {
+        nor[9 * t + 3 * v + k] = dv.getFloat32(o + 4 * k, true);
+        pos[9 * t + 3 * v + k] = dv.getFloat32(o + 12 + 12 * v + 4 * k, true);
+      }
+    }
+  }
+  const g = new THREE.BufferGeometry();
+  g.setAttribute('position', new THREE.BufferAttribute(pos, 3));
+  g.setAttribute('normal', new THREE.BufferAttribute(nor, 3));
+  return g;
+}
+
+// Where to fetch a model's mesh: ours (`/meshes/...`) from the server that served this page,
+// whatever address the daemon wrote (it may have bound 0.0.0.0); another URL as it is.
+function meshUrl(url) {
+  try {
+    const u = new URL(url, location.href);
+    return u.pathname.startsWith('/meshes/') ? new URL(u.pathname, location.href).href : u.href;
+  } catch { return url; }
 }
 
 const vec3 = m => (m ? new THREE.Vector3(num(m, 1), num(m, 2), num(m, 3)) : new THREE.Vector3());
@@ -94,6 +136,7 @@ export class Bodies {
     this.batches = new Map();  // `${kind}/${alpha}` -> Batch
     this.frames = new Map();   // frame id -> Frame
     this.entities = new Map(); // entity id -> { records, objects, frame, flat }
+    this.meshes = new Map();   // mesh URL -> { triangles, failed }, as its file arrives
     this.world = new Frame('world');
     this.world.matrix = new THREE.Matrix4();
     this.tmp = new THREE.Matrix4();
@@ -133,6 +176,23 @@ export class Bodies {
     for (const c of all(e, 8)) shape('box', c);
     for (const c of all(e, 9)) shape('sphere', c);
     for (const c of all(e, 10)) shape('cylinder', c);
+    all(e, 14).forEach((m, k) => {
+      const [color, alpha] = rgba(sub(m, 3));
+      const data = m[7] ? m[7][0] : null, url = data ? `data/${id}/${k}` : meshUrl(str(m, 5));
+      const key = `mesh:${url}/${alpha}`;
+      let batch = this.batches.get(key);
+      if (!batch) {
+        batch = new Batch(this.scene, 'mesh', alpha, new THREE.BufferGeometry());
+        this.batches.set(key, batch);
+        this.load(url, data, batch);
+      }
+      const s = m[2] ? vec3(sub(m, 2)) : new THREE.Vector3(1, 1, 1);
+      const record = { local: poseMatrix(sub(m, 1), s), frame, flat: false };
+      batch.add(record, color);
+      this.place(record);
+      frame.records.add(record);
+      entity.records.push(record);
+    });
     for (const l of all(e, 11)) {
       const obj = lines(l);
       if (!frame.group) {
@@ -146,6 +206,27 @@ export class Bodies {
       entity.objects.push(obj);
     }
     this.entities.set(id, entity);
+  }
+
+  // A mesh's file (or its bytes, embedded) into its batch's geometry.
+  async load(url, data, batch) {
+    const seen = { triangles: 0, failed: null };
+    this.meshes.set(url, seen);
+    try {
+      let bytes = data;
+      if (!bytes) {
+        const r = await fetch(url);
+        if (!r.ok) throw new Error(`HTTP ${r.status}`);
+        bytes = new Uint8Array(await r.arrayBuffer());
+      }
+      const g = stlGeometry(bytes);
+      if (!g) throw new Error('not a binary STL');
+      batch.setGeometry(g);
+      seen.triangles = g.attributes.position.count / 3;
+    } catch (e) {
+      seen.failed = String(e.message || e);
+      console.warn(`mesh ${url}: ${seen.failed}`);
+    }
   }
 
   remove(id) {
@@ -182,12 +263,12 @@ export class Bodies {
 
   // The world box around every posed shape but flat ones (the ground), or null.
   bounds() {
-    const box = new THREE.Box3(), unit = new THREE.Box3(new THREE.Vector3(-0.5, -0.5, -0.5), new THREE.Vector3(0.5, 0.5, 0.5));
-    const b = new THREE.Box3();
+    const box = new THREE.Box3(), b = new THREE.Box3();
     for (const batch of this.batches.values()) {
+      if (batch.box.isEmpty()) continue; // a mesh not arrived yet
       for (const r of batch.records) {
         if (r.flat || !r.frame.matrix) continue;
-        box.union(b.copy(unit).applyMatrix4(this.tmp.multiplyMatrices(r.frame.matrix, r.local)));
+        box.union(b.copy(batch.box).applyMatrix4(this.tmp.multiplyMatrices(r.frame.matrix, r.local)));
       }
     }
     return box.isEmpty() ? null : box;

@@ -265,6 +265,21 @@ state.shapesOf = prefix => {
   return out.sort();
 };
 state.drawCalls = () => renderer.info.render.calls;
+// The meshes: files asked for, arrived, failed; their triangles; the bodies' mesh instances.
+state.meshes = () => {
+  const out = { files: 0, loaded: 0, failed: [], triangles: 0, instances: 0 };
+  for (const [url, m] of bodies.meshes) {
+    out.files++;
+    if (m.failed) out.failed.push(`${url}: ${m.failed}`);
+    else if (m.triangles) { out.loaded++; out.triangles += m.triangles; }
+  }
+  for (const [key, b] of bodies.batches) if (key.startsWith('mesh:')) out.instances += b.records.length;
+  return out;
+};
+// Shows or hides every mesh (a test compares the two pictures).
+state.meshesVisible = visible => {
+  for (const [key, b] of bodies.batches) if (key.startsWith('mesh:')) b.mesh.visible = visible;
+};
 state.overlay = overlayCells;
 state.overlayTopics = () => [...overlays.keys()];
 const el = id => document.getElementById(id);

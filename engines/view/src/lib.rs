@@ -16,6 +16,7 @@ mod frame;
 mod hub;
 mod live;
 mod log_layer;
+mod mesh;
 mod page;
 pub mod plot;
 mod publish;

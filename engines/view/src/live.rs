@@ -13,6 +13,7 @@ use foxglove::{Context, SinkId, WebSocketServer, WebSocketServerHandle};
 use crate::ViewError;
 use crate::frame::Queues;
 use crate::hub::Hub;
+use crate::mesh::{Links, MeshFiles};
 use crate::publish::Channels;
 use crate::pull::Pull;
 use crate::scene::SceneInfo;
@@ -74,6 +75,8 @@ pub(crate) struct Live {
     ctx: Arc<Context>,
     server: Option<Arc<WebSocketServerHandle>>,
     page: Option<crate::page::PageServer>,
+    /// The meshes the page server answers.
+    meshes: MeshFiles,
     publisher: Option<JoinHandle<()>>,
     stop: Arc<AtomicBool>,
     requests: Arc<SceneRequests>,
@@ -104,13 +107,19 @@ impl Live {
                 source,
             })?;
         let port = server.port();
-        let page =
-            crate::page::PageServer::bind(&o.host, o.page_port, crate::page::index_html(port))?;
+        let meshes = MeshFiles::default();
+        let page = crate::page::PageServer::bind(
+            &o.host,
+            o.page_port,
+            crate::page::index_html(port),
+            Arc::clone(&meshes),
+        )?;
         let page_port = page.port();
         Ok(Self {
             ctx,
             server: Some(Arc::new(server)),
             page: Some(page),
+            meshes,
             publisher: None,
             stop: Arc::new(AtomicBool::new(false)),
             requests,
@@ -128,7 +137,16 @@ impl Live {
         hub: Hub,
     ) -> Result<std::thread::Thread, ViewError> {
         // Every frame's rays: the view rate already limits them.
-        let mut ch = Channels::new(&self.ctx, Arc::clone(&scene), f64::INFINITY, self.max_rays)?;
+        crate::mesh::serve(&self.meshes, &scene.meshes);
+        let links = Links::Url(self.page_url.trim_end_matches('/').to_string());
+        let mut ch = Channels::new(
+            &self.ctx,
+            Arc::clone(&scene),
+            f64::INFINITY,
+            self.max_rays,
+            links,
+        )?;
+        let meshes = Arc::clone(&self.meshes);
         // The page pulls frames instead (pull.rs).
         let pull = Arc::new(Pull::new(&scene, ch.ray_plan()));
         if let Some(s) = &self.server {
@@ -156,6 +174,8 @@ impl Live {
                             while let Some(side) = hub.0.live.queue.pop() {
                                 ch.publish_side(&side);
                             }
+                            // The new world's meshes are there before its scene names them.
+                            crate::mesh::serve(&meshes, &r.info.meshes);
                             if let Err(e) = ch.reset(r) {
                                 tracing::warn!("view: the reset's channels: {e}");
                             }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::header::{ACCESS_CONTROL_ALLOW_ORIGIN, CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -16,6 +16,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::{Semaphore, oneshot};
 
 use crate::ViewError;
+use crate::mesh::MeshFiles;
 
 /// (path, content type, body) of every file the page server answers.
 const FILES: &[(&str, &str, &[u8])] = &[
@@ -107,8 +108,14 @@ pub(crate) struct PageServer {
 }
 
 impl PageServer {
-    /// Binds `host:port` (0: any free port) and serves the page with `index` as its front page.
-    pub(crate) fn bind(host: &str, port: u16, index: String) -> Result<Self, ViewError> {
+    /// Binds `host:port` (0: any free port) and serves the page with `index` as its front page,
+    /// and the meshes in `meshes` (`/meshes/<name>`) as they are added.
+    pub(crate) fn bind(
+        host: &str,
+        port: u16,
+        index: String,
+        meshes: MeshFiles,
+    ) -> Result<Self, ViewError> {
         let where_ = |source: std::io::Error| ViewError::Page {
             host: host.to_string(),
             port,
@@ -127,7 +134,7 @@ impl PageServer {
                     .enable_time()
                     .build()
                 {
-                    Ok(rt) => rt.block_on(serve(listener, index, stopped)),
+                    Ok(rt) => rt.block_on(serve(listener, index, meshes, stopped)),
                     Err(e) => tracing::error!("view page: cannot start its runtime: {e}"),
                 }
             })
@@ -157,7 +164,12 @@ impl Drop for PageServer {
 }
 
 /// Accepts connections until told to stop; each is served in a task of its own.
-async fn serve(listener: std::net::TcpListener, index: Bytes, mut stopped: oneshot::Receiver<()>) {
+async fn serve(
+    listener: std::net::TcpListener,
+    index: Bytes,
+    meshes: MeshFiles,
+    mut stopped: oneshot::Receiver<()>,
+) {
     let listener = match tokio::net::TcpListener::from_std(listener) {
         Ok(l) => l,
         Err(e) => return tracing::error!("view page: cannot listen: {e}"),
@@ -183,10 +195,10 @@ async fn serve(listener: std::net::TcpListener, index: Bytes, mut stopped: onesh
                 }
             },
         };
-        let index = index.clone();
+        let (index, meshes) = (index.clone(), Arc::clone(&meshes));
         tokio::spawn(async move {
             let service = service_fn(move |req| {
-                std::future::ready(Ok::<_, Infallible>(respond(&req, &index)))
+                std::future::ready(Ok::<_, Infallible>(respond(&req, &index, &meshes)))
             });
             let connection = http1::Builder::new()
                 .timer(TokioTimer::new())
@@ -200,12 +212,22 @@ async fn serve(listener: std::net::TcpListener, index: Bytes, mut stopped: onesh
     }
 }
 
-/// One of our files for GET and HEAD (hyper leaves out a HEAD response's body), else 404.
-fn respond<B>(req: &Request<B>, index: &Bytes) -> Response<Full<Bytes>> {
+/// A mesh the scene showed, by its path (`/meshes/<name>`).
+fn mesh(path: &str, meshes: &MeshFiles) -> Option<(&'static str, Bytes)> {
+    let name = path.strip_prefix(crate::mesh::PREFIX)?;
+    let files = meshes.lock().unwrap_or_else(|p| p.into_inner());
+    Some((crate::mesh::MEDIA_TYPE, files.get(name)?.clone()))
+}
+
+/// One of our files or meshes for GET and HEAD (hyper leaves out a HEAD response's body), else
+/// 404.
+fn respond<B>(req: &Request<B>, index: &Bytes, meshes: &MeshFiles) -> Response<Full<Bytes>> {
+    let path = req.uri().path();
     let found = match *req.method() {
-        Method::GET | Method::HEAD => lookup(req.uri().path(), index),
+        Method::GET | Method::HEAD => lookup(path, index).or_else(|| mesh(path, meshes)),
         _ => None,
     };
+    let is_mesh = found.is_some() && path.starts_with(crate::mesh::PREFIX);
     let (status, ctype, body) = match found {
         Some((ctype, body)) => (StatusCode::OK, ctype, body),
         None => (
@@ -216,9 +238,17 @@ fn respond<B>(req: &Request<B>, index: &Bytes) -> Response<Full<Bytes>> {
     };
     let mut response = Response::new(Full::new(body));
     *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
+    if is_mesh {
+        // Foxglove's web app fetches a model from another origin; a name is its content, so
+        // it never changes.
+        headers.insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+        headers.insert(
+            CACHE_CONTROL,
+            HeaderValue::from_static("public, max-age=31536000, immutable"),
+        );
+    }
     response
 }
 
@@ -258,7 +288,8 @@ mod tests {
     #[test]
     fn many_open_connections_are_all_answered() {
         use std::io::{BufRead, BufReader, Write};
-        let server = PageServer::bind("127.0.0.1", 0, index_html(1)).expect("bind");
+        let server =
+            PageServer::bind("127.0.0.1", 0, index_html(1), MeshFiles::default()).expect("bind");
         let mut open = Vec::new();
         for i in 0..24 {
             let path = ["/", "/viewer.js", "/bodies.js", "/nope"][i % 4];
@@ -293,6 +324,44 @@ mod tests {
         BufReader::new(&s).read_line(&mut line).expect("an answer");
         assert!(line.starts_with("HTTP/1.1 404"), "{line:?}");
         drop(open);
+        drop(server);
+    }
+
+    /// A mesh is served once added, whole, as `model/stl`, to any origin; an unknown one is not.
+    #[test]
+    fn a_mesh_is_served_once_the_scene_adds_it() {
+        use std::io::Read;
+        let meshes = MeshFiles::default();
+        let server =
+            PageServer::bind("127.0.0.1", 0, index_html(1), Arc::clone(&meshes)).expect("bind");
+        let get = |path: &str| {
+            use std::io::Write;
+            let mut s =
+                std::net::TcpStream::connect(("127.0.0.1", server.port())).expect("connect");
+            s.set_read_timeout(Some(Duration::from_secs(20)))
+                .expect("timeout");
+            write!(
+                s,
+                "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            )
+            .expect("request");
+            let mut answer = Vec::new();
+            s.read_to_end(&mut answer).expect("an answer");
+            answer
+        };
+        let answer = get("/meshes/abc.stl");
+        assert!(answer.starts_with(b"HTTP/1.1 404"));
+        let body: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
+        meshes
+            .lock()
+            .unwrap()
+            .insert("abc.stl".into(), Bytes::from(body.clone()));
+        let answer = get("/meshes/abc.stl");
+        let text = String::from_utf8_lossy(&answer[..200]).to_lowercase();
+        assert!(text.starts_with("http/1.1 200"), "{text}");
+        assert!(text.contains("content-type: model/stl"), "{text}");
+        assert!(text.contains("access-control-allow-origin: *"), "{text}");
+        assert!(answer.ends_with(&body));
         drop(server);
     }
 }

@@ -15,6 +15,7 @@ use foxglove::{Channel, ChannelBuilder, Context, PartialMetadata, RawChannel, Sc
 use crate::ViewError;
 use crate::camera::CameraChannels;
 use crate::frame::{Frame, ResetEvent, nanos};
+use crate::mesh::Links;
 use crate::scene::{SceneInfo, SensorInfo, SensorKind, WORLD_FRAME, vec3};
 
 /// Topic names, fixed: docs/view.md lists them.
@@ -129,6 +130,8 @@ pub(crate) struct Channels {
     rays: RayPlan,
     /// The most rays drawn (for a new world's plan).
     max_rays: usize,
+    /// How the scene's model primitives reach their meshes.
+    links: Links,
     text: String,
     /// Messages logged so far.
     pub messages: u64,
@@ -136,12 +139,13 @@ pub(crate) struct Channels {
 
 impl Channels {
     /// Channels for `scene_info` in `ctx`; rays at most `rays_hz` simulated times a second and
-    /// of at most `max_rays` rays in all (see [`RayPlan`]).
+    /// of at most `max_rays` rays in all (see [`RayPlan`]); meshes reached as `links` says.
     pub fn new(
         ctx: &Arc<Context>,
         scene_info: Arc<SceneInfo>,
         rays_hz: f64,
         max_rays: usize,
+        links: Links,
     ) -> Result<Self, ViewError> {
         let world = World::new(ctx, &scene_info, max_rays)?;
         Ok(Self {
@@ -162,6 +166,7 @@ impl Channels {
             last_rays_ns: None,
             rays: world.rays,
             max_rays,
+            links,
             text: String::new(),
             messages: 0,
         })
@@ -200,7 +205,7 @@ impl Channels {
             .collect();
         self.scene_info = Arc::clone(&r.info);
         self.last_rays_ns = None;
-        let mut update = self.scene_info.entities.clone();
+        let mut update = self.scene_update();
         update.deletions = deletions;
         for e in &mut update.entities {
             e.timestamp = stamp(at_ns);
@@ -208,6 +213,16 @@ impl Channels {
         self.scene.log_with_meta(&update, at(at_ns));
         self.messages += 1;
         Ok(())
+    }
+
+    /// The scene's shapes, meshes reached as this sink's `links` say.
+    fn scene_update(&self) -> SceneUpdate {
+        crate::mesh::linked(
+            &self.scene_info.entities,
+            &self.scene_info.meshes,
+            &self.links,
+        )
+        .unwrap_or_else(|| self.scene_info.entities.clone())
     }
 
     /// Whose rays are drawn.
@@ -222,7 +237,7 @@ impl Channels {
 
     /// The scene's shapes, to every sink or to one (a client that just subscribed).
     pub fn publish_scene(&mut self, time_ns: u64, sink: Option<SinkId>) {
-        let mut update = self.scene_info.entities.clone();
+        let mut update = self.scene_update();
         for e in &mut update.entities {
             e.timestamp = stamp(time_ns);
         }

@@ -14,6 +14,7 @@ use foxglove::{Context, McapCompression, McapWriteOptions, McapWriter};
 use crate::ViewError;
 use crate::frame::Queues;
 use crate::hub::{Hub, RecordState};
+use crate::mesh::Links;
 use crate::publish::Channels;
 use crate::scene::SceneInfo;
 
@@ -89,7 +90,7 @@ impl Recorder {
             .context(&ctx)
             .create(BufWriter::new(file))
             .map_err(ViewError::Writer)?;
-        let mut ch = Channels::new(&ctx, scene, RAYS_HZ, usize::MAX)?;
+        let mut ch = Channels::new(&ctx, scene, RAYS_HZ, usize::MAX, Links::Embed)?;
         let state = Arc::clone(&self.state);
         let stop = Arc::clone(&self.stop);
         let thread = std::thread::Builder::new()

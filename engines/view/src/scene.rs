@@ -1,12 +1,16 @@
 //! What the view knows of the scene, fixed before the first step: frame names, what each body
 //! looks like, and which sensors there are and how to draw or label their readings.
 
+use std::collections::HashMap;
+
 use foxglove::schemas::{
-    Color, CubePrimitive, CylinderPrimitive, LinePrimitive, Point3, Pose, Quaternion, SceneEntity,
-    SceneUpdate, SpherePrimitive, Vector3, line_primitive,
+    Color, CubePrimitive, CylinderPrimitive, LinePrimitive, ModelPrimitive, Point3, Pose,
+    Quaternion, SceneEntity, SceneUpdate, SpherePrimitive, Vector3, line_primitive,
 };
 use serde::Deserialize;
 use ssx_core::{ArtifactId, RenderNode, RenderScene, Shape};
+
+use crate::mesh::ViewMesh;
 
 /// The frame every pose is given in.
 pub const WORLD_FRAME: &str = "world";
@@ -127,8 +131,11 @@ pub struct SceneInfo {
     pub frames: Vec<String>,
     /// Every sensor, in scene order.
     pub sensors: Vec<SensorInfo>,
-    /// What every body looks like.
+    /// What every body looks like. A mesh is a model primitive whose URL is
+    /// `/meshes/<name>`: each sink links it or embeds it (`mesh.rs`).
     pub entities: SceneUpdate,
+    /// The scene's distinct meshes by name.
+    pub(crate) meshes: HashMap<String, ViewMesh>,
 }
 
 /// Whether a sensor comes from the standard sensor library (`libssx_sensors.so`).
@@ -174,13 +181,21 @@ impl SceneInfo {
             .iter()
             .flat_map(|a| a.bodies.iter().map(|(_, b)| b.pose))
             .collect();
-        let entities = scene_entities(&frames, nodes, &poses, &Ground::covering(&poses, nodes));
+        let mut meshes = HashMap::new();
+        let entities = scene_entities(
+            &frames,
+            nodes,
+            &poses,
+            &Ground::covering(&poses, nodes),
+            &mut meshes,
+        );
         Self {
             name: scene.name.to_string(),
             timestep: scene.timestep,
             frames,
             sensors,
             entities,
+            meshes,
         }
     }
 }
@@ -295,14 +310,17 @@ impl Ground {
 }
 
 /// One entity per body that has nodes, in the body's frame (frame-locked, so it moves with the
-/// body's transform).
+/// body's transform); each distinct mesh into `meshes`, once.
 fn scene_entities(
     frames: &[String],
     nodes: &[RenderNode],
     poses: &[ssx_core::math::Pose],
     ground: &Ground,
+    meshes: &mut HashMap<String, ViewMesh>,
 ) -> SceneUpdate {
     let mut entities: Vec<SceneEntity> = Vec::new();
+    // A mesh shared by many bodies (a replicated robot's) is one `Arc`: named once.
+    let mut named: HashMap<*const ssx_core::Mesh, String> = HashMap::new();
     for node in nodes {
         let frame = &frames[node.body.index()];
         let e = match entities.iter_mut().find(|e| &e.id == frame) {
@@ -324,20 +342,22 @@ fn scene_entities(
                 size: vec3(2.0 * h.x, 2.0 * h.y, 2.0 * h.z),
                 color: color(node.color),
             }),
-            // A mesh is drawn as the box about it (its triangles are not sent yet).
             Shape::Mesh { ref mesh, .. } => {
-                let (lo, hi) = mesh.bounds();
-                let centre = node.local_pose
-                    * ssx_core::math::Pose::translation(
-                        (lo.x + hi.x) / 2.0,
-                        (lo.y + hi.y) / 2.0,
-                        (lo.z + hi.z) / 2.0,
-                    );
-                let size = hi - lo;
-                e.cubes.push(CubePrimitive {
-                    pose: pose(&centre),
-                    size: vec3(size.x, size.y, size.z),
+                let name = named
+                    .entry(std::sync::Arc::as_ptr(mesh))
+                    .or_insert_with(|| {
+                        let (name, m) = ViewMesh::new(mesh);
+                        meshes.entry(name.clone()).or_insert(m);
+                        name
+                    });
+                e.models.push(ModelPrimitive {
+                    pose: p,
+                    scale: vec3(1.0, 1.0, 1.0),
                     color: color(node.color),
+                    override_color: true,
+                    url: format!("{}{name}", crate::mesh::PREFIX),
+                    media_type: crate::mesh::MEDIA_TYPE.into(),
+                    data: Default::default(),
                 })
             }
             Shape::Sphere { radius: r } => e.spheres.push(SpherePrimitive {
@@ -462,7 +482,7 @@ mod ground_tests {
         // The drawn square is centred there, in the plane body's frame.
         let frames = ["g/plane".to_string(), "a/w".into(), "b/w".into()];
         let g = Ground::covering(&poses, &nodes);
-        let update = scene_entities(&frames, &nodes, &poses, &g);
+        let update = scene_entities(&frames, &nodes, &poses, &g, &mut HashMap::new());
         let floor = &update.entities[0].cubes[0];
         let at = floor.pose.as_ref().unwrap().position.as_ref().unwrap();
         assert_eq!((at.x, at.y), (0.0, 5.0));
