@@ -66,7 +66,7 @@ pub struct ArtifactVisual {
 /// `robot_description` and `/tf`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RobotModel {
-    /// The URDF (xacro expanded), if the model came from one.
+    /// The URDF: the file's own (xacro expanded), or an MJCF model written as one.
     pub urdf: Option<String>,
     /// Every link: its name, the body (index in the artifact) it is part of, and its pose in
     /// that body's frame.

@@ -189,6 +189,61 @@ fn a_crazyflie_from_its_mjcf_stands_free_and_weighs_27_grams() {
     assert!((z - 0.065).abs() < 2e-3, "{z}");
 }
 
+/// An MJCF robot's `robot_description` is its model written as URDF: loaded back, it is the
+/// same robot (one welded body of the same mass and inertia, every MJCF body a link, the
+/// meshes found by their `file://` paths).
+#[test]
+fn a_crazyflie_s_urdf_written_from_its_mjcf_loads_back_as_the_same_robot() {
+    let ws = Workspace::new();
+    let load = |name: &str, file: &str| {
+        let a = ws.write(
+            &format!("{name}.json"),
+            &format!(r#"{{ "model": {{ "file": "{file}", "base": "free" }} }}"#),
+        );
+        let s = scene(
+            &ws,
+            "rapier",
+            &format!(r#"{{ "name": "{name}", "artifact": "{}" }}"#, a.display()),
+        );
+        build_fast(&s, 1).unwrap()
+    };
+    let env = load("cf", &robot("crazyflie/cf2x_L250.xml"));
+    let info = env.artifact("cf").unwrap().clone();
+    let model: serde_json::Value =
+        serde_json::from_str(info.robot_model.as_deref().expect("a robot model")).unwrap();
+    let urdf = model["urdf"]
+        .as_str()
+        .expect("a URDF written from the MJCF");
+    assert!(urdf.contains(r#"<robot name="cf2x">"#), "{urdf}");
+    assert!(urdf.contains(r#"<mesh filename="file:///"#), "{urdf}");
+    let links: Vec<&str> = model["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap())
+        .collect();
+    let path = ws.write("cf.urdf", urdf);
+    let back = load("back", &path.display().to_string());
+    let again = back.artifact("back").unwrap().clone();
+    assert_eq!(again.body_names, info.body_names);
+    let relinked: serde_json::Value =
+        serde_json::from_str(again.robot_model.as_deref().unwrap()).unwrap();
+    let names: Vec<&str> = relinked["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, links);
+    let (a, b) = (
+        ssx_core::BodyId(info.bodies.start),
+        ssx_core::BodyId(again.bodies.start),
+    );
+    assert!((env.body_facts(a).2 - back.body_facts(b).2).abs() < 1e-12);
+    let (ia, ib) = (env.engine().body_inertia(a), back.engine().body_inertia(b));
+    assert!((ia - ib).norm() < 1e-12, "{ia:?} then {ib:?}");
+}
+
 /// The error a model file gives, loaded into a scene.
 fn model_error(ws: &Workspace, name: &str, text: &str) -> String {
     let path = ws.write(name, text);

@@ -13,7 +13,7 @@ use ssx_core::SsxError;
 use ssx_core::math::{Pose, Rotation, Vec3};
 
 use super::xml::{Xml, child, children};
-use super::{Geom, GeomShape, Inertial, Joint, JointType, Link, Model, Reading};
+use super::{Geom, GeomShape, Inertial, Joint, JointType, Link, MeshFile, Model, Reading};
 
 /// Attributes an element takes from its `<default>` class, by tag.
 type Defaults = HashMap<String, HashMap<String, HashMap<String, String>>>;
@@ -30,18 +30,7 @@ struct Mjcf<'x> {
 
 pub(crate) fn read(ctx: &mut Reading<'_>, text: &str) -> Result<Model, SsxError> {
     let xml = Xml { file: ctx.file };
-    let doc = roxmltree::Document::parse(text).map_err(|e| {
-        let pos = e.pos();
-        SsxError::Input {
-            origin: Box::new(ssx_core::Origin {
-                file: ctx.file.to_path_buf(),
-                json_path: String::new(),
-                line: pos.row as usize,
-                column: pos.col as usize,
-            }),
-            message: format!("not well-formed XML: {e}"),
-        }
-    })?;
+    let doc = super::xml::parse(ctx.file, text)?;
     let top = doc.root_element();
     if top.tag_name().name() != "mujoco" {
         return Err(xml.err(
@@ -151,6 +140,16 @@ pub(crate) fn read(ctx: &mut Reading<'_>, text: &str) -> Result<Model, SsxError>
         urdf: None,
     };
     m.body(ctx, first, None, None, &mut model)?;
+    // ROS 2 tools read a URDF: the model written as one (`urdf_write.rs`).
+    let name = top.attribute("model").map_or_else(
+        || {
+            ctx.file
+                .file_stem()
+                .map_or_else(|| "robot".into(), |s| s.to_string_lossy().into_owned())
+        },
+        str::to_string,
+    );
+    model.urdf = Some(super::urdf_write::write(&model, &name));
     Ok(model)
 }
 
@@ -604,7 +603,11 @@ impl Mjcf<'_> {
                     .meshes
                     .load(&path, file, *scale, ctx.budget)
                     .map_err(|m| self.xml.err(g, at, m))?;
-                GeomShape::Mesh(mesh)
+                GeomShape::Mesh(MeshFile {
+                    mesh,
+                    path,
+                    scale: *scale,
+                })
             }
             "plane" | "hfield" | "ellipsoid" | "sdf" => {
                 return Err(self.xml.err(g, at, format!("a {kind} geom is not modelled (box, sphere, capsule, cylinder and mesh are)")));

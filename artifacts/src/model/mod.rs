@@ -18,6 +18,7 @@ mod mesh;
 mod mjcf;
 mod packages;
 mod urdf;
+mod urdf_write;
 mod xacro;
 mod xml;
 
@@ -45,8 +46,8 @@ pub(crate) struct Model {
     pub(crate) joints: Vec<Joint>,
     /// Whether the file holds its root in the world.
     pub(crate) fixed: bool,
-    /// The URDF text a ROS 2 user's tools read as `robot_description` (xacro expanded); `None`
-    /// for an MJCF file.
+    /// The URDF text a ROS 2 user's tools read as `robot_description`: the file's own (xacro
+    /// expanded), or an MJCF model written as URDF (`urdf_write.rs`).
     pub(crate) urdf: Option<String>,
 }
 
@@ -99,7 +100,15 @@ pub(crate) enum GeomShape {
         half_length: f64,
     },
     /// A mesh file, loaded and scaled.
-    Mesh(std::sync::Arc<ssx_core::Mesh>),
+    Mesh(MeshFile),
+}
+
+/// A mesh as loaded, and the file and scale it came from (for a URDF written back).
+#[derive(Clone, Debug)]
+pub(crate) struct MeshFile {
+    pub(crate) mesh: std::sync::Arc<ssx_core::Mesh>,
+    pub(crate) path: PathBuf,
+    pub(crate) scale: Vec3,
 }
 
 /// What a joint allows.

@@ -10,24 +10,13 @@ use ssx_core::SsxError;
 use ssx_core::math::{Pose, Vec3};
 
 use super::xml::{Xml, child, children, xyz_rpy};
-use super::{Geom, GeomShape, Inertial, Joint, JointType, Link, Model, Reading};
+use super::{Geom, GeomShape, Inertial, Joint, JointType, Link, MeshFile, Model, Reading};
 
 pub(crate) fn read(ctx: &mut Reading<'_>, text: &str) -> Result<Model, SsxError> {
     let xml = Xml { file: ctx.file };
     let expanded = super::xacro::expand(ctx.file, text)?;
     let text = expanded.as_deref().unwrap_or(text);
-    let doc = roxmltree::Document::parse(text).map_err(|e| {
-        let pos = e.pos();
-        SsxError::Input {
-            origin: Box::new(ssx_core::Origin {
-                file: ctx.file.to_path_buf(),
-                json_path: String::new(),
-                line: pos.row as usize,
-                column: pos.col as usize,
-            }),
-            message: format!("not well-formed XML: {e}"),
-        }
-    })?;
+    let doc = super::xml::parse(ctx.file, text)?;
     let robot = doc.root_element();
     if robot.tag_name().name() != "robot" {
         return Err(xml.err(
@@ -315,7 +304,7 @@ fn geometry(
                 .meshes
                 .load(&path, file, scale, ctx.budget)
                 .map_err(|m| xml.err(shape, &at, m))?;
-            GeomShape::Mesh(mesh)
+            GeomShape::Mesh(MeshFile { mesh, path, scale })
         }
         other => {
             return Err(xml.err(
