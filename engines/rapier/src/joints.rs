@@ -16,6 +16,8 @@ pub(crate) struct JointRecord {
     pub(crate) motor: Option<[f64; 2]>,
     /// The largest effort a motor or an effort command may apply.
     pub(crate) max: f32,
+    /// Its bodies were kept from sleeping by an earlier motor command.
+    pub(crate) held: bool,
 }
 
 impl RapierEngine {
@@ -28,29 +30,44 @@ impl RapierEngine {
         stiffness: f64,
         damping: f64,
     ) {
-        let Some(record) = self.joints.get(joint.0 as usize) else {
+        let Some(record) = self.joints.get_mut(joint.0 as usize) else {
             return;
         };
         let (axis, max) = (record.axis, record.max);
+        let wanted = [position, velocity, stiffness, damping].map(|x| x as f32);
+        // The same command as the one in force (a constant rate, a held position) changes
+        // nothing: Rapier's mutable joint access would mark the joint modified and make its
+        // solver set up every joint's constraints afresh, each step.
+        if record.held
+            && let Some(j) = self.world.impulse_joints.get(record.handle)
+        {
+            let m = &j.data.motors[axis as usize];
+            if j.data.motor_axes.contains(axis.into())
+                && m.model == MotorModel::ForceBased
+                && [m.target_pos, m.target_vel, m.stiffness, m.damping] == wanted
+                && m.max_force == max
+            {
+                return;
+            }
+        }
+        let hold = !record.held;
+        record.held = true;
         if let Some(j) = self.world.impulse_joints.get_mut(record.handle, true) {
             // A driven joint's bodies never sleep: a motor does not wake a body that came to
             // rest on its way to a new target (a rate command through zero).
-            for body in [j.body1(), j.body2()] {
-                if let Some(rb) = self.world.bodies.get_mut(body)
-                    && rb.is_dynamic()
-                {
-                    *rb.activation_mut() = RigidBodyActivation::cannot_sleep();
+            if hold {
+                for body in [j.body1(), j.body2()] {
+                    if let Some(rb) = self.world.bodies.get_mut(body)
+                        && rb.is_dynamic()
+                    {
+                        *rb.activation_mut() = RigidBodyActivation::cannot_sleep();
+                    }
                 }
             }
+            let [position, velocity, stiffness, damping] = wanted;
             j.data
                 .set_motor_model(axis, MotorModel::ForceBased)
-                .set_motor(
-                    axis,
-                    position as f32,
-                    velocity as f32,
-                    stiffness as f32,
-                    damping as f32,
-                )
+                .set_motor(axis, position, velocity, stiffness, damping)
                 .set_motor_max_force(axis, max);
         }
     }

@@ -340,6 +340,7 @@ impl PhysicEngine for RapierEngine {
             axis,
             motor: spec.kind.motor(),
             max,
+            held: false,
         });
         Ok(JointId(self.joints.len() as u32 - 1))
     }
