@@ -652,6 +652,12 @@ pub trait PhysicEngine: Send + Sync {
     fn apply(&mut self, command: &BodyCommand);
     /// Advances the world by `dt` seconds.
     fn step(&mut self, dt: f64);
+    /// Whether [`PhysicEngine::step_on`] runs on threads of the engine's own (Rapier built with
+    /// `rapier-parallel`): then the Environment's idle workers park through the physics instead
+    /// of spinning, which would take the cores those threads need.
+    fn own_threads(&self) -> bool {
+        false
+    }
     /// [`PhysicEngine::step`], with the Environment's worker threads to share the work on. The
     /// result must not depend on how many workers `par` has (bit for bit). By default the
     /// engine steps on the calling thread alone.

@@ -2,7 +2,7 @@
 # Issue 50/51 figures on a many-core machine (BENCHMARKS.md, "Rapier's parallel feature on 16
 # cores"): ssxd as built in target/device/a/ (with the plugin libraries beside it) and built with
 # `--features rapier-parallel` in target/device/b/; fast mode, one run each; figures to $OUT.
-#   bash tests/device/rapier-parallel.sh first|second
+#   bash tests/device/rapier-parallel.sh first|second|third
 set -u
 OUT=${OUT:-$(mktemp -d)}
 D=$PWD/target/device
@@ -50,5 +50,12 @@ for w in 1 4 8; do one disp10000-b-w$w b $D10 $w 2; done
 one disp10000-a-w1 a $D10 1 2
 one disp10000-a-w4 a $D10 4 2
 RAYON_NUM_THREADS=8 one disp10000-b-w8-rayon8 b $D10 8 2
+;;
+third)
+# c/: the `rapier-parallel` build whose idle workers park through the physics (own_threads),
+# against b/, the same build before that change; interleaved.
+for w in 2 4 8 16; do one tb3-b-w$w b $TB3 $w 20; one tb3-c-w$w c $TB3 $w 20; done
+for w in 4 16; do one disp10000-b-w$w b $D10 $w 2; one disp10000-c-w$w c $D10 $w 2; done
+for w in 2 16; do one disp1000-b-w$w b $D1 $w 10; one disp1000-c-w$w c $D1 $w 10; done
 ;;
 esac

@@ -112,8 +112,9 @@ impl Environment {
     fn step_physics(&mut self) {
         // The plugin phases come right after the physics, which runs on this thread alone:
         // keep the helper workers spinning through it rather than waking them from sleep.
+        // Not beside an engine's own threads, whose cores the spinning would take.
         let parallel = self.sensor_shards.len() > 1 || self.driver_shards.len() > 1;
-        if parallel {
+        if parallel && !self.engine.own_threads() {
             let budget =
                 (self.last_physics * 2).clamp(Duration::from_micros(50), Duration::from_millis(5));
             self.pool.prewake(budget);

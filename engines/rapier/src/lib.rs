@@ -177,6 +177,11 @@ impl PhysicEngine for RapierEngine {
         "rapier"
     }
 
+    fn own_threads(&self) -> bool {
+        // rapier3d's `parallel` feature runs its solver on rayon's threads.
+        cfg!(feature = "parallel")
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             joints: true,
