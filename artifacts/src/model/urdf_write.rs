@@ -20,7 +20,7 @@ pub(crate) fn write(model: &Model, name: &str) -> String {
     let _ = writeln!(
         out,
         "<!-- written by ssx from {}: the links, geometry, inertia and joints ssx simulates -->",
-        escape(name)
+        escape(name).replace("--", "- -")
     );
     let _ = writeln!(out, r#"<robot name="{}">"#, escape(name));
     for link in &model.links {
@@ -154,11 +154,21 @@ fn geom(out: &mut String, tag: &str, g: &Geom, material: &str) {
     let _ = writeln!(out, "    </{tag}>");
 }
 
-/// Text safe in an XML attribute or comment.
+/// Text safe in an XML attribute (a name keeps its characters: a link's frame is named by it).
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('"', "&quot;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
-        .replace("--", "- -")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn an_attribute_keeps_a_name_s_characters_and_escapes_xml_s_own() {
+        assert_eq!(escape("arm--link_1"), "arm--link_1");
+        assert_eq!(escape(r#"a<b>&"c""#), "a&lt;b&gt;&amp;&quot;c&quot;");
+    }
 }
