@@ -216,25 +216,21 @@ fn a_crazyflie_s_urdf_written_from_its_mjcf_loads_back_as_the_same_robot() {
         .expect("a URDF written from the MJCF");
     assert!(urdf.contains(r#"<robot name="cf2x">"#), "{urdf}");
     assert!(urdf.contains(r#"<mesh filename="file:///"#), "{urdf}");
-    let links: Vec<&str> = model["links"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l["name"].as_str().unwrap())
-        .collect();
+    let link_names = |m: &serde_json::Value| -> Vec<String> {
+        let links = m["links"].as_array().expect("links");
+        links
+            .iter()
+            .map(|l| l["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let links = link_names(&model);
     let path = ws.write("cf.urdf", urdf);
     let back = load("back", &path.display().to_string());
     let again = back.artifact("back").unwrap().clone();
     assert_eq!(again.body_names, info.body_names);
     let relinked: serde_json::Value =
         serde_json::from_str(again.robot_model.as_deref().unwrap()).unwrap();
-    let names: Vec<&str> = relinked["links"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, links);
+    assert_eq!(link_names(&relinked), links);
     let (a, b) = (
         ssx_core::BodyId(info.bodies.start),
         ssx_core::BodyId(again.bodies.start),
