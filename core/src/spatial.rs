@@ -117,6 +117,17 @@ impl Grid {
         }
     }
 
+    /// Where each cell's items begin in [`Grid::items`] (one more than the cells: the last is
+    /// the end); empty before the first build.
+    pub fn offsets(&self) -> &[u32] {
+        &self.start
+    }
+
+    /// Every cell's items, cell after cell.
+    pub fn items(&self) -> &[u32] {
+        &self.items
+    }
+
     /// The items of one cell.
     #[inline]
     pub fn cell(&self, layout: &Layout, x: usize, y: usize) -> &[u32] {
@@ -168,6 +179,8 @@ pub struct ListGrid {
     /// (item, next link).
     links: Vec<(u32, u32)>,
     touched: Vec<u32>,
+    /// One bit a cell, set where an item is filed (see [`ListGrid::bits`]).
+    bits: Vec<u64>,
 }
 
 impl ListGrid {
@@ -178,9 +191,12 @@ impl ListGrid {
         if self.head.len() != cells {
             self.head.clear();
             self.head.resize(cells, u32::MAX);
+            self.bits.clear();
+            self.bits.resize(cells.div_ceil(64), 0);
         } else {
             for &c in &self.touched {
                 self.head[c as usize] = u32::MAX;
+                self.bits[c as usize / 64] = 0;
             }
         }
         self.touched.clear();
@@ -192,12 +208,21 @@ impl ListGrid {
                     let c = y * layout.nx + x;
                     if self.head[c] == u32::MAX {
                         self.touched.push(c as u32);
+                        self.bits[c / 64] |= 1 << (c % 64);
                     }
                     self.links.push((*item, self.head[c]));
                     self.head[c] = self.links.len() as u32 - 1;
                 }
             }
         }
+    }
+
+    /// One bit a cell (cell c is bit c % 64 of word c / 64), set where an item is filed: a walk
+    /// over mostly empty cells reads these few words rather than the heads. Empty before the
+    /// first build.
+    #[inline]
+    pub fn bits(&self) -> &[u64] {
+        &self.bits
     }
 
     /// Calls `f` for every item of one cell.

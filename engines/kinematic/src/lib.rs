@@ -20,11 +20,13 @@
 //! contact forces other than the ones that stop a move or hold a body up.
 #![warn(missing_docs)]
 
+mod baked;
 mod motion;
 mod rays;
 mod shape;
 mod slots;
 
+use baked::Baked;
 use shape::Prim;
 use slots::Slots;
 use smallvec::SmallVec;
@@ -125,6 +127,11 @@ pub struct KinematicEngine {
     outside: Vec<u32>,
     /// A static body was added since the static grid was built.
     static_dirty: bool,
+    /// The static prims' copies by cell, and the cells holding any (baked with the layout).
+    baked: Baked,
+    /// The grids file every prim (false from adding a body to the next step: queries then test
+    /// every prim).
+    indexed: bool,
     /// Contacts of the last step, sorted by body then other.
     contacts: Vec<(u32, Contact)>,
     entries: Vec<(u32, [f64; 4])>,
@@ -157,6 +164,8 @@ impl KinematicEngine {
             movers: ListGrid::default(),
             outside: Vec::new(),
             static_dirty: true,
+            baked: Baked::default(),
+            indexed: false,
             contacts: Vec::new(),
             entries: Vec::new(),
             sweeps: Vec::new(),
@@ -175,6 +184,7 @@ impl KinematicEngine {
     pub fn drop_index(&mut self) {
         self.layout = None;
         self.outside.clear();
+        self.indexed = false;
     }
 
     /// The prims of a collider list at a pose.
@@ -187,16 +197,24 @@ impl KinematicEngine {
         }
     }
 
-    /// Calls `f` with the index of every prim whose (swept) bounds may meet `b`.
-    fn near(&self, b: &[f64; 4], mut f: impl FnMut(u32)) {
-        match &self.layout {
-            None => (0..self.prims.len() as u32).for_each(f),
+    /// Calls `f` with every prim whose (swept) bounds may meet `b`, and its index: the statics'
+    /// baked copies, then the movers as they are now.
+    fn near(&self, b: &[f64; 4], mut f: impl FnMut(u32, &Prim)) {
+        let prim = |i: u32| self.prims.get_ref(i as usize);
+        match self.index() {
+            None => (0..self.prims.len() as u32).for_each(|i| f(i, prim(i))),
             Some(layout) => {
-                self.statics.visit(layout, b, &mut f);
-                self.movers.visit(layout, b, &mut f);
-                self.outside.iter().copied().for_each(f);
+                self.baked.visit(layout, &self.statics, b, &mut f);
+                self.movers.visit(layout, b, |i| f(i, prim(i)));
+                self.outside.iter().for_each(|&i| f(i, prim(i)));
             }
         }
+    }
+
+    /// The grids' layout, when they file every prim.
+    #[inline]
+    fn index(&self) -> Option<&Layout> {
+        self.layout.as_ref().filter(|_| self.indexed)
     }
 
     /// Lays the grid out anew over everything (cells twice the median moving footprint).
@@ -242,6 +260,9 @@ impl KinematicEngine {
             }
         }
         self.statics.build(&layout, &self.entries);
+        let prims = &self.prims;
+        self.baked
+            .bake(&layout, &self.statics, |i| prims.get(i as usize));
         self.layout = Some(layout);
         self.static_dirty = false;
     }
@@ -282,6 +303,7 @@ impl KinematicEngine {
         }
         self.sweep_lanes = sweeps;
         self.movers.build(&layout, &self.entries);
+        self.indexed = true;
     }
 
     /// Files body `b`'s prims under their bounds swept over the step into `lane` (or its
@@ -497,6 +519,8 @@ impl PhysicEngine for KinematicEngine {
         for p in prims {
             self.prims.push(p);
         }
+        // Until the next step files it, queries test every prim one by one.
+        self.indexed = false;
         if spec.kind == BodyKind::Static {
             self.static_dirty = true;
         } else {
@@ -721,8 +745,7 @@ impl PhysicEngine for KinematicEngine {
             }
         }
         let b = [c.x - radius, c.y - radius, c.x + radius, c.y + radius];
-        self.near(&b, |i| {
-            let p = self.prims.get_ref(i as usize);
+        self.near(&b, |_, p| {
             if p.aabb[0] <= b[2]
                 && p.aabb[2] >= b[0]
                 && p.aabb[1] <= b[3]

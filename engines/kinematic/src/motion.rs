@@ -253,11 +253,10 @@ impl KinematicEngine {
         };
         for (k, p) in cand.iter().enumerate() {
             let mut found = None;
-            self.near(&p.aabb, |i| {
+            self.near(&p.aabb, |i, q| {
                 if found.is_some() {
                     return;
                 }
-                let q = self.prims.get_ref(i as usize);
                 if group(q.body) || !p.overlaps(q) {
                     return;
                 }
@@ -450,8 +449,7 @@ impl KinematicEngine {
                     }
                 }
             }
-            self.near(&p.aabb, |i| {
-                let q = self.prims.get_ref(i as usize);
+            self.near(&p.aabb, |_, q| {
                 if q.body == id || !p.overlaps_flat(q) {
                     return;
                 }

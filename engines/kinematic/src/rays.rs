@@ -1,7 +1,8 @@
 //! Ray casting: a ray walks the grid's cells in order along it (Amanatides and Woo), tests the
 //! prims filed there, and stops at the first cell that ends beyond its best hit. The hit is the
 //! nearest one the exact test finds (ties to the lower body id); every cull drops only prims
-//! that cannot beat the best hit so far.
+//! that cannot beat the best hit so far. A cell is read only where its bit says something is
+//! filed there; its walls are the baked copies of `baked.rs`, its movers the grid's lists.
 //!
 //! A ring of rays from one origin cast as one batch (the candidates within the ring's reach
 //! gathered once, nearest first, into flat arrays) was measured and not kept: at 1000 robots
@@ -12,6 +13,7 @@ use ssx_core::math::{Point3, Vec3};
 use ssx_core::spatial as grid;
 
 use crate::KinematicEngine;
+use crate::shape::Prim;
 
 /// Rounding room for the culls: a grazing hit is kept.
 const SLACK: f64 = 1e-9;
@@ -99,17 +101,15 @@ impl KinematicEngine {
         }
     }
 
-    /// The exact test of prim `i`, culled first (with a grid) by what is left of the ray.
-    #[inline]
+    /// The exact test of a prim, culled first (with a grid) by what is left of the ray.
+    #[inline(always)]
     fn hit_prim(
-        &self,
         ray: &Ray,
-        i: u32,
+        p: &Prim,
         cull: bool,
         exclude: &dyn Fn(BodyId) -> bool,
         best: &mut Option<RayHit>,
     ) {
-        let p = self.prims.get_ref(i as usize);
         if cull && !ray.may_hit(&p.aabb, best.map_or(ray.max, |h| h.distance)) {
             return;
         }
@@ -134,28 +134,48 @@ impl KinematicEngine {
         let ray = Ray::new(&origin, &direction, max_distance)?;
         let mut best = None;
         self.hit_planes(&ray, exclude, &mut best);
-        let Some(layout) = &self.layout else {
-            // Without a grid every prim gets the exact test, unculled: the tests' brute force.
-            for i in 0..self.prims.len() as u32 {
-                self.hit_prim(&ray, i, false, exclude, &mut best);
+        let Some(layout) = self.index() else {
+            // Without a grid (or before the next step files a body just added) every prim gets
+            // the exact test, unculled: the tests' brute force.
+            for p in self.prims.iter() {
+                Self::hit_prim(&ray, &p, false, exclude, &mut best);
             }
             return best;
         };
         for &i in &self.outside {
-            self.hit_prim(&ray, i, true, exclude, &mut best);
+            Self::hit_prim(
+                &ray,
+                self.prims.get_ref(i as usize),
+                true,
+                exclude,
+                &mut best,
+            );
         }
+        let (statics, movers) = (self.baked.bits(), self.movers.bits());
         grid::walk(
             layout,
             (ray.o.x, ray.o.y),
             (ray.d.x, ray.d.y),
             max_distance,
             |x, y, leave| {
-                for &i in self.statics.cell(layout, x, y) {
-                    self.hit_prim(&ray, i, true, exclude, &mut best);
+                let c = y * layout.nx + x;
+                let bit = 1 << (c % 64);
+                if statics[c / 64] & bit != 0 {
+                    for p in self.baked.cell(c) {
+                        Self::hit_prim(&ray, p, true, exclude, &mut best);
+                    }
                 }
-                self.movers.cell(layout, x, y, |i| {
-                    self.hit_prim(&ray, i, true, exclude, &mut best)
-                });
+                if movers[c / 64] & bit != 0 {
+                    self.movers.cell(layout, x, y, |i| {
+                        Self::hit_prim(
+                            &ray,
+                            self.prims.get_ref(i as usize),
+                            true,
+                            exclude,
+                            &mut best,
+                        )
+                    });
+                }
                 // A hit before this cell's exit cannot be beaten further on.
                 best.is_none_or(|h: RayHit| h.distance > leave)
             },

@@ -505,6 +505,51 @@ fn rings_of_rays_agree_with_single_rays_and_brute_force() {
     }
 }
 
+/// A ray sees a body added after a step at once, before the next step files it (the rays'
+/// copies of the world are set aside until then), and a robot that has driven off is no longer
+/// where its copy was: a wall 3 m ahead, then a box dropped 1 m ahead, then the robot moved
+/// out of a ray's way.
+#[test]
+fn rays_see_bodies_added_between_steps_and_robots_where_they_went() {
+    let mut e = engine();
+    e.add_body(&boxed(
+        BodyKind::Static,
+        [3.0, 0.0, 0.5],
+        0.0,
+        [0.2, 4.0, 1.0],
+        false,
+    ))
+    .unwrap();
+    let bot = e.add_body(&robot(0.0, 5.0, 0.0)).unwrap();
+    e.step(DT);
+    // The body hit and the distance to it, to the nanometre.
+    let ahead = |e: &KinematicEngine, y: f64| {
+        e.cast_ray(Point3::new(0.0, y, 0.1), Vec3::x(), 10.0, &|_| false)
+            .map(|h| (h.body, (h.distance * 1e9).round() / 1e9))
+    };
+    assert_eq!(ahead(&e, 0.0), Some((BodyId(0), 2.9)));
+    let dropped = e
+        .add_body(&boxed(
+            BodyKind::Static,
+            [1.0, 0.0, 0.5],
+            0.0,
+            [0.2, 0.2, 1.0],
+            false,
+        ))
+        .unwrap();
+    assert_eq!(ahead(&e, 0.0), Some((dropped, 0.9)));
+    e.step(DT);
+    assert_eq!(ahead(&e, 0.0), Some((dropped, 0.9)));
+    // The robot (0.45 m long) across the ray at y = 5, then driven 2 m along +y.
+    // The ray starts inside it: a hit at 0.
+    assert_eq!(ahead(&e, 5.0), Some((bot, 0.0)));
+    drive(&mut e, bot, Vec3::new(0.0, 1.0, 0.0), 200);
+    assert_eq!(ahead(&e, 5.0), None);
+    let moved = states(&e, 3)[bot.index()].pose.translation.vector;
+    assert!((moved.y - 7.0).abs() < 1e-9, "{moved}");
+    assert_eq!(ahead(&e, 7.0), Some((bot, 0.0)));
+}
+
 #[test]
 fn stepping_is_repeatable_to_the_bit() {
     let a = states(&random_world(5), 501);
