@@ -326,3 +326,41 @@ pub fn walk(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cells holding anything, read from the bits.
+    fn flagged(grid: &ListGrid, cells: usize) -> Vec<usize> {
+        (0..cells)
+            .filter(|c| grid.bits()[c / 64] & (1 << (c % 64)) != 0)
+            .collect()
+    }
+
+    /// A list grid's bits say exactly which cells hold items, after a rebuild that moves the
+    /// items too (the cells left behind are cleared, also where a word holds cells still used).
+    #[test]
+    fn list_grid_bits_flag_exactly_the_cells_that_hold_items() {
+        let layout = Layout::covering([0.0, 0.0, 19.9, 9.9], 1.0);
+        assert_eq!((layout.nx, layout.ny), (20, 10));
+        let cells = layout.nx * layout.ny;
+        let mut grid = ListGrid::default();
+        grid.build(
+            &layout,
+            &[(0, [0.5, 0.5, 1.5, 0.7]), (1, [12.2, 3.1, 12.4, 3.3])],
+        );
+        // Item 0 spans cells (0, 0) and (1, 0); item 1 sits in (12, 3).
+        assert_eq!(flagged(&grid, cells), vec![0, 1, 3 * 20 + 12]);
+        grid.build(
+            &layout,
+            &[(0, [1.2, 0.2, 1.4, 0.4]), (1, [19.5, 9.5, 19.6, 9.6])],
+        );
+        assert_eq!(flagged(&grid, cells), vec![1, cells - 1]);
+        let mut items = Vec::new();
+        grid.cell(&layout, 1, 0, |i| items.push(i));
+        assert_eq!(items, vec![0]);
+        grid.build(&layout, &[]);
+        assert_eq!(flagged(&grid, cells), Vec::<usize>::new());
+    }
+}
