@@ -142,14 +142,12 @@ impl KinematicEngine {
             }
             return best;
         };
+        // A moving prim, read through its index (it moved in place this step).
+        let mover = |i: u32, best: &mut Option<RayHit>| {
+            Self::hit_prim(&ray, self.prims.get_ref(i as usize), true, exclude, best)
+        };
         for &i in &self.outside {
-            Self::hit_prim(
-                &ray,
-                self.prims.get_ref(i as usize),
-                true,
-                exclude,
-                &mut best,
-            );
+            mover(i, &mut best);
         }
         let (statics, movers) = (self.baked.bits(), self.movers.bits());
         grid::walk(
@@ -166,15 +164,7 @@ impl KinematicEngine {
                     }
                 }
                 if movers[c / 64] & bit != 0 {
-                    self.movers.cell(layout, x, y, |i| {
-                        Self::hit_prim(
-                            &ray,
-                            self.prims.get_ref(i as usize),
-                            true,
-                            exclude,
-                            &mut best,
-                        )
-                    });
+                    self.movers.cell(layout, x, y, |i| mover(i, &mut best));
                 }
                 // A hit before this cell's exit cannot be beaten further on.
                 best.is_none_or(|h: RayHit| h.distance > leave)
