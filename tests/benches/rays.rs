@@ -2,7 +2,9 @@
 //! the runs), then every robot's ring of range rays cast from where it is, round after round, on
 //! one thread, with no sensor plugin, worker pool or physics step in the way. Prints ns per ray
 //! (p10 / p50 / p90 over the rounds) and a checksum of the hits, which two builds that cast
-//! alike print the same.
+//! alike print the same; and, for the floor under them, the p50 of the same rays' cell walk
+//! alone (`ssx_core::spatial::walk` over a grid laid out as the engine lays it out for these
+//! scenes, reading no cell) with the cells it crosses.
 //!
 //! `cargo bench -p ssx-tests --bench rays` (release); SSX_BENCH_SCENES=dispersal-1000 limits
 //! the scenes, SSX_BENCH_SECONDS sets the simulated seconds stepped first (default 30),
@@ -17,6 +19,7 @@ use std::time::{Duration, Instant};
 use ssx_artifacts::Scene;
 use ssx_core::engine::BodyId;
 use ssx_core::math::{Point3, Vec3};
+use ssx_core::spatial::{Layout, walk};
 use ssx_core::{Environment, LatePolicy, Mode, MonotonicClock, NullRenderEngine};
 use ssx_tests::{registry, repo_root};
 
@@ -25,6 +28,10 @@ use ssx_tests::{registry, repo_root};
 const RAYS: usize = 12;
 const RANGE: f64 = 2.0;
 const HEIGHT: f64 = 0.08;
+/// The kinematic engine's cell for these scenes: twice the median moving footprint (the
+/// Pioneer's 0.45 m), over the arena with its margin.
+const CELL: f64 = 0.9;
+const ARENA: f64 = 78.0;
 
 fn var<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name).map_or(default, |s| s.parse().unwrap_or_else(|_| panic!("{name}")))
@@ -44,8 +51,10 @@ fn main() {
     let rounds: usize = var("SSX_BENCH_ROUNDS", 40);
     let engine = std::env::var("SSX_BENCH_ENGINE").unwrap_or_else(|_| "kinematic".into());
     let reg = registry();
-    println!("| scene | robots | rays a round | ns/ray p10 | p50 | p90 | hits | checksum |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---|");
+    println!(
+        "| scene | robots | rays a round | ns/ray p10 | p50 | p90 | hits | checksum | walk alone p50 | cells a ray |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|");
     for scene in scenes.split(',').map(str::trim) {
         let path = repo_root().join(format!("artifacts/scenes/{scene}.json"));
         let mut s = Scene::load(&path, &reg).expect("scene loads");
@@ -100,13 +109,47 @@ fn main() {
             times.push(start.elapsed().as_secs_f64() * 1e9 / (robots.len() * RAYS) as f64);
         }
         times.sort_by(f64::total_cmp);
+        let (walks, cells) = walk_alone(&robots, rounds);
         println!(
-            "| {scene} | {} | {} | {:.0} | {:.0} | {:.0} | {hits} | {sum:.9e} |",
+            "| {scene} | {} | {} | {:.0} | {:.0} | {:.0} | {hits} | {sum:.9e} | {:.0} | {cells:.2} |",
             robots.len(),
             robots.len() * RAYS,
             percentile(&times, 0.1),
             percentile(&times, 0.5),
             percentile(&times, 0.9),
+            percentile(&walks, 0.5),
         );
     }
+}
+
+/// The same rays' cell walks with nothing read in the cells: ns a ray, sorted over the rounds,
+/// and the cells a ray crosses.
+fn walk_alone(
+    robots: &[(Point3, Vec<Vec3>, std::ops::Range<u32>)],
+    rounds: usize,
+) -> (Vec<f64>, f64) {
+    let layout = Layout::covering([-ARENA, -ARENA, ARENA, ARENA], CELL);
+    let mut times = Vec::with_capacity(rounds);
+    let mut cells = 0usize;
+    for _ in 0..rounds {
+        let start = Instant::now();
+        for (origin, dirs, _) in robots {
+            for d in dirs {
+                walk(
+                    &layout,
+                    (origin.x, origin.y),
+                    (d.x, d.y),
+                    RANGE,
+                    |x, y, leave| {
+                        cells += 1;
+                        std::hint::black_box((x, y, leave));
+                        true
+                    },
+                );
+            }
+        }
+        times.push(start.elapsed().as_secs_f64() * 1e9 / (robots.len() * RAYS) as f64);
+    }
+    times.sort_by(f64::total_cmp);
+    (times, cells as f64 / (rounds * robots.len() * RAYS) as f64)
 }
