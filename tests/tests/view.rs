@@ -164,6 +164,38 @@ fn subscribe(ws: &mut WebSocket<MaybeTlsStream<TcpStream>>, subs: &[(u32, u64)])
     ws.send(Message::Text(msg.to_string().into())).unwrap();
 }
 
+/// The next message. A subscription in `subs` that the server refused as "Unknown channel ID"
+/// is sent again first: the Foxglove SDK (0.30.3, `ConnectedClient::advertise_channels`) sends
+/// a channel's advertisement before it records the channel as advertised, so a client that
+/// subscribes at once can be refused when the server's thread is preempted in between (a CI run
+/// lost `/scene` so). It is sent 50 ms later, not at once: a refusal answered at once would
+/// be refused again while the server's thread is still preempted, as fast as the two can talk.
+/// The refusal is returned too: the caller's deadline bounds the retries.
+fn read(ws: &mut WebSocket<MaybeTlsStream<TcpStream>>, subs: &[(u32, u64)]) -> Message {
+    let m = ws.read().expect("read");
+    if let Some(channel) = refused_channel(&m)
+        && let Some(&sub) = subs.iter().find(|s| s.1 == channel)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+        subscribe(ws, &[sub]);
+    }
+    m
+}
+
+/// The channel of an "Unknown channel ID" error status.
+fn refused_channel(m: &Message) -> Option<u64> {
+    let Message::Text(t) = m else { return None };
+    let v: serde_json::Value = serde_json::from_str(t).ok()?;
+    if v["op"] != "status" || v["level"] != 2 {
+        return None;
+    }
+    v["message"]
+        .as_str()?
+        .strip_prefix("Unknown channel ID: ")?
+        .parse()
+        .ok()
+}
+
 /// (subscription id, log time ns, payload) of a binary message-data frame.
 fn message_data(m: &Message) -> Option<(u32, u64, Vec<u8>)> {
     let Message::Binary(b) = m else { return None };
@@ -189,16 +221,14 @@ fn a_websocket_client_sees_the_channels_the_scene_and_a_box_falling_as_free_fall
     assert_eq!(channels["/tf"].1, "foxglove.FrameTransforms");
     assert_eq!(channels["/scene"].1, "foxglove.SceneUpdate");
     assert_eq!(channels["/log"].1, "foxglove.Log");
-    subscribe(
-        &mut ws,
-        &[(1, channels["/scene"].0), (2, channels["/tf"].0)],
-    );
+    let subs = [(1, channels["/scene"].0), (2, channels["/tf"].0)];
+    subscribe(&mut ws, &subs);
 
     let mut scene_seen = None;
     let mut falls = Vec::new(); // (simulated time, height)
     let deadline = Instant::now() + Duration::from_secs(20);
     while (scene_seen.is_none() || falls.len() < 20) && Instant::now() < deadline {
-        let m = ws.read().expect("read");
+        let m = read(&mut ws, &subs);
         let Some((sub, t_ns, payload)) = message_data(&m) else {
             continue;
         };
@@ -831,11 +861,12 @@ fn a_websocket_client_receives_the_explored_map_of_a_live_exploration() {
     let topic = "/overlays/explore/explored";
     let channels = advertised(&mut ws, &[topic]);
     assert_eq!(channels[topic].1, "foxglove.Grid");
-    subscribe(&mut ws, &[(1, channels[topic].0)]);
+    let subs = [(1, channels[topic].0)];
+    subscribe(&mut ws, &subs);
     let deadline = Instant::now() + Duration::from_secs(20);
     let grid = loop {
         assert!(Instant::now() < deadline, "no explored map in 20 s");
-        if let Some((1, _, payload)) = message_data(&ws.read().expect("read")) {
+        if let Some((1, _, payload)) = message_data(&read(&mut ws, &subs)) {
             break foxglove::schemas::Grid::decode(&payload[..]).unwrap();
         }
     };
@@ -1318,11 +1349,12 @@ fn a_live_client_gets_each_mesh_once_by_url_from_the_page_server() {
     let (mut d, line, _err) = start_view(&scene);
     let mut ws = connect(&ws_url(&line));
     let channels = advertised(&mut ws, &["/scene"]);
-    subscribe(&mut ws, &[(1, channels["/scene"].0)]);
+    let subs = [(1, channels["/scene"].0)];
+    subscribe(&mut ws, &subs);
     let deadline = Instant::now() + Duration::from_secs(20);
     let scene = loop {
         assert!(Instant::now() < deadline, "no scene within 20 s");
-        let m = ws.read().expect("read");
+        let m = read(&mut ws, &subs);
         if let Some((1, _, payload)) = message_data(&m) {
             break SceneUpdate::decode(&payload[..]).unwrap();
         }

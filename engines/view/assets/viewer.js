@@ -313,7 +313,9 @@ function connect() {
   const ws = new WebSocket(`ws://${location.hostname}:${port}`, ['foxglove.sdk.v1']);
   ws.binaryType = 'arraybuffer';
   const handlers = new Map(); // subscription id -> handler
+  const subOf = new Map(); // channel id -> [subscription id, times sent]
   let nextSub = 1;
+  const subscribe = subs => ws.send(JSON.stringify({ op: 'subscribe', subscriptions: subs }));
   // Every handler is quick: grids are only kept, the newest drawn at the next animation frame.
   // Transforms and rays are not subscribed to: the page pulls them (pull()).
   const wanted = {
@@ -338,6 +340,15 @@ function connect() {
       const msg = JSON.parse(ev.data);
       if (msg.op === 'serverInfo') { el('scene').textContent = msg.name || 'ssx'; }
       if (msg.op === 'serviceCallFailure') ask.failure(msg);
+      // The Foxglove SDK (0.30.3) sends a channel's advertisement before it records the channel,
+      // so a subscription sent at once can be refused as unknown: sent again, later each time
+      // (0.1 s, 0.2 s, ...; seven times at most, 2.8 s in all).
+      const refused = msg.op === 'status' && msg.level === 2 && /^Unknown channel ID: (\d+)$/.exec(msg.message);
+      const again = refused && subOf.get(Number(refused[1]));
+      if (again && again[1] < 8) {
+        setTimeout(() => subscribe([{ id: again[0], channelId: Number(refused[1]) }]), 100 * again[1]);
+        again[1]++;
+      }
       if (msg.op === 'advertiseServices') {
         ask.advertise(msg);
         if (ask.has('/ssx/layout') && ask.has('/ssx/frame')) {
@@ -354,9 +365,9 @@ function connect() {
         const subs = [];
         for (const ch of msg.channels) {
           const h = handlerOf(ch);
-          if (h) { const id = nextSub++; handlers.set(id, h); subs.push({ id, channelId: ch.id }); }
+          if (h) { const id = nextSub++; handlers.set(id, h); subOf.set(ch.id, [id, 1]); subs.push({ id, channelId: ch.id }); }
         }
-        if (subs.length) ws.send(JSON.stringify({ op: 'subscribe', subscriptions: subs }));
+        if (subs.length) subscribe(subs);
       }
       return;
     }
