@@ -8,6 +8,7 @@
 #
 # SSX_ARGOS_INDEX=hash gives dynamics2d the spatial hash instead of its default tree, and
 # SSX_ARGOS_ITERATIONS=1 one physics step a tick instead of its default 10 (scene.py).
+# SSX_SIDEBYSIDE_WARMUP is farm-bench's runs not counted (default 1).
 # ssx runs its kinematic engine in fast mode on 2 workers; ARGoS runs dynamics2d on 2 threads.
 # Both sense every step (100 Hz): the ssx scene is rewritten with the range ring's rate divider
 # at 1 (the shipped scenes read it at 10 Hz, staggered; ARGoS has no such setting).
@@ -35,6 +36,8 @@ if [ ! -x "$build/core/argos3" ]; then
     (cd "$build" && cmake ../src -DCMAKE_BUILD_TYPE=Release -DARGOS_DOCUMENTATION=OFF \
         -DARGOS_INSTALL_LDSOCONF=OFF >/dev/null && make -j"$(nproc)" >/dev/null)
 fi
+# ARGoS's plugin and library paths (its script reads LD_LIBRARY_PATH unset or not).
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
 # shellcheck disable=SC1091
 . "$build/setup_env.sh"
 g++ -O2 -std=c++17 -fPIC -shared -o "$out/libssx_dispersal.so" "$here/dispersal.cpp" \
@@ -57,7 +60,7 @@ json.dump(scene, open(sys.argv[2], "w"), indent=1)
 PY
     python3 "$here/scene.py" "$out/$s.json" "$out/libssx_dispersal.so" "$seconds" 2 "${SSX_ARGOS_INDEX:-bbtree}" ${SSX_ARGOS_ITERATIONS:+"$SSX_ARGOS_ITERATIONS"} > "$out/$s.argos"
     echo "== $s, $seconds simulated s: A = ssx (kinematic, 2 workers), B = ARGoS 3 (dynamics2d, ${SSX_ARGOS_INDEX:-bbtree}, ${SSX_ARGOS_ITERATIONS:-10} iterations a tick, 2 threads)"
-    farm-bench -n "$runs" --timeout 3600 \
+    farm-bench -n "$runs" --warmup "${SSX_SIDEBYSIDE_WARMUP:-1}" --timeout 3600 \
         --vs "sh -c 'exec $build/core/argos3 -n -c $out/$s.argos >>$out/$s-argos.log 2>&1'" \
         -- sh -c "exec $root/target/release/ssxd run $out/$s.json --engine kinematic --mode fast --workers 2 --duration $seconds --quiet --stats-json $out/$s-ssx-stats.json >>$out/$s-ssx.log 2>&1"
 done
