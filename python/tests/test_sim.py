@@ -2,9 +2,7 @@
 
 import json
 import os
-import signal
 import subprocess
-import threading
 
 import numpy as np
 import pytest
@@ -157,19 +155,10 @@ def test_commands_are_checked_as_the_zenoh_bridge_checks_them():
     assert sim.states(["rover"])[0, 0] > x0 + 0.1
 
 
-def test_ctrl_c_stops_a_long_step_between_two_steps():
-    # Python leaves SIGINT ignored when it starts ignored (a job started with `&` from a
-    # script, as a CI runner may do): Ctrl-C's handler is set here, as in a terminal.
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+def test_ctrl_c_stops_a_long_step_between_two_steps(ctrl_c_after):
     sim = ssx.Sim(ssx.scene("quickstart.json"), workers=1)
-    timer = threading.Timer(0.3, lambda: signal.raise_signal(signal.SIGINT))
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            sim.step(10_000_000)
-    finally:
-        timer.join()
-        signal.signal(signal.SIGINT, previous)
+    with ctrl_c_after(0.3), pytest.raises(KeyboardInterrupt):
+        sim.step(10_000_000)
     done = sim.steps
     assert 0 < done < 10_000_000
     sim.step(1)

@@ -1,11 +1,8 @@
 """ssx.Worlds: a batch of worlds, each checked bit for bit against a lone Sim with its seed."""
 
-import os
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 
 import numpy as np
 import pytest
@@ -135,20 +132,10 @@ def test_bad_arguments():
         w.step()
 
 
-def test_ctrl_c_stops_a_long_batched_step_between_steps(scene):
-    # Python leaves SIGINT ignored when it starts ignored (a job started with `&` from a script:
-    # a CI run so started stepped all 10,000,000 steps): Ctrl-C's handler is set here, as in a
-    # terminal (test_sim.py does the same).
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+def test_ctrl_c_stops_a_long_batched_step_between_steps(scene, ctrl_c_after):
     w = ssx.Worlds(scene, 16, workers=2)
-    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            w.step(10_000_000)
-    finally:
-        timer.join()
-        signal.signal(signal.SIGINT, previous)
+    with ctrl_c_after(0.5), pytest.raises(KeyboardInterrupt):
+        w.step(10_000_000)
     steps = w.steps
     assert 0 < steps[0] < 10_000_000
     assert (steps == steps[0]).all()

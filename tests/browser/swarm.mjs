@@ -50,17 +50,17 @@ try {
     const ws = new WebSocket(`ws://127.0.0.1:${port}`, ['foxglove.sdk.v1']);
     ws.binaryType = 'arraybuffer';
     window.clock = null;
+    let clockChannel = null;
+    const sub = () => ws.send(JSON.stringify({ op: 'subscribe', subscriptions: [{ id: 1, channelId: clockChannel }] }));
     ws.onerror = () => reject(new Error('reference client: no connection'));
     ws.onmessage = ev => {
       if (typeof ev.data === 'string') {
         const m = JSON.parse(ev.data);
         const ch = m.op === 'advertise' && m.channels.find(c => c.topic === '/clock');
-        if (ch) window.clockChannel = ch.id;
-        const sub = () => ws.send(JSON.stringify({ op: 'subscribe', subscriptions: [{ id: 1, channelId: window.clockChannel }] }));
-        if (ch) sub();
+        if (ch) { clockChannel = ch.id; sub(); }
         // Sent again 0.1 s after a refusal as unknown: the Foxglove SDK (0.30.3) sends a
         // channel's advertisement before it records the channel (viewer.js does the same).
-        if (m.op === 'status' && m.message === `Unknown channel ID: ${window.clockChannel}`) setTimeout(sub, 100);
+        if (m.op === 'status' && m.message === `Unknown channel ID: ${clockChannel}`) setTimeout(sub, 100);
         return;
       }
       const b = new Uint8Array(ev.data);
