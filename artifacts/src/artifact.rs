@@ -13,8 +13,9 @@ use ssx_core::{
 };
 
 use crate::DEFAULT_DENSITY;
+use crate::loader::Loader;
 use crate::loader::xyz_rpy;
-use crate::loader::{Loader, Prepared};
+use crate::prepared::Prepared;
 use crate::schema::*;
 use crate::source::Source;
 

@@ -14,6 +14,7 @@ pub mod map;
 mod model;
 pub mod occupancy;
 mod place;
+mod prepared;
 pub mod schema;
 mod source;
 

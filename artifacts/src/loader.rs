@@ -5,26 +5,15 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use ssx_core::environment::{ArtifactJoint, ArtifactVisual, ExtensionSpec};
+use ssx_core::environment::ExtensionSpec;
 use ssx_core::math::{Pose, pose_from_xyz_rpy};
 use ssx_core::plugin::{PluginKind, PluginRegistry};
-use ssx_core::{ArtifactSpec, BodySpec, Origin, PluginSpec, SensorSpec, Shape, SsxError};
+use ssx_core::{ArtifactSpec, BodySpec, Origin, PluginSpec, Shape, SsxError};
 
 use crate::limits;
+use crate::prepared::Prepared;
 use crate::schema::*;
 use crate::source::Source;
-
-/// An artifact description file, checked and resolved in its own frame, ready to instance.
-pub(crate) struct Prepared {
-    pub(crate) src: Rc<Source>,
-    pub(crate) bodies: Vec<(String, BodySpec)>,
-    pub(crate) joints: Vec<ArtifactJoint>,
-    pub(crate) visuals: Vec<ArtifactVisual>,
-    pub(crate) driver: Option<PluginSpec>,
-    pub(crate) sensors: Vec<SensorSpec>,
-    /// What its robot model file says of its links, if it came from one.
-    pub(crate) model: Option<std::sync::Arc<ssx_core::environment::RobotModel>>,
-}
 
 pub(crate) struct Loader<'r> {
     pub(crate) registry: &'r PluginRegistry,
@@ -48,6 +37,25 @@ pub(crate) struct Loader<'r> {
     pub(crate) groups: u32,
     /// Robot models' meshes read so far.
     pub(crate) meshes: std::cell::RefCell<crate::model::MeshCache>,
+}
+
+impl Loader<'_> {
+    /// A robot model file, read and assembled into an artifact. `named` is where the scene or
+    /// the JSON artifact named it.
+    pub(crate) fn prepare_model(
+        &self,
+        path: &Path,
+        named: (&Source, &str),
+        options: &crate::model::ModelOptions,
+    ) -> Result<Prepared, SsxError> {
+        crate::model::prepare(
+            path,
+            named,
+            options,
+            &self.budget,
+            &mut self.meshes.borrow_mut(),
+        )
+    }
 }
 
 /// "unknown driver 'x'", with what would fix it.

@@ -5,8 +5,9 @@ use rand::{Rng, SeedableRng};
 use ssx_core::math::{Pose, pose_from_xyz_rpy};
 use ssx_core::{PluginSpec, SensorSpec, SsxError};
 
+use crate::loader::Loader;
 use crate::loader::fnv1a;
-use crate::loader::{Loader, Prepared};
+use crate::prepared::Prepared;
 use crate::schema::*;
 use crate::source::Source;
 

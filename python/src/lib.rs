@@ -372,7 +372,7 @@ impl Sim {
         let env = &open.env;
         let names = match artifacts {
             Some(n) => n,
-            None => ssx_worlds::batch::sensor_carriers(env, sensor)
+            None => ssx_worlds::rows::sensor_carriers(env, sensor)
                 .map_err(|e| PyKeyError::new_err(e.to_string()))?
                 .into_iter()
                 .map(|i| open.artifacts[i].clone())

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use ssx_core::{CommandBuffer, Driver, DriverContext, PluginRegistry};
 use ssx_driver_quadrotor::attitude::{AttitudeInput, AttitudeLoop, AttitudeLoopF64};
-use ssx_driver_quadrotor::trajectory::Reference;
+use ssx_driver_quadrotor::reference::Reference;
 use ssx_driver_quadrotor::{Flight, FlightInputs, FlightParams};
 use ssx_tests::{Workspace, build_fast, build_fast_with, library, registry, state_of, step_n};
 

@@ -16,7 +16,7 @@ use ssx_core::{
 };
 
 use super::{GeomShape, JointType, Model, ModelOptions};
-use crate::loader::Prepared;
+use crate::prepared::Prepared;
 use crate::source::Source;
 
 /// Default friction of a model's colliders (URDF gives none).

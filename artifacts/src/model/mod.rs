@@ -10,7 +10,7 @@ use nalgebra::Matrix3;
 use ssx_core::math::{Pose, Vec3};
 use ssx_core::{MeshFit, Origin, SsxError};
 
-use crate::loader::{Loader, Prepared};
+use crate::prepared::Prepared;
 use crate::source::Source;
 
 mod assemble;
@@ -149,37 +149,35 @@ pub(crate) fn is_model(path: &std::path::Path) -> bool {
     )
 }
 
-impl Loader<'_> {
-    /// A robot model file, read and assembled into an artifact. `named` is where the scene or
-    /// the JSON artifact named it.
-    pub(crate) fn prepare_model(
-        &self,
-        path: &std::path::Path,
-        named: (&Source, &str),
-        options: &ModelOptions,
-    ) -> Result<Prepared, SsxError> {
-        let shown = path.display().to_string();
-        let limit = crate::limits::MAX_FILE_BYTES.min(self.budget.get());
-        let text = crate::source::read_regular(path, &shown, limit)
-            .map_err(|m| named.0.err(named.1, m))?;
-        self.budget.set(self.budget.get() - text.len() as u64);
-        let search = packages::Search::new(path, &options.packages);
-        let mut meshes = self.meshes.borrow_mut();
-        let mut ctx = Reading {
-            file: path,
-            search: &search,
-            meshes: &mut meshes,
-            budget: &self.budget,
-        };
-        let model = match path.extension().and_then(|e| e.to_str()) {
-            Some("urdf" | "xacro") => urdf::read(&mut ctx, &text)?,
-            _ => mjcf::read(&mut ctx, &text)?,
-        };
-        drop(meshes);
-        // The JSON that named the model is what messages about the artifact point at.
-        let src = Rc::new(Source::model(path, text));
-        assemble::assemble(src, path, model, options)
-    }
+/// A robot model file, read and assembled into an artifact. `named` is where the scene or the
+/// JSON artifact named it; `budget` is the bytes the remaining files may take, `meshes` the
+/// meshes read so far.
+pub(crate) fn prepare(
+    path: &std::path::Path,
+    named: (&Source, &str),
+    options: &ModelOptions,
+    budget: &std::cell::Cell<u64>,
+    meshes: &mut MeshCache,
+) -> Result<Prepared, SsxError> {
+    let shown = path.display().to_string();
+    let limit = crate::limits::MAX_FILE_BYTES.min(budget.get());
+    let text =
+        crate::source::read_regular(path, &shown, limit).map_err(|m| named.0.err(named.1, m))?;
+    budget.set(budget.get() - text.len() as u64);
+    let search = packages::Search::new(path, &options.packages);
+    let mut ctx = Reading {
+        file: path,
+        search: &search,
+        meshes,
+        budget,
+    };
+    let model = match path.extension().and_then(|e| e.to_str()) {
+        Some("urdf" | "xacro") => urdf::read(&mut ctx, &text)?,
+        _ => mjcf::read(&mut ctx, &text)?,
+    };
+    // The JSON that named the model is what messages about the artifact point at.
+    let src = Rc::new(Source::model(path, text));
+    assemble::assemble(src, path, model, options)
 }
 
 /// What readers of a model file share: where it is, how to find packages, the meshes read so

@@ -11,7 +11,7 @@ use nalgebra::Vector3;
 use serde::Deserialize;
 use ssx_sdk::{Ctx, Driver, Init};
 
-use crate::trajectory::Reference;
+use crate::reference::Reference;
 use crate::{Flight, FlightParams, apply};
 
 /// Formation settings.

@@ -22,6 +22,7 @@ pub mod formation;
 pub mod polynomial;
 pub mod position;
 pub mod randomise;
+pub mod reference;
 pub mod teleop;
 pub mod trajectory;
 
@@ -34,7 +35,8 @@ use attitude::{AttitudeGains, AttitudeInput, AttitudeLoop, gyro_counts};
 use battery::Battery;
 use commands::{Command, Commands};
 use position::{AttitudeCommand, PositionGains, PositionLoop};
-use trajectory::{Reference, Trajectory};
+use reference::Reference;
+use trajectory::Trajectory;
 
 /// Settings of the flight stack shared by both drivers.
 #[derive(Clone, Debug, Deserialize)]

@@ -8,7 +8,7 @@
 use nalgebra::Vector3;
 use serde::Deserialize;
 
-use crate::trajectory::Reference;
+use crate::reference::Reference;
 
 /// Numbers in one piece: its duration and four polynomials of degree 7.
 pub const PIECE: usize = 33;

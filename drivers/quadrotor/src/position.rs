@@ -5,7 +5,7 @@
 use nalgebra::{UnitQuaternion, Vector3};
 use serde::Deserialize;
 
-use crate::trajectory::Reference;
+use crate::reference::Reference;
 
 /// Outer-loop gains.
 #[derive(Clone, Copy, Debug, Deserialize)]

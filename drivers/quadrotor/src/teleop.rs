@@ -17,7 +17,7 @@ use serde::Deserialize;
 use ssx_sdk::bus::{Bus, Field, Subscription};
 use ssx_sdk::{Ctx, Driver, Init};
 
-use crate::trajectory::Reference;
+use crate::reference::Reference;
 use crate::{Flight, FlightParams, apply};
 
 /// The coupling's settings.

@@ -6,33 +6,7 @@ use std::f64::consts::TAU;
 use nalgebra::Vector3;
 use serde::Deserialize;
 
-/// A reference at one instant.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Reference {
-    /// Position (m).
-    pub position: Vector3<f64>,
-    /// Velocity (m/s).
-    pub velocity: Vector3<f64>,
-    /// Acceleration (m/s²).
-    pub acceleration: Vector3<f64>,
-    /// Yaw (rad).
-    pub yaw: f64,
-    /// Yaw rate (rad/s).
-    pub yaw_rate: f64,
-}
-
-impl Reference {
-    /// Holding still at a point.
-    pub fn hold(position: Vector3<f64>, yaw: f64) -> Self {
-        Reference {
-            position,
-            velocity: Vector3::zeros(),
-            acceleration: Vector3::zeros(),
-            yaw,
-            yaw_rate: 0.0,
-        }
-    }
-}
+use crate::reference::Reference;
 
 /// The plane a figure-eight lies in.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]

@@ -9,7 +9,8 @@ use foxglove::bytes::Bytes;
 use foxglove::schemas::{CameraCalibration, FrameTransform, Quaternion, RawImage, Timestamp};
 use foxglove::{Channel, Context};
 
-use crate::scene::{CameraGeometry, SensorInfo, vec3};
+use crate::convert::vec3;
+use crate::scene::{CameraGeometry, SensorInfo};
 
 /// Topic prefix of the cameras' channels.
 pub const CAMERAS: &str = "/cameras/";

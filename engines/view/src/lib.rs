@@ -11,16 +11,19 @@
 #![warn(missing_docs)]
 
 mod camera;
+mod convert;
 mod error;
 mod frame;
 mod hub;
 mod live;
 mod log_layer;
 mod mesh;
+mod overlays;
 mod page;
 pub mod plot;
 mod publish;
 mod pull;
+mod rays;
 mod record;
 mod scene;
 

@@ -13,7 +13,7 @@ use foxglove::schemas::{CubePrimitive, ModelPrimitive, SceneUpdate};
 use ssx_core::Mesh;
 use ssx_core::math::Vec3;
 
-use crate::scene::{color, vec3};
+use crate::convert::{color, vec3};
 
 /// Where a model primitive's mesh is found: the path the page server answers, before the
 /// live view puts its address in front.

@@ -29,7 +29,7 @@ use foxglove::websocket::service::{Request, Responder, Service, ServiceSchema};
 use serde_json::json;
 
 use crate::frame::Frame;
-use crate::publish::RayPlan;
+use crate::rays::RayPlan;
 use crate::scene::{CameraGeometry, SceneInfo, SensorKind};
 
 /// Service names, fixed: docs/view.md lists them.

@@ -4,12 +4,13 @@
 use std::collections::HashMap;
 
 use foxglove::schemas::{
-    Color, CubePrimitive, CylinderPrimitive, LinePrimitive, ModelPrimitive, Point3, Pose,
-    Quaternion, SceneEntity, SceneUpdate, SpherePrimitive, Vector3, line_primitive,
+    CubePrimitive, CylinderPrimitive, LinePrimitive, ModelPrimitive, Point3, Pose, SceneEntity,
+    SceneUpdate, SpherePrimitive, line_primitive,
 };
 use serde::Deserialize;
 use ssx_core::{ArtifactId, RenderNode, RenderScene, Shape};
 
+use crate::convert::{color, pose, vec3};
 use crate::mesh::ViewMesh;
 
 /// The frame every pose is given in.
@@ -229,33 +230,6 @@ fn camera_geometry(descriptor: &serde_json::Value, first_body: u32) -> Option<Ca
         color: d.color,
         position: d.position,
         orientation: [x, y, z, w],
-    })
-}
-
-pub(crate) fn vec3(x: f64, y: f64, z: f64) -> Option<Vector3> {
-    Some(Vector3 { x, y, z })
-}
-
-pub(crate) fn color(c: [f32; 4]) -> Option<Color> {
-    Some(Color {
-        r: f64::from(c[0]),
-        g: f64::from(c[1]),
-        b: f64::from(c[2]),
-        a: f64::from(c[3]),
-    })
-}
-
-fn pose(p: &ssx_core::math::Pose) -> Option<Pose> {
-    let t = p.translation.vector;
-    let q = p.rotation.quaternion();
-    Some(Pose {
-        position: vec3(t.x, t.y, t.z),
-        orientation: Some(Quaternion {
-            x: q.i,
-            y: q.j,
-            z: q.k,
-            w: q.w,
-        }),
     })
 }
 

@@ -13,6 +13,8 @@ pub mod batch;
 pub mod bus;
 mod error;
 pub mod open;
+pub mod rows;
 
-pub use batch::{BatchOptions, MAX_WORLDS, STATE_WIDTH, Worlds, state_row};
+pub use batch::{BatchOptions, MAX_WORLDS, Worlds};
 pub use error::WorldsError;
+pub use rows::{STATE_WIDTH, state_row};
