@@ -131,6 +131,29 @@ impl Bus {
             .map_err(|e| format!("no extension '{name}' in the scene ({e})"))
     }
 
+    /// The extension called `name`, or `None` when the scene has none of that name. For a
+    /// driver whose outside commands are optional (it also runs on its descriptor): when the
+    /// extension is missing it warns, naming `artifact`, that commands have no way in and how to
+    /// let them in, and the driver runs on. Call it once, not every step.
+    pub fn find_or_warn(ctx: &Ctx<'_>, name: &str, artifact: &str) -> Result<Option<Bus>, String> {
+        match ctx.extension(name) {
+            Ok(extension) => Ok(Some(Bus { extension })),
+            Err(Error(crate::abi::SSX_ERR_NOT_FOUND)) => {
+                ctx.log(
+                    crate::abi::SSX_LOG_WARN,
+                    &format!(
+                        "'{artifact}': its driver takes outside commands through the extension \
+                         '{name}', which is not in the scene; it runs on its descriptor alone. \
+                         To command it from outside, add the extension to the scene's \
+                         \"extensions\" (docs/zenoh.md)"
+                    ),
+                );
+                Ok(None)
+            }
+            Err(e) => Err(format!("no extension '{name}' in the scene ({e})")),
+        }
+    }
+
     fn call_id(&self, ctx: &Ctx<'_>, service: &str, request: &[u8]) -> Result<u32, String> {
         let mut id = [0u8; 4];
         let n = ctx

@@ -118,6 +118,8 @@ pub struct DiffDrive {
     p: DiffDriveParams,
     name: String,
     remote: Option<(ssx_sdk::bus::Bus, u32)>,
+    /// Whether the scene lacks the commands' extension (said once; the driver runs on).
+    no_way_in: bool,
     /// The gripper's command subscription (with `remote`'s bus) and its last sequence number.
     remote_gripper: Option<u32>,
     gripper_seq: u64,
@@ -173,6 +175,7 @@ impl Driver for DiffDrive {
         Ok(DiffDrive {
             name: init.artifact_name.clone(),
             remote: None,
+            no_way_in: false,
             remote_gripper: None,
             gripper_seq: 0,
             gripper: p.gripper.clone().map(Gripper::new),
@@ -259,13 +262,17 @@ ssx_sdk::export_plugins!(
 impl DiffDrive {
     /// The outside command in force, if any (reading the mailbox; subscribing on the first call).
     fn outside_command(&mut self, ctx: &Ctx<'_>) -> Result<Option<Command>, String> {
-        let Some(r) = &self.p.commands else {
+        let Some(r) = self.p.commands.as_ref().filter(|_| !self.no_way_in) else {
             return Ok(None);
         };
         let (bus, sub) = match self.remote {
             Some(link) => link,
             None => {
-                let bus = ssx_sdk::bus::Bus::find(ctx, &r.extension)?;
+                let Some(bus) = ssx_sdk::bus::Bus::find_or_warn(ctx, &r.extension, &self.name)?
+                else {
+                    self.no_way_in = true;
+                    return Ok(None);
+                };
                 let key = r
                     .key
                     .clone()

@@ -89,6 +89,8 @@ pub struct Joints {
     /// Resolved on the first step (names need the host).
     driven: Option<Vec<Driven>>,
     remote: Option<(ssx_sdk::bus::Bus, u32)>,
+    /// Whether the scene lacks the commands' extension (said once; the driver runs on).
+    no_way_in: bool,
     /// When the outside command in force came (its values in `commanded`).
     commanded_at: Option<f64>,
     commanded: Vec<f64>,
@@ -147,6 +149,7 @@ impl Driver for Joints {
             name: init.artifact_name.clone(),
             driven: None,
             remote: None,
+            no_way_in: false,
             commanded_at: None,
             commanded: Vec::new(),
             targets: Vec::new(),
@@ -267,14 +270,18 @@ impl Joints {
     /// Whether an outside command is in force (its values in `commanded`; subscribing on the
     /// first call).
     fn outside(&mut self, ctx: &Ctx<'_>, n: usize, time: f64) -> Result<bool, String> {
-        let Some(r) = &self.d.commands else {
+        let Some(r) = self.d.commands.as_ref().filter(|_| !self.no_way_in) else {
             return Ok(false);
         };
         let (bus, sub) = match self.remote {
             Some(link) => link,
             None => {
                 use ssx_sdk::bus::{Field, Subscription};
-                let bus = ssx_sdk::bus::Bus::find(ctx, &r.extension)?;
+                let Some(bus) = ssx_sdk::bus::Bus::find_or_warn(ctx, &r.extension, &self.name)?
+                else {
+                    self.no_way_in = true;
+                    return Ok(false);
+                };
                 let key = r
                     .key
                     .clone()
