@@ -18,6 +18,8 @@ pub struct Daemon {
     /// The process.
     pub child: Child,
     log: Arc<Mutex<Vec<String>>>,
+    /// The thread reading the log; it ends when the daemon's stderr closes.
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Daemon {
@@ -52,12 +54,16 @@ impl Daemon {
         let log = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&log);
         let stderr = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 sink.lock().unwrap().push(line);
             }
         });
-        Daemon { child, log }
+        Daemon {
+            child,
+            log,
+            reader: Some(reader),
+        }
     }
 
     /// What it has logged so far.
@@ -78,7 +84,10 @@ impl Daemon {
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             if let Some(s) = self.child.try_wait().unwrap() {
-                std::thread::sleep(Duration::from_millis(100)); // the log reader drains
+                // The log reader drains to the end of the stream the exit closed.
+                if let Some(reader) = self.reader.take() {
+                    reader.join().expect("the log reader");
+                }
                 return (s.code(), self.log());
             }
             assert!(

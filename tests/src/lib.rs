@@ -243,16 +243,19 @@ pub fn rust_plugin_dir() -> PathBuf {
     workspace_build()
 }
 
-/// Builds, once per test process, what the tests run but the test build itself does not make:
-/// the `ssxd` binary and the plugin cdylibs. Returns the debug output directory.
+/// Builds, once per process, what the tests and tools run but their own build does not make:
+/// the `ssxd` binary and the plugin cdylibs, in the profile this executable was built with (a
+/// test of `cargo test --release`, a bench or `cargo run --release --bin figure8`: release; a
+/// plain `cargo test`: debug), so that a tool never starts a build of another profile and never
+/// drives plugins of another optimisation. Returns that profile's output directory.
 ///
 /// From an integration test, the build selects the whole workspace and that test target (this
 /// process's own), so cargo resolves the same features as `cargo test --workspace` and every
 /// dependency the test build made is reused as it is. A narrower build (`-p ssxd`, or the
 /// plugins by name) resolves fewer features, and cargo compiles a second copy of much of the
-/// dependency graph (117 crates for the plugins' build): gigabytes of debug artifacts, which
-/// once filled the CI machine's disk.
-/// From anything else (a benchmark), the workspace's libraries and binaries alone.
+/// dependency graph (117 crates for the plugins' build): gigabytes of artifacts, which once
+/// filled the CI machine's disk.
+/// From anything else (a benchmark, a tool), the workspace's libraries and binaries alone.
 fn workspace_build() -> PathBuf {
     static ONCE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     ONCE.get_or_init(|| {
@@ -261,11 +264,18 @@ fn workspace_build() -> PathBuf {
         let own_test = std::env::current_exe()
             .ok()
             .and_then(|exe| Some(exe.file_stem()?.to_str()?.rsplit_once('-')?.0.to_owned()));
+        let (out, profile) = own_profile();
         let mut cargo = std::process::Command::new(env!("CARGO"));
         cargo.args(["build", "--quiet", "--workspace", "--lib", "--bins"]);
+        cargo.args(["--profile", &profile]);
+        if let Some(target_dir) = out.parent() {
+            cargo.arg("--target-dir").arg(target_dir);
+        }
         // Not the variables cargo set for this test process: build scripts that watch them
         // (ring's `rerun-if-env-changed=CARGO_PKG_NAME`, ...) would see them change between this
-        // build and the test build, and each would compile ring, rustls and zenoh again.
+        // build and the test build, and each would compile ring, rustls and zenoh again. Nor
+        // RUSTC_BOOTSTRAP, which a run of the tests with libtest's `--report-time` needs and
+        // which build scripts that probe for nightly features watch.
         for (name, _) in std::env::vars_os() {
             let n = name.to_string_lossy();
             if n.starts_with("CARGO_PKG_")
@@ -279,16 +289,17 @@ fn workspace_build() -> PathBuf {
                     "CARGO_PRIMARY_PACKAGE",
                     "CARGO_TARGET_TMPDIR",
                     "OUT_DIR",
+                    "RUSTC_BOOTSTRAP",
                 ]
                 .contains(&n.as_ref())
             {
                 cargo.env_remove(&name);
             }
         }
-        if let Some(name) = own_test
-            .as_ref()
-            .filter(|n| root.join(format!("tests/tests/{n}.rs")).is_file())
-        {
+        if let Some(name) = own_test.as_ref().filter(|n| {
+            root.join(format!("tests/tests/{n}.rs")).is_file()
+                || root.join(format!("tests/tests/{n}/main.rs")).is_file()
+        }) {
             cargo.args(["--test", name]);
         } else if let Some(name) = own_test
             .as_ref()
@@ -302,11 +313,30 @@ fn workspace_build() -> PathBuf {
             status.success(),
             "building ssxd and the plugin libraries failed"
         );
-        std::env::var_os("CARGO_TARGET_DIR")
-            .map_or(root.join("target"), PathBuf::from)
-            .join("debug")
+        out
     })
     .clone()
+}
+
+/// The output directory this executable was built into (`target/release` for
+/// `target/release/deps/plugins-0123abcd` or `target/release/figure8`) and the profile cargo
+/// knows it by (`dev` for `debug`).
+fn own_profile() -> (PathBuf, String) {
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let mut dir = exe
+        .parent()
+        .expect("an executable has a directory")
+        .to_path_buf();
+    // Tests and benches live in `deps/`, examples in `examples/`.
+    if dir.ends_with("deps") || dir.ends_with("examples") {
+        dir.pop();
+    }
+    let profile = match dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") => "dev".to_owned(),
+        Some(name) => name.to_owned(),
+        None => panic!("no build profile in {}", exe.display()),
+    };
+    (dir, profile)
 }
 
 /// A loopback port nothing listens on (now).

@@ -121,10 +121,12 @@ fn teleop_handle_drives_the_group_feels_feedback_and_controls_the_run() {
     );
     let running = control(&session, prefix, "resume");
     assert_eq!(running["state"], "running", "{running}");
-    std::thread::sleep(Duration::from_millis(500));
-    let stats = control(&session, prefix, "stats");
+    let mut stats = Value::Null;
+    wait_for("the resumed run's steps", Duration::from_secs(10), || {
+        stats = control(&session, prefix, "stats");
+        stats["steps"].as_u64().unwrap() > at + 100
+    });
     assert_eq!(stats["paused"], false);
-    assert!(stats["steps"].as_u64().unwrap() > at + 100, "{stats}");
     let inputs = stats["inputs"].as_array().unwrap();
     assert_eq!(
         inputs.len(),
@@ -155,10 +157,17 @@ fn teleop_handle_drives_the_group_feels_feedback_and_controls_the_run() {
         json!({"ok": false, "error": "unknown command 'load'; known: pause, resume, step N [observe...] (N from 1 to 1000000, while paused), stats, list, reload LIBRARY, reset [SEED]"})
     );
     assert_eq!(control(&session, prefix, "stats")["control_refused"], 1);
-    // Extensions' figures ride along, as of the previous step: here the extension's own.
-    std::thread::sleep(Duration::from_millis(100));
-    let stats = control(&session, prefix, "stats");
-    assert_eq!(stats["metrics"]["zenoh.control_refused"], 1.0, "{stats}");
+    // Extensions' figures ride along, as of the previous step: here the extension's own, once
+    // a step has run since the refusal.
+    let mut stats = Value::Null;
+    wait_for(
+        "the refusal in the metrics",
+        Duration::from_secs(10),
+        || {
+            stats = control(&session, prefix, "stats");
+            stats["metrics"]["zenoh.control_refused"] == 1.0
+        },
+    );
     assert_eq!(stats["metrics"]["zenoh.outbound_dropped"], 0.0, "{stats}");
     let early = control(&session, prefix, "step 5");
     assert_eq!(early["error"], "step needs a paused run: pause first");

@@ -211,11 +211,12 @@ fn stops_cleanly_on(signal: &str) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn ssxd");
-    // Wait (bounded) for the daemon to say it is running, then interrupt it.
+    // Wait (bounded) for the daemon's first status line (a second of steps taken), then
+    // interrupt it.
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !line.contains("running scene") {
+    while !line.contains("steps=") {
         line.clear();
         assert!(
             stderr.read_line(&mut line).unwrap() > 0,
@@ -223,7 +224,6 @@ fn stops_cleanly_on(signal: &str) {
         );
         assert!(Instant::now() < deadline, "ssxd did not start");
     }
-    std::thread::sleep(Duration::from_millis(300));
     let status = Command::new("kill")
         .args([signal, &child.id().to_string()])
         .status()
