@@ -68,10 +68,14 @@ def test_your_own_robot_step_by_step_works_as_written(ssxd, tmp_path, monkeypatc
     # commands have no way in, with what lets them in.
     run_log = logs[-1]
     assert "steps 2500 of 0.002 s" in run_log, run_log
-    assert "disabled" not in run_log and "fault" not in run_log, run_log
+    assert "plugin faults 0" in run_log and "disabled" not in run_log, run_log
     warning = "its driver takes outside commands through the extension 'zenoh', which is not in the scene"
     assert run_log.count(warning) == 1, run_log
     assert "'arm'" in run_log and "docs/zenoh.md" in run_log, run_log
-    # From Python: every joint at its command within 5 mrad (5 mm for the fingers).
+    # From Python: every joint at its command. The joints driver is a PD position loop, so under
+    # gravity a joint rests short of its target by the load's torque over the stiffness: at the
+    # page's 10,000 N·m/rad the Panda's shoulder and elbow droop by a few mrad (7.8 at the
+    # elbow here); 10 mrad bounds that. The fingers carry no load: 0.1 mm.
     assert values is not None and len(values) == 9
-    assert np.max(np.abs(q[:9] - values)) < 5e-3, (q[:9], values)
+    assert np.max(np.abs(q[:7] - values[:7])) < 1e-2, (q[:9], values)
+    assert np.max(np.abs(q[7:9] - values[7:9])) < 1e-4, (q[:9], values)

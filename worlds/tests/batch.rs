@@ -9,7 +9,7 @@ use ssx_worlds::open::{Options, open};
 use ssx_worlds::{BatchOptions, Worlds, WorldsError};
 
 fn scene(dir: &Path) -> PathBuf {
-    let library = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../artifacts/library");
+    let library = Path::new(env!("CARGO_MANIFEST_DIR")).join("../artifacts/library");
     let text = serde_json::json!({
         "name": "crates",
         "timestep": 0.01,
