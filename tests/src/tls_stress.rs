@@ -14,7 +14,7 @@
 //! Every message carries a sequence number; the subscribers count gaps and reorderings
 //! (reliable, blocking congestion control: there must be none), and the relay counts the
 //! client's connections (a dropped link that Zenoh reconnects is a failure too). Used by
-//! `tests/tests/tls_stress.rs` (60 s in CI) and `tests/benches/tls_stress.rs` (10 minutes).
+//! `tests/tests/suite/tls_stress.rs` (60 s in CI) and `tests/benches/tls_stress.rs` (10 minutes).
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
