@@ -7,7 +7,7 @@
 //! resident memory, open file descriptors and threads from `/proc`, the Zenoh subscriptions it
 //! declared and the ROS 2 graph's liveliness tokens (see `session_tables`).
 //!
-//! Used by `tests/tests/suite/soak.rs` (60 s, in CI) and `tests/benches/soak.rs` (10
+//! Used by `tests/tests/soak.rs` (60 s, in CI) and `tests/benches/soak.rs` (10
 //! minutes, release build).
 
 use std::path::{Path, PathBuf};

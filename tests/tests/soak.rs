@@ -1,10 +1,11 @@
 //! The soak's CI version (issue 39; the 10-minute one is `cargo bench -p ssx-tests --bench
-//! soak`): the debug build's daemon runs the quickstart at 1 kHz for 60 s while every 200 ms a
+//! soak`): the daemon of the tests' build runs the quickstart at 1 kHz for 60 s while every 200 ms a
 //! Zenoh client, a live-view client and a ROS 2 session (the independent client) come and go;
 //! its memory, file descriptors, threads and Zenoh subscriptions and ROS 2 graph are sampled each second and
 //! must not grow from the window after a 15 s warm-up to the last 10 s (docs in
-//! `ssx_tests::soak`). The debug build on CI's two cores shares them with three visitors (and
-//! with whatever else the machine runs), so deadline misses are not a timing claim here: the
+//! `ssx_tests::soak`). An executable of its own, so that no other test shares the two cores;
+//! the daemon shares them with three visitors (and with whatever else the machine runs), so
+//! deadline misses are not a timing claim here: the
 //! bound (10% of steps) only catches a daemon whose stepping stalls (a blocked log pipe froze it
 //! once: every step late). A CI run with a build beside it measured 4.8%; the release
 //! benchmark reports the figure.
