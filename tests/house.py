@@ -82,7 +82,7 @@ def module_of(src, f):
     return tuple(parts)
 
 
-def references(text, me, is_mod_rs):
+def references(text, me):
     """The module paths a file names through `crate::` and `super::`, comments and test modules
     left out."""
     text = re.sub(r"//[^\n]*", "", text)
@@ -109,7 +109,7 @@ def circles(crate):
     mods = {module_of(src, f): f for f in files}
     edges = collections.defaultdict(set)
     for me, f in mods.items():
-        for r in references(f.read_text(), me, f.name == "mod.rs"):
+        for r in references(f.read_text(), me):
             for k in range(len(r), 0, -1):
                 if r[:k] in mods:
                     if r[:k] != me:

@@ -3,6 +3,7 @@ read from the page itself, so the page and this test cannot drift apart. The com
 directory of their own that sees the repository's `artifacts/` and `target/` (as the page's "from
 the repository's root" does); the Python block runs there too."""
 
+import json
 import os
 import re
 import subprocess
@@ -62,7 +63,7 @@ def test_your_own_robot_step_by_step_works_as_written(ssxd, tmp_path, monkeypatc
             scope = {}
             exec(compile(text, "docs/scenes.md", "exec"), scope)
             values = re.search(r'"values": (\[[^\]]*\])', text).group(1)
-            values = np.array(eval(values))
+            values = np.array(json.loads(values))
             q = np.asarray(scope["q"])
     # ssxd ran the robot for its 5 s: no plugin disabled, and the one warning that says
     # commands have no way in, with what lets them in.
