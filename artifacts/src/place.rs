@@ -11,6 +11,50 @@ use crate::prepared::Prepared;
 use crate::schema::*;
 use crate::source::Source;
 
+/// Draws for one copy before a `random` replicate with a clearance gives up.
+const DRAWS: usize = 1000;
+
+/// The copies placed so far, by cells of the clearance's side: a draw is checked against the
+/// nine cells about it.
+struct Apart {
+    clearance: f64,
+    cells: std::collections::HashMap<(i64, i64), Vec<[f64; 2]>>,
+}
+
+impl Apart {
+    fn new(clearance: f64) -> Apart {
+        Apart {
+            clearance,
+            cells: Default::default(),
+        }
+    }
+    fn cell(&self, p: [f64; 3]) -> (i64, i64) {
+        (
+            (p[0] / self.clearance).floor() as i64,
+            (p[1] / self.clearance).floor() as i64,
+        )
+    }
+    /// Whether `p` is at least the clearance from every copy placed.
+    fn free(&self, p: [f64; 3]) -> bool {
+        let (cx, cy) = self.cell(p);
+        let c2 = self.clearance * self.clearance;
+        (cx - 1..=cx + 1).all(|x| {
+            (cy - 1..=cy + 1).all(|y| {
+                self.cells.get(&(x, y)).is_none_or(|v| {
+                    v.iter().all(|q| {
+                        let (dx, dy) = (q[0] - p[0], q[1] - p[1]);
+                        dx * dx + dy * dy >= c2
+                    })
+                })
+            })
+        })
+    }
+    fn add(&mut self, p: [f64; 3]) {
+        let c = self.cell(p);
+        self.cells.entry(c).or_default().push([p[0], p[1]]);
+    }
+}
+
 impl Loader<'_> {
     pub(crate) fn placements(
         &self,
@@ -60,6 +104,7 @@ impl Loader<'_> {
                 min,
                 max,
                 random_yaw,
+                clearance,
                 seed,
             } => {
                 for k in 0..3 {
@@ -75,20 +120,42 @@ impl Loader<'_> {
                 }
                 let seed = seed.unwrap_or(self.seed ^ fnv1a(&inst.name));
                 let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
-                (0..count.0)
-                    .map(|i| {
+                let mut apart = clearance.map(|c| Apart::new(c.0));
+                let mut out = Vec::with_capacity(count.0);
+                for i in 0..count.0 {
+                    let draw = |rng: &mut rand_pcg::Pcg64| {
                         let mut p = [0.0; 3];
                         for k in 0..3 {
                             p[k] = min[k].0 + rng.random::<f64>() * (max[k].0 - min[k].0);
                         }
-                        let yaw = if random_yaw {
-                            rng.random::<f64>() * std::f64::consts::TAU - std::f64::consts::PI
-                        } else {
-                            0.0
-                        };
-                        named(i, pose_from_xyz_rpy(p, [0.0, 0.0, yaw]))
-                    })
-                    .collect()
+                        p
+                    };
+                    let mut p = draw(&mut rng);
+                    if let Some(apart) = &mut apart {
+                        let mut tries = 1;
+                        while !apart.free(p) {
+                            if tries == DRAWS {
+                                return Err(src.err(
+                                    &format!("{at}.replicate.random.clearance"),
+                                    format!(
+                                        "no place for copy {i} of {} at least {} m from the others after {DRAWS} draws: widen the box or lower the clearance",
+                                        count.0, apart.clearance
+                                    ),
+                                ));
+                            }
+                            p = draw(&mut rng);
+                            tries += 1;
+                        }
+                        apart.add(p);
+                    }
+                    let yaw = if random_yaw {
+                        rng.random::<f64>() * std::f64::consts::TAU - std::f64::consts::PI
+                    } else {
+                        0.0
+                    };
+                    out.push(named(i, pose_from_xyz_rpy(p, [0.0, 0.0, yaw])));
+                }
+                out
             }
         })
     }

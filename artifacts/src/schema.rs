@@ -302,7 +302,8 @@ pub enum Replicate {
         /// Radius (m).
         radius: Size,
     },
-    /// `count` copies at uniformly random positions in the box `min`..`max`, seeded.
+    /// `count` copies at uniformly random positions in the box `min`..`max`, seeded; with
+    /// `clearance`, no two within that distance of each other in the plane.
     Random {
         /// How many.
         count: Count,
@@ -313,6 +314,10 @@ pub enum Replicate {
         /// Random yaw too.
         #[serde(default)]
         random_yaw: bool,
+        /// The least distance between two copies' positions in the plane (m): a draw nearer an
+        /// earlier copy is drawn again.
+        #[serde(default)]
+        clearance: Option<Size>,
         /// Seed (default: derived from the scene seed and the instance name).
         #[serde(default)]
         seed: Option<u64>,

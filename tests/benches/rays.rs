@@ -1,10 +1,12 @@
-//! Ray cost (issue 51): a shipped dispersal scene stepped for a while (the robots spread as in
-//! the runs), then every robot's ring of range rays cast from where it is, round after round, on
-//! one thread, with no sensor plugin, worker pool or physics step in the way. Prints ns per ray
-//! (p10 / p50 / p90 over the rounds) and a checksum of the hits, which two builds that cast
-//! alike print the same; and, for the floor under them, the p50 of the same rays' cell walk
-//! alone (`ssx_core::spatial::walk` over a grid laid out as the engine lays it out for these
-//! scenes, reading no cell) with the cells it crosses.
+//! Ray cost (issues 51 and 60): a shipped dispersal scene stepped for a while (the robots spread
+//! as in the runs), then every robot's ring of range rays cast from where it is, round after
+//! round, on one thread, with no sensor plugin, worker pool or physics step in the way: ray by
+//! ray (`cast_ray`, "single") and as one ring query a robot (`cast_rays`, as the range sensor
+//! casts, "ring"). Prints ns per ray (p10 / p50 / p90 over the rounds) and a checksum of the
+//! hits of each, which two builds that cast alike print the same (and the ring's must equal the
+//! single rays': the bench stops if not); and, for the floor under them, the p50 of the same
+//! rays' cell walk alone (`ssx_core::spatial::walk` over a grid laid out as the engine lays it
+//! out for these scenes, reading no cell) with the cells it crosses.
 //!
 //! `cargo bench -p ssx-tests --bench rays` (release); SSX_BENCH_SCENES=dispersal-1000 limits
 //! the scenes, SSX_BENCH_SECONDS sets the simulated seconds stepped first (default 30),
@@ -52,9 +54,9 @@ fn main() {
     let engine = std::env::var("SSX_BENCH_ENGINE").unwrap_or_else(|_| "kinematic".into());
     let reg = registry();
     println!(
-        "| scene | robots | rays a round | ns/ray p10 | p50 | p90 | hits | checksum | walk alone p50 | cells a ray |"
+        "| scene | robots | rays a round | single ns/ray p10 | p50 | p90 | ring ns/ray p10 | p50 | p90 | hits | checksum | walk alone p50 | cells a ray |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|");
     for scene in scenes.split(',').map(str::trim) {
         let path = repo_root().join(format!("artifacts/scenes/{scene}.json"));
         let mut s = Scene::load(&path, &reg).expect("scene loads");
@@ -90,7 +92,11 @@ fn main() {
             .collect();
         let physics = env.engine();
         let mut times = Vec::with_capacity(rounds);
-        let (mut hits, mut sum) = (0usize, 0.0f64);
+        let mut ring_times = Vec::with_capacity(rounds);
+        let (mut hits, mut sum, mut ring_sum) = (0usize, 0.0f64, 0.0f64);
+        let mut found = vec![None; RAYS];
+        // The two modes take turns round by round, so that a slow spell of the machine falls on
+        // both.
         for round in 0..rounds {
             let start = Instant::now();
             for (origin, dirs, own) in &robots {
@@ -107,16 +113,38 @@ fn main() {
                 }
             }
             times.push(start.elapsed().as_secs_f64() * 1e9 / (robots.len() * RAYS) as f64);
+            let start = Instant::now();
+            for (origin, dirs, own) in &robots {
+                let exclude = |b: BodyId| own.contains(&b.0);
+                physics.cast_rays(*origin, dirs, RANGE, &exclude, &mut found);
+                if round == 0 {
+                    // Added hit by hit, in the single rays' order.
+                    for h in found.iter().flatten() {
+                        ring_sum += h.distance + h.body.0 as f64;
+                    }
+                }
+                std::hint::black_box(&found);
+            }
+            ring_times.push(start.elapsed().as_secs_f64() * 1e9 / (robots.len() * RAYS) as f64);
         }
+        assert_eq!(
+            sum.to_bits(),
+            ring_sum.to_bits(),
+            "{scene}: the ring's hits differ from the single rays' ({ring_sum:e} against {sum:e})"
+        );
         times.sort_by(f64::total_cmp);
+        ring_times.sort_by(f64::total_cmp);
         let (walks, cells) = walk_alone(&robots, rounds);
         println!(
-            "| {scene} | {} | {} | {:.0} | {:.0} | {:.0} | {hits} | {sum:.9e} | {:.0} | {cells:.2} |",
+            "| {scene} | {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {hits} | {sum:.9e} | {:.0} | {cells:.2} |",
             robots.len(),
             robots.len() * RAYS,
             percentile(&times, 0.1),
             percentile(&times, 0.5),
             percentile(&times, 0.9),
+            percentile(&ring_times, 0.1),
+            percentile(&ring_times, 0.5),
+            percentile(&ring_times, 0.9),
             percentile(&walks, 0.5),
         );
     }

@@ -52,6 +52,22 @@ impl Baked {
         &self.prims[self.offsets[c] as usize..self.offsets[c + 1] as usize]
     }
 
+    /// Calls `f` with the index (`grid`, the static grid these were baked from, holds them) and
+    /// the copy's position (for [`Baked::prim`]) of each static prim filed in cell `c`.
+    #[inline]
+    pub fn cell_ids(&self, grid: &Grid, c: usize, mut f: impl FnMut(u32, u32)) {
+        let (a, e) = (self.offsets[c], self.offsets[c + 1]);
+        for (&i, at) in grid.items()[a as usize..e as usize].iter().zip(a..e) {
+            f(i, at);
+        }
+    }
+
+    /// The baked copy at `at` (from [`Baked::cell_ids`]).
+    #[inline]
+    pub fn prim(&self, at: u32) -> &Prim {
+        &self.prims[at as usize]
+    }
+
     /// Calls `f` with each static prim filed in a cell that bounds `b` meet, and its index
     /// (`grid`, the static grid these were baked from, holds them), in the grid's order.
     pub fn visit(&self, layout: &Layout, grid: &Grid, b: &[f64; 4], mut f: impl FnMut(u32, &Prim)) {

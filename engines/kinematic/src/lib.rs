@@ -23,6 +23,7 @@
 mod baked;
 mod motion;
 mod rays;
+mod ring;
 mod shape;
 mod slots;
 
@@ -734,6 +735,19 @@ impl PhysicEngine for KinematicEngine {
         exclude: &dyn Fn(BodyId) -> bool,
     ) -> Option<RayHit> {
         self.ray(origin, direction, max_distance, exclude)
+    }
+
+    /// As one ring query where that pays (ring.rs): the same hits as [`PhysicEngine::cast_ray`]
+    /// for each ray, to the bit.
+    fn cast_rays(
+        &self,
+        origin: Point3,
+        directions: &[Vec3],
+        max_distance: f64,
+        exclude: &dyn Fn(BodyId) -> bool,
+        out: &mut [Option<RayHit>],
+    ) {
+        self.rays(origin, directions, max_distance, exclude, out);
     }
 
     fn bodies_within(&self, center: Point3, radius: f64, out: &mut Vec<BodyId>) {

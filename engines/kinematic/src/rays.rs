@@ -4,9 +4,9 @@
 //! that cannot beat the best hit so far. A cell is read only where its bit says something is
 //! filed there; its walls are the baked copies of `baked.rs`, its movers the grid's lists.
 //!
-//! A ring of rays from one origin cast as one batch (the candidates within the ring's reach
-//! gathered once, nearest first, into flat arrays) was measured and not kept: at 1000 robots
-//! it was slower than walking each ray (BENCHMARKS.md, issue 40).
+//! A ring of rays from one origin is cast as one query where that pays (ring.rs); issue 40's
+//! batch, every ray of a ring against every candidate gathered nearest first, was measured
+//! and not kept: at 1000 robots it was slower than walking each ray (BENCHMARKS.md).
 
 use ssx_core::engine::{BodyId, RayHit};
 use ssx_core::math::{Point3, Vec3};
@@ -16,21 +16,21 @@ use crate::KinematicEngine;
 use crate::shape::Prim;
 
 /// Rounding room for the culls: a grazing hit is kept.
-const SLACK: f64 = 1e-9;
+pub(crate) const SLACK: f64 = 1e-9;
 
 /// One ray: origin, unit direction, its reciprocal in the plane, and how far it goes.
-struct Ray {
-    o: Vec3,
-    d: Vec3,
+pub(crate) struct Ray {
+    pub(crate) o: Vec3,
+    pub(crate) d: Vec3,
     inv: (f64, f64),
     /// Neither in-plane component is zero (axis rays are culled exactly by bounds alone).
     slanted: bool,
-    max: f64,
+    pub(crate) max: f64,
 }
 
 impl Ray {
     /// The ray along `direction` (any length but zero), or `None` when it cannot hit anything.
-    fn new(origin: &Point3, direction: &Vec3, max: f64) -> Option<Ray> {
+    pub(crate) fn new(origin: &Point3, direction: &Vec3, max: f64) -> Option<Ray> {
         let norm = direction.norm();
         if !(norm > 0.0 && norm.is_finite() && max > 0.0) {
             return None;
@@ -49,7 +49,7 @@ impl Ray {
     /// the bounds of what is left of the ray, then (for a slanted ray) the slab test without
     /// divisions.
     #[inline]
-    fn may_hit(&self, a: &[f64; 4], reach: f64) -> bool {
+    pub(crate) fn may_hit(&self, a: &[f64; 4], reach: f64) -> bool {
         let (o, d) = (&self.o, &self.d);
         let (ex, ey) = (o.x + d.x * reach, o.y + d.y * reach);
         if a[0] > o.x.max(ex) || a[2] < o.x.min(ex) || a[1] > o.y.max(ey) || a[3] < o.y.min(ey) {
@@ -71,7 +71,7 @@ impl Ray {
 /// The best hit so far: nearer wins, then the lower body id. The caller leaves excluded bodies
 /// out.
 #[inline]
-fn offer(best: &mut Option<RayHit>, body: u32, distance: f64, normal: Vec3) {
+pub(crate) fn offer(best: &mut Option<RayHit>, body: u32, distance: f64, normal: Vec3) {
     let better =
         best.is_none_or(|h| distance < h.distance || (distance == h.distance && body < h.body.0));
     if better {
@@ -85,7 +85,12 @@ fn offer(best: &mut Option<RayHit>, body: u32, distance: f64, normal: Vec3) {
 
 impl KinematicEngine {
     /// Offers the planes' hits (horizontal planes, kept apart from the grid).
-    fn hit_planes(&self, ray: &Ray, exclude: &dyn Fn(BodyId) -> bool, best: &mut Option<RayHit>) {
+    pub(crate) fn hit_planes(
+        &self,
+        ray: &Ray,
+        exclude: &dyn Fn(BodyId) -> bool,
+        best: &mut Option<RayHit>,
+    ) {
         for &(body, h) in &self.planes {
             if exclude(BodyId(body)) {
                 continue;
@@ -142,34 +147,56 @@ impl KinematicEngine {
             }
             return best;
         };
+        for &i in &self.outside {
+            Self::hit_prim(
+                &ray,
+                self.prims.get_ref(i as usize),
+                true,
+                exclude,
+                &mut best,
+            );
+        }
+        self.walk_cells(layout, &ray, exclude, &mut best, |_, _| false);
+        best
+    }
+
+    /// Walks `ray` through the grid's cells, offering their walls' and movers' prims, until a
+    /// cell ends beyond the best hit; cells for which `skip` is true are passed over (a ring's
+    /// near cells, already offered to every ray).
+    pub(crate) fn walk_cells(
+        &self,
+        layout: &ssx_core::spatial::Layout,
+        ray: &Ray,
+        exclude: &dyn Fn(BodyId) -> bool,
+        best: &mut Option<RayHit>,
+        skip: impl Fn(usize, usize) -> bool,
+    ) {
         // A moving prim, read through its index (it moved in place this step).
         let mover = |i: u32, best: &mut Option<RayHit>| {
-            Self::hit_prim(&ray, self.prims.get_ref(i as usize), true, exclude, best)
+            Self::hit_prim(ray, self.prims.get_ref(i as usize), true, exclude, best)
         };
-        for &i in &self.outside {
-            mover(i, &mut best);
-        }
         let (statics, movers) = (self.baked.bits(), self.movers.bits());
         grid::walk(
             layout,
             (ray.o.x, ray.o.y),
             (ray.d.x, ray.d.y),
-            max_distance,
+            ray.max,
             |x, y, leave| {
-                let c = y * layout.nx + x;
-                let bit = 1 << (c % 64);
-                if statics[c / 64] & bit != 0 {
-                    for p in self.baked.cell(c) {
-                        Self::hit_prim(&ray, p, true, exclude, &mut best);
+                if !skip(x, y) {
+                    let c = y * layout.nx + x;
+                    let bit = 1 << (c % 64);
+                    if statics[c / 64] & bit != 0 {
+                        for p in self.baked.cell(c) {
+                            Self::hit_prim(ray, p, true, exclude, best);
+                        }
                     }
-                }
-                if movers[c / 64] & bit != 0 {
-                    self.movers.cell(layout, x, y, |i| mover(i, &mut best));
+                    if movers[c / 64] & bit != 0 {
+                        self.movers.cell(layout, x, y, |i| mover(i, best));
+                    }
                 }
                 // A hit before this cell's exit cannot be beaten further on.
                 best.is_none_or(|h: RayHit| h.distance > leave)
             },
         );
-        best
     }
 }

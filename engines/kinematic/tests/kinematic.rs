@@ -438,43 +438,61 @@ fn rays_and_radius_queries_through_the_grid_agree_with_brute_force() {
 }
 
 /// A ring of rays from one origin (`cast_rays`, as a range finder casts its sweep) finds what
-/// each of its rays finds alone, and what brute force finds, to the bit: short rings and long
-/// ones, slanted, along an axis, and rings whose own body is left out, as a ranger's is. The
-/// gate for any batch path the engine takes.
+/// each of its rays finds alone, and what brute force finds, to the bit: short rings (cast as
+/// one ring query) and long ones (ray by ray), slanted, turned by any angle, with rays along an
+/// axis, straight down and on the seam at ±π, rings from inside their own robot (left out, as a
+/// ranger's is) and from inside another body. The gate for the engine's ring query (ring.rs).
 #[test]
 fn rings_of_rays_agree_with_single_rays_and_brute_force() {
     for seed in [3, 4] {
         let mut e = random_world(seed);
+        let poses = states(&e, 501);
         let mut rng = rand_pcg::Pcg64::seed_from_u64(seed + 200);
         let rings: Vec<(Point3, Vec<Vec3>, f64, u32)> = (0..1500)
             .map(|k| {
-                let o = Point3::new(
-                    rng.random_range(-25.0..25.0),
-                    rng.random_range(-25.0..25.0),
-                    rng.random_range(0.01..1.5),
-                );
+                // Every third ring from its own robot's centre (ids 301..=500 move), the rest
+                // from anywhere, inside a wall or a robot or not.
+                let own = rng.random_range(301..501);
+                let o = if k % 3 == 1 {
+                    let p = poses[own as usize].pose.translation.vector;
+                    Point3::new(p.x, p.y, p.z + rng.random_range(-0.05..0.05))
+                } else {
+                    Point3::new(
+                        rng.random_range(-25.0..25.0),
+                        rng.random_range(-25.0..25.0),
+                        rng.random_range(0.01..1.5),
+                    )
+                };
                 let n = rng.random_range(2..40);
-                let tilt = if k % 3 == 0 {
+                let tilt = if k % 4 == 0 {
                     rng.random_range(-0.3..0.3)
                 } else {
                     0.0
                 };
+                let phase = if k % 2 == 0 {
+                    0.0
+                } else {
+                    rng.random_range(-4.0..4.0)
+                };
                 let mut dirs: Vec<Vec3> = (0..n)
                     .map(|i| {
-                        let a = i as f64 * std::f64::consts::TAU / n as f64;
+                        let a = phase + i as f64 * std::f64::consts::TAU / n as f64;
                         Vec3::new(a.cos(), a.sin(), tilt)
                     })
                     .collect();
-                // Rays along an axis and straight down.
+                // Rays along an axis, on the seam (either side of it) and straight down.
                 dirs.push(Vec3::new(1.0, 0.0, 0.0));
                 dirs.push(Vec3::new(0.0, -2.0, 0.0));
+                dirs.push(Vec3::new(-1.0, 0.0, 0.0));
+                dirs.push(Vec3::new(-1.0, -1e-13, 0.0));
+                dirs.push(Vec3::new(-1.0, 1e-13, 0.0));
                 dirs.push(Vec3::new(0.0, 0.0, -1.0));
                 let max = if k % 5 == 0 {
                     rng.random_range(5.0..30.0)
                 } else {
                     rng.random_range(0.1..2.5)
                 };
-                (o, dirs, max, rng.random_range(0..250))
+                (o, dirs, max, own)
             })
             .collect();
         let answer = |e: &KinematicEngine, batch: bool| -> Vec<Option<RayHit>> {

@@ -64,8 +64,11 @@ def _walls(side):
 
 def dispersal_scene(agents=100, engine="kinematic", seed=3, directory=None, timestep=0.01, behaviour=None):
     """A scene file for the dispersal task: ``agents`` Pioneers that take velocity commands,
-    packed on a 0.6 m grid, with a 12-ray range ring of 2 m at 10 Hz (every step from a
-    timestep of 0.1 s up), in a walled square three times the pack's width. Returns its path.
+    placed at random from the scene's ``seed`` (no two nearer than 0.6 m, as VMAS's scenarios
+    place their agents) in a square 1.5 times as wide as a 0.6 m grid of them would be, with a
+    12-ray range ring of 2 m at 10 Hz (every step from a timestep of 0.1 s up), in a walled
+    square three times that grid's width. Another seed is another start (a batch's world k takes
+    ``seed + k``). Returns its path.
     ``behaviour="dispersal"``: the robots run Stage's hand-written dispersal controller (the
     ground driver's) instead of waiting for commands: the baseline a learnt policy is held to."""
     if behaviour not in (None, "dispersal"):
@@ -76,6 +79,7 @@ def dispersal_scene(agents=100, engine="kinematic", seed=3, directory=None, time
     cols = int(math.ceil(math.sqrt(agents)))
     pack = cols * 0.6
     side = max(6.0, 3.0 * pack)
+    half = 0.75 * pack
     scene = {
         "name": f"dispersal-task-{agents}",
         "timestep": timestep,
@@ -86,8 +90,10 @@ def dispersal_scene(agents=100, engine="kinematic", seed=3, directory=None, time
             {
                 "name": "robot",
                 "artifact": _library("pioneer.json"),
-                "pose": {"position": [-pack / 2 + 0.3, -pack / 2 + 0.3, 0.12]},
-                "replicate": {"grid": {"count": agents, "columns": cols, "spacing": [0.6, 0.6]}},
+                "pose": {"position": [0.0, 0.0, 0.12]},
+                "replicate": {
+                    "random": {"count": agents, "min": [-half, -half, 0], "max": [half, half, 0], "clearance": 0.6}
+                },
                 "overrides": {
                     "driver": {
                         "behaviour": drive,
@@ -164,7 +170,8 @@ def exploration_scene(agents=10, directory=None, seed=11):
     """A scene file for the exploration task: MAES's explorers (bumper ring and SLAM scanner)
     that take velocity commands, in a 30 × 20 m building generated from the scene's seed (a
     reset with a new seed makes a new building), on the kinematic engine, with the ``explore``
-    extension counting explored cells. Returns its path."""
+    extension counting explored cells. The robots start at random from the seed about the
+    building's spawn point (no two nearer than 0.5 m). Returns its path."""
     directory = directory or _scene_dir()
     with open(_library("explorer.json")) as f:
         robot = json.load(f)
@@ -180,14 +187,16 @@ def exploration_scene(agents=10, directory=None, seed=11):
     }
     robot["description"] = "explorer.json with a diff-drive driver that takes velocity commands"
     _write(directory, "explorer-commanded.json", robot)
-    cols = min(agents, 5)
+    # The spawn's clear disc holds the box the robots are drawn in.
+    spawn_radius = max(1.5, 0.5 * math.sqrt(agents) + 0.5)
+    half = 0.99 * spawn_radius / math.sqrt(2.0)
     scene = {
         "name": f"exploration-task-{agents}",
         "timestep": 0.01,
         "seed": seed,
         "engine": "kinematic",
         "map": {
-            "building": {"size": [30, 20], "room_size": 5, "door_width": 1.2, "spawn": [15, 10], "spawn_radius": 1.5},
+            "building": {"size": [30, 20], "room_size": 5, "door_width": 1.2, "spawn": [15, 10], "spawn_radius": spawn_radius},
             "resolution": 0.25,
             "height": 0.5,
         },
@@ -204,8 +213,10 @@ def exploration_scene(agents=10, directory=None, seed=11):
             {
                 "name": "explorer",
                 "artifact": "explorer-commanded.json",
-                "pose": {"position": [14.0, 9.6, 0.1]},
-                "replicate": {"grid": {"count": agents, "columns": cols, "spacing": [0.5, 0.8]}},
+                "pose": {"position": [15.0, 10.0, 0.1]},
+                "replicate": {
+                    "random": {"count": agents, "min": [-half, -half, 0], "max": [half, half, 0], "clearance": 0.5}
+                },
             },
         ],
     }

@@ -405,6 +405,52 @@ fn a_swarm_of_a_thousand_is_one_line() {
     );
 }
 
+/// `random` with a clearance (issue 60: the tasks' seeded starts): no two copies nearer than it
+/// in the plane, the same poses for the same seed and other ones for another (the scene's
+/// `seed`, as a batch's world k takes `seed + k`), and a box too small for them refused with
+/// the field named.
+#[test]
+fn random_copies_keep_their_clearance() {
+    let scene = |seed: u64, clearance: f64, half: f64| {
+        format!(
+            r#"{{ "timestep": 0.01, "seed": {seed}, "artifacts": [ {{ "name": "s", "artifact": "ball.json", "replicate": {{ "random": {{ "count": 400, "min": [-{half}, -{half}, 1], "max": [{half}, {half}, 1], "clearance": {clearance} }} }} }} ] }}"#
+        )
+    };
+    let poses = |seed: u64| {
+        let ws = Workspace::new();
+        ws.write("ball.json", BALL);
+        let path = ws.write("scene.json", &scene(seed, 0.6, 9.0));
+        let s = Scene::load(&path, &registry()).unwrap();
+        s.artifacts
+            .iter()
+            .map(|x| x.bodies[0].1.pose.translation.vector)
+            .collect::<Vec<_>>()
+    };
+    let (a, again, other) = (poses(5), poses(5), poses(6));
+    assert_eq!(a, again);
+    assert_ne!(a, other);
+    for p in [&a, &other] {
+        let nearest = (0..p.len())
+            .flat_map(|i| (0..i).map(move |j| (i, j)))
+            .map(|(i, j)| (p[i] - p[j]).xy().norm())
+            .fold(f64::INFINITY, f64::min);
+        // 400 copies in 18 × 18 m: a 0.6 m clearance binds (uniform draws alone come nearer).
+        assert!((0.6..0.7).contains(&nearest), "nearest pair {nearest}");
+        assert!(p.iter().all(|v| v.x.abs() <= 9.0 && v.y.abs() <= 9.0));
+    }
+    let err = error_of(&scene(5, 0.6, 2.0), &[]);
+    assert!(
+        err.starts_with("$DIR/scene.json:1:")
+            && err.contains(
+                "(at artifacts[0].replicate.random.clearance): no place for copy "
+            )
+            && err.ends_with(
+                " of 400 at least 0.6 m from the others after 1000 draws: widen the box or lower the clearance"
+            ),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_motor_on_a_fixed_joint() {
     let err = error_of(

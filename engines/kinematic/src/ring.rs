@@ -1,0 +1,381 @@
+//! A ring of rays from one origin as one query (issue 60): a range sensor's sweep, cast
+//! together. The prims filed in the grid's cells near the origin (those within a cell's side of
+//! it: the movers' lists and the baked walls, each prim once) are gathered once; each is mapped
+//! to the rays its angular extent covers, seen from the origin (the angle to its bounding
+//! circle's centre and the half-width that circle subtends), and only those rays get its cull
+//! and exact test: a ring of 12 rays meets a neighbour with one or two of its rays, where ray by
+//! ray each of the 12 culled everything filed along it. A ray whose best hit is then nearer than
+//! the near cells' edge is done; the others (through a gap, or longer than the near cells) walk
+//! on through the cells beyond, as a single ray walks.
+//!
+//! Every ray's hit is what [`KinematicEngine::ray`] finds for it alone, to the bit (nearest,
+//! then the lower body id; the windows only ever take in more rays than can hit, never fewer):
+//! the property tests in `tests/kinematic.rs` cast both on random worlds. Rays the window
+//! cannot place (straight up or down) and rings of fewer than [`RING_MIN`] rays are cast one by
+//! one.
+
+use std::cell::RefCell;
+use std::f64::consts::{FRAC_PI_2, PI, TAU};
+
+use ssx_core::engine::{BodyId, RayHit};
+use ssx_core::math::{Point3, Vec3};
+use ssx_core::spatial::Layout;
+
+use crate::KinematicEngine;
+use crate::rays::{Ray, SLACK, offer};
+use crate::shape::{Foot, Prim};
+
+/// Rings of fewer rays are cast one by one: gathering costs more than it saves.
+pub(crate) const RING_MIN: usize = 4;
+
+/// At most this many prims met near the origin, the rest of the ring's square is gathered too;
+/// more, and the rays left open walk on (chosen by measurement: `cargo bench -p ssx-tests
+/// --bench rays`).
+const SPARSE: usize = 12;
+
+/// Room on every angular window (rad): [`pseudo_atan2`]'s error (under 2e-5, a test checks it)
+/// on the ray's angle and on the prim's, and more.
+const ANGLE_SLACK: f64 = 1e-4;
+
+/// A ray of the ring that the windows can place: its index, its angle in the plane and the ray.
+struct Placed {
+    index: u32,
+    angle: f64,
+    ray: Ray,
+}
+
+/// One thread's lists for a ring, kept so that a ring allocates nothing once they have grown.
+#[derive(Default)]
+struct Scratch {
+    placed: Vec<Placed>,
+    best: Vec<Option<RayHit>>,
+    /// The ring that last met each prim (by prim index, walls and movers alike), so that a prim
+    /// filed in several of the cells gathered is tested once; rings count up in `ring`.
+    seen: Vec<u32>,
+    ring: u32,
+}
+
+impl Scratch {
+    /// Starts a ring over prims `0..prims`.
+    fn next_ring(&mut self, prims: usize) {
+        if self.seen.len() < prims {
+            self.seen.resize(prims, 0);
+        }
+        self.ring = self.ring.wrapping_add(1);
+        if self.ring == 0 {
+            // Every count used once: the marks start again.
+            self.seen.fill(0);
+            self.ring = 1;
+        }
+    }
+
+    /// Whether prim `i` is met for the first time in this ring (it is marked met).
+    #[inline]
+    fn first(&mut self, i: u32) -> bool {
+        let mark = &mut self.seen[i as usize];
+        let first = *mark != self.ring;
+        *mark = self.ring;
+        first
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// atan2(y, x) within 2e-5 rad (Abramowitz and Stegun 4.4.49's odd polynomial on [0, 1], then
+/// the octants), in [−π, π]: a third of libm's cost, and the windows allow for its error.
+#[inline]
+pub(crate) fn pseudo_atan2(y: f64, x: f64) -> f64 {
+    let (ax, ay) = (x.abs(), y.abs());
+    let (num, den) = if ay > ax { (ax, ay) } else { (ay, ax) };
+    if den == 0.0 {
+        return 0.0;
+    }
+    let z = num / den;
+    let z2 = z * z;
+    let mut a = z
+        * (0.999_866_0
+            + z2 * (-0.330_299_5 + z2 * (0.180_141_0 + z2 * (-0.085_133_0 + z2 * 0.020_835_1))));
+    if ay > ax {
+        a = FRAC_PI_2 - a;
+    }
+    if x < 0.0 {
+        a = PI - a;
+    }
+    if y < 0.0 { -a } else { a }
+}
+
+/// The half-width (rad) a circle of radius `rho` subtends from `dist` > `rho` away, or more:
+/// asin(x) <= x + (π/2 − 1)·x³ on [0, 1] (asin's series has no negative term, and the two
+/// agree at 1).
+#[inline]
+fn half_width(rho: f64, dist: f64) -> f64 {
+    let x = (rho / dist).min(1.0);
+    x + (FRAC_PI_2 - 1.0) * x * x * x
+}
+
+impl Foot {
+    /// The radius of the smallest circle about the centre that holds the footprint.
+    #[inline]
+    fn radius(&self) -> f64 {
+        match *self {
+            Foot::Circle { r } => r,
+            Foot::Rect { hx, hy, .. } => (hx * hx + hy * hy).sqrt(),
+        }
+    }
+}
+
+/// Calls `f` with the index (into `placed`, sorted by angle) of every ray whose angle lies in
+/// [lo, hi], the window taken round the circle across ±π.
+#[inline]
+fn each_in(placed: &[Placed], lo: f64, hi: f64, mut f: impl FnMut(usize)) {
+    if hi - lo >= TAU {
+        (0..placed.len()).for_each(f);
+        return;
+    }
+    let mut range = |a: f64, b: f64| {
+        let start = placed.partition_point(|r| r.angle < a);
+        for (k, r) in placed.iter().enumerate().skip(start) {
+            if r.angle > b {
+                break;
+            }
+            f(k);
+        }
+    };
+    if lo < -PI {
+        range(lo + TAU, PI);
+        range(-PI, hi);
+    } else if hi > PI {
+        range(lo, PI);
+        range(-PI, hi - TAU);
+    } else {
+        range(lo, hi);
+    }
+}
+
+/// The exact test of `p` on one placed ray, culled first by what is left of it.
+#[inline]
+fn test(r: &Placed, p: &Prim, best: &mut Option<RayHit>) {
+    let ray = &r.ray;
+    if !ray.may_hit(&p.aabb, best.map_or(ray.max, |h| h.distance)) {
+        return;
+    }
+    if let Some((t, n)) = p.cast(&ray.o, &ray.d, ray.max) {
+        offer(best, p.body, t, n);
+    }
+}
+
+/// Offers `p` to the rays whose angles its bounding circle's window covers (every ray when the
+/// origin lies in that circle); `best` is indexed as `placed`.
+#[inline]
+fn offer_to_ring(placed: &[Placed], o: &Vec3, max: f64, p: &Prim, best: &mut [Option<RayHit>]) {
+    let (dx, dy) = (p.x - o.x, p.y - o.y);
+    let rho = p.foot.radius();
+    let d2 = dx * dx + dy * dy;
+    let reach = rho + SLACK;
+    if d2 <= reach * reach {
+        for (r, b) in placed.iter().zip(best.iter_mut()) {
+            test(r, p, b);
+        }
+        return;
+    }
+    let dist = d2.sqrt();
+    // Nearer than `max` in the plane, or no ray reaches it (the exact test's `enter <= max`).
+    if dist - rho > max + SLACK {
+        return;
+    }
+    let phi = pseudo_atan2(dy, dx);
+    let w = half_width(rho, dist) + ANGLE_SLACK;
+    each_in(placed, phi - w, phi + w, |k| {
+        test(&placed[k], p, &mut best[k])
+    });
+}
+
+impl KinematicEngine {
+    /// Calls `f` with every prim filed in the cells of `span` (columns x0..=x1, rows y0..=y1)
+    /// but those `skip` names: each cell's walls, then its movers.
+    fn gather(
+        &self,
+        layout: &Layout,
+        (x0, y0, x1, y1): (usize, usize, usize, usize),
+        skip: impl Fn(usize, usize) -> bool,
+        f: &mut dyn FnMut(u32, &Prim),
+    ) {
+        let (walls, movers) = (self.baked.bits(), self.movers.bits());
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                let c = y * layout.nx + x;
+                let bit = 1 << (c % 64);
+                if skip(x, y) {
+                    continue;
+                }
+                if walls[c / 64] & bit != 0 {
+                    self.baked
+                        .cell_ids(&self.statics, c, |i, at| f(i, self.baked.prim(at)));
+                }
+                if movers[c / 64] & bit != 0 {
+                    self.movers
+                        .cell(layout, x, y, |i| f(i, self.prims.get_ref(i as usize)));
+                }
+            }
+        }
+    }
+
+    /// [`KinematicEngine::ray`] for each of `directions` from `origin`, into `out`: as one ring
+    /// from [`RING_MIN`] rays up (see the module's text), else ray by ray.
+    pub(crate) fn rays(
+        &self,
+        origin: Point3,
+        directions: &[Vec3],
+        max: f64,
+        exclude: &dyn Fn(BodyId) -> bool,
+        out: &mut [Option<RayHit>],
+    ) {
+        let one_by_one = |out: &mut [Option<RayHit>]| {
+            for (d, slot) in directions.iter().zip(out.iter_mut()) {
+                *slot = self.ray(origin, *d, max, exclude);
+            }
+        };
+        let Some(layout) = self.index() else {
+            return one_by_one(out);
+        };
+        if directions.len() < RING_MIN || !(max > 0.0 && max.is_finite()) {
+            return one_by_one(out);
+        }
+        SCRATCH.with(|scratch| {
+            let s = &mut *scratch.borrow_mut();
+            self.ring(layout, origin, directions, max, exclude, out, s);
+        });
+    }
+
+    /// The ring query proper (`rays`), on one thread's scratch lists.
+    #[allow(clippy::too_many_arguments)]
+    fn ring(
+        &self,
+        layout: &Layout,
+        origin: Point3,
+        directions: &[Vec3],
+        max: f64,
+        exclude: &dyn Fn(BodyId) -> bool,
+        out: &mut [Option<RayHit>],
+        s: &mut Scratch,
+    ) {
+        s.placed.clear();
+        for (i, (d, slot)) in directions.iter().zip(out.iter_mut()).enumerate() {
+            *slot = None;
+            let Some(ray) = Ray::new(&origin, d, max) else {
+                continue;
+            };
+            // A ray (nearly) along z has no angle in the plane worth placing: alone.
+            if ray.d.x.abs() < 1e-6 && ray.d.y.abs() < 1e-6 {
+                *slot = self.ray(origin, *d, max, exclude);
+                continue;
+            }
+            let angle = pseudo_atan2(ray.d.y, ray.d.x);
+            s.placed.push(Placed {
+                index: i as u32,
+                angle,
+                ray,
+            });
+        }
+        if s.placed.is_empty() {
+            return;
+        }
+        s.placed
+            .sort_unstable_by(|a, b| a.angle.total_cmp(&b.angle));
+        s.best.clear();
+        for r in &s.placed {
+            let mut best = None;
+            self.hit_planes(&r.ray, exclude, &mut best);
+            s.best.push(best);
+        }
+        // The near cells, the block of those within a cell's side of the origin (all within
+        // reach when the rays are shorter), each prim filed there met once (the scratch lists
+        // serve any engine on this thread: the marks are by ring).
+        s.next_ring(self.prims.len());
+        let o = origin.coords;
+        let near = max.min(layout.cell);
+        let block = layout.span(&[o.x - near, o.y - near, o.x + near, o.y + near]);
+        let (x0, y0, x1, y1) = block;
+        let met = std::cell::Cell::new(0usize);
+        let meet = |s: &mut Scratch, i: u32, p: &Prim| {
+            // The sensor's own body before any test: its rays start inside it.
+            if s.first(i) {
+                met.set(met.get() + 1);
+                if !exclude(BodyId(p.body)) {
+                    offer_to_ring(&s.placed, &o, max, p, &mut s.best);
+                }
+            }
+        };
+        self.gather(layout, block, |_, _| false, &mut |i, p| meet(s, i, p));
+        for &i in &self.outside {
+            meet(s, i, self.prims.get_ref(i as usize));
+        }
+        // A ray whose best hit lies nearer than the block's edge is done: whatever is filed
+        // only beyond the edge lies further (the grid's own edges bound nothing: beyond them
+        // is only the outside list, met above).
+        let edge = |at_edge: bool, d: f64| if at_edge { f64::INFINITY } else { d };
+        let (gx, gy, c) = (layout.x0, layout.y0, layout.cell);
+        let reach = edge(x0 == 0, o.x - (gx + x0 as f64 * c))
+            .min(edge(y0 == 0, o.y - (gy + y0 as f64 * c)))
+            .min(edge(x1 + 1 == layout.nx, gx + (x1 + 1) as f64 * c - o.x))
+            .min(edge(y1 + 1 == layout.ny, gy + (y1 + 1) as f64 * c - o.y));
+        let inside = |x: usize, y: usize| (x0..=x1).contains(&x) && (y0..=y1).contains(&y);
+        if reach >= max {
+            // The block holds all the rays reach.
+        } else if met.get() <= SPARSE {
+            // Few prims near: likely few further out; the rest of the square about the origin
+            // is gathered as the block was.
+            let square = layout.span(&[o.x - max, o.y - max, o.x + max, o.y + max]);
+            self.gather(layout, square, inside, &mut |i, p| meet(s, i, p));
+        } else {
+            // A crowd near: the rays it leaves open walk on past the block, ray by ray.
+            for (r, best) in s.placed.iter().zip(s.best.iter_mut()) {
+                if best.is_none_or(|h| h.distance >= reach) {
+                    self.walk_cells(layout, &r.ray, exclude, best, inside);
+                }
+            }
+        }
+        for (r, best) in s.placed.iter().zip(&s.best) {
+            out[r.index as usize] = *best;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The approximate arctangent stays within 2e-5 rad of libm's all round the circle (a
+    /// fifth of the windows' slack, which covers it twice), and its seam is libm's: +π for a
+    /// ray along −x.
+    #[test]
+    fn pseudo_atan2_is_within_its_bound() {
+        let mut worst = 0.0f64;
+        for k in 0..1_000_000 {
+            let a = -PI + TAU * k as f64 / 1_000_000.0;
+            for scale in [1e-3, 1.0, 7e2] {
+                let (y, x) = (scale * a.sin(), scale * a.cos());
+                let err = (pseudo_atan2(y, x) - y.atan2(x)).abs();
+                // Across the seam both are right.
+                worst = worst.max(err.min((err - TAU).abs()));
+            }
+        }
+        assert!(worst < 2e-5, "worst error {worst:e}");
+        assert!(worst * 5.0 < ANGLE_SLACK);
+        assert_eq!(pseudo_atan2(0.0, -1.0), PI);
+        assert_eq!(pseudo_atan2(0.0, 1.0), 0.0);
+        assert_eq!(pseudo_atan2(0.0, 0.0), 0.0);
+    }
+
+    /// The half-width bound is never below the true half-width.
+    #[test]
+    fn half_width_bounds_the_subtended_angle() {
+        for k in 1..=10_000 {
+            let x = k as f64 / 10_000.0;
+            assert!(half_width(x, 1.0) >= x.asin(), "{x}");
+        }
+        assert!((half_width(1.0, 1.0) - FRAC_PI_2).abs() < 1e-15);
+    }
+}
