@@ -172,8 +172,18 @@ def test_a_seeded_scene_is_read_for_each_seed():
             lone = ssx.Sim(path, seed=11 + k, workers=1)
             lone.step(20)
             assert np.array_equal(bits(w.states(["explorer_0"])[k]), bits(lone.states(["explorer_0"])))
+    # So is the dispersal task's start (issue 60): no two worlds alike.
     with tempfile.TemporaryDirectory() as d:
-        assert ssx.Worlds(envs.dispersal_scene(4, directory=d), 2).scene_shared
+        path = envs.dispersal_scene(4, directory=d, seed=5)
+        w = ssx.Worlds(path, 2, workers=1)
+        assert not w.scene_shared
+        first = bits(w.states(["robot_0"]))
+        assert not np.array_equal(first[0], first[1])
+        for k in range(2):
+            lone = ssx.Sim(path, seed=5 + k, workers=1)
+            assert np.array_equal(first[k], bits(lone.states(["robot_0"])))
+    # A scene that draws nothing from its seed is read once for all the worlds.
+    assert ssx.Worlds(ssx.scene("dispersal.json"), 2).scene_shared
 
 
 THREADS = r"""
