@@ -28,6 +28,16 @@ fn sixty_seconds_of_clients_coming_and_going_leave_the_daemon_as_it_was() {
     let summary = report.summary(15.0);
     eprintln!("{summary:#}");
     if let Err(e) = report.check(15.0, 10.0, 0.10) {
-        panic!("{e}\n{summary:#}");
+        // Each second's resident memory, so that a failure shows a steady climb (a leak) or a
+        // step (a buffer's high-water mark).
+        let rss: Vec<String> = report
+            .samples
+            .iter()
+            .map(|s| format!("{:.0}s {}", s.t, s.rss_kb))
+            .collect();
+        panic!(
+            "{e}\n{summary:#}\nresident memory (kB) each second: {}",
+            rss.join(", ")
+        );
     }
 }
