@@ -1,5 +1,6 @@
-"""The shipped tasks: dispersal (Stage's benchmark: spread out from a crowded start drawn from the seed) and
-exploration (MAES: explore a generated building; the team is rewarded for newly explored cells),
+"""The shipped tasks: dispersal (Stage's benchmark: spread out from a crowded start drawn from
+the seed) and exploration (MAES: explore a generated building; the team is rewarded for newly
+explored cells),
 each as one world (a PettingZoo ``ParallelEnv``) or as a batch of ``worlds`` (a
 ``SwarmBatch``; ``ssx.envs.vector`` and ``ssx.envs.sb3`` adapt it to learning libraries).
 
