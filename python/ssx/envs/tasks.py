@@ -81,6 +81,8 @@ def dispersal_scene(agents=100, engine="kinematic", seed=3, directory=None, time
     pack = cols * 0.6
     side = max(6.0, 3.0 * pack)
     half = 0.75 * pack
+    # 0.6 m apart: more than the diameter of the circle about pioneer.json's 0.45 x 0.38 m
+    # footprint (0.59 m), so no two start overlapping.
     scene = {
         "name": f"dispersal-task-{agents}",
         "timestep": timestep,
@@ -188,7 +190,8 @@ def exploration_scene(agents=10, directory=None, seed=11):
     }
     robot["description"] = "explorer.json with a diff-drive driver that takes velocity commands"
     _write(directory, "explorer-commanded.json", robot)
-    # The spawn's clear disc holds the box the robots are drawn in.
+    # The spawn's clear disc holds the box the robots are drawn in; 0.5 m apart is more than the
+    # diameter of the circle about explorer.json's 0.35 x 0.3 m footprint (0.46 m).
     spawn_radius = max(1.5, 0.5 * math.sqrt(agents) + 0.5)
     half = 0.99 * spawn_radius / math.sqrt(2.0)
     scene = {
