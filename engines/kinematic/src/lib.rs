@@ -11,7 +11,8 @@
 //!   the others without pushing them. Bodies whose height ranges do not meet pass each other (a robot under a
 //!   table). A falling body rests on the highest thing under it (Stage 2.5D's stacking).
 //! - Ray casts and radius queries go through a uniform grid, read-only after the step, so the
-//!   sensor phase's workers query it concurrently (rays.rs).
+//!   sensor phase's workers query it concurrently (rays.rs). A small world (at most
+//!   [`SMALL_WORLD`] prims) files nothing: its queries offer every prim, culled by its bounds.
 //! - Bodies move one at a time, each seeing the moves before it; those far apart move at once
 //!   on the Environment's workers, in an order fixed by the world alone (motion.rs), so results
 //!   do not depend on the worker count.
@@ -108,6 +109,12 @@ struct SweepLane {
     moving: usize,
 }
 
+/// A world of at most this many prims (walls and movers) keeps no grid: every query offers
+/// every prim, culled by its bounds, which costs less than filing them each step (issue 60:
+/// measured with `cargo bench -p ssx-tests --bench worlds`, BENCHMARKS.md "Small worlds
+/// without a grid").
+pub const SMALL_WORLD: usize = 96;
+
 /// The kinematic 2.5D [`PhysicEngine`].
 pub struct KinematicEngine {
     gravity: Vec3,
@@ -133,6 +140,12 @@ pub struct KinematicEngine {
     /// The grids file every prim (false from adding a body to the next step: queries then test
     /// every prim).
     indexed: bool,
+    /// The last step found a small world ([`SMALL_WORLD`]) and filed nothing: queries offer
+    /// every prim culled, and rings map every prim to their rays (without it, a world with no
+    /// grid is the tests' brute force: every prim, unculled, ray by ray).
+    small: bool,
+    /// Worlds of at most this many prims are small ([`SMALL_WORLD`] unless set).
+    small_limit: usize,
     /// Contacts of the last step, sorted by body then other.
     contacts: Vec<(u32, Contact)>,
     entries: Vec<(u32, [f64; 4])>,
@@ -167,6 +180,8 @@ impl KinematicEngine {
             static_dirty: true,
             baked: Baked::default(),
             indexed: false,
+            small: false,
+            small_limit: SMALL_WORLD,
             contacts: Vec::new(),
             entries: Vec::new(),
             sweeps: Vec::new(),
@@ -186,6 +201,13 @@ impl KinematicEngine {
         self.layout = None;
         self.outside.clear();
         self.indexed = false;
+        self.small = false;
+    }
+
+    /// Worlds of at most `prims` prims keep no grid from the next step on ([`SMALL_WORLD`]
+    /// unless set; 0 files every world): the tests compare the two ways on one world.
+    pub fn set_small_world(&mut self, prims: usize) {
+        self.small_limit = prims;
     }
 
     /// The prims of a collider list at a pose.
@@ -270,6 +292,16 @@ impl KinematicEngine {
 
     /// Files every moving prim under its bounds swept over the coming step.
     fn index_movers(&mut self, dt: f64, par: &dyn Parallel) {
+        self.small = self.prims.len() <= self.small_limit;
+        if self.small {
+            self.indexed = false;
+            self.entries.clear();
+            self.outside.clear();
+            self.moving = (self.bodies.iter())
+                .filter(|b| b.moves() && b.carrier.is_none())
+                .count();
+            return;
+        }
         let outside_limit = 64.max(self.prims.len() / 10);
         if self.layout.is_none() || self.static_dirty || self.outside.len() > outside_limit {
             self.relayout();

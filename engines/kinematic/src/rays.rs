@@ -140,10 +140,11 @@ impl KinematicEngine {
         let mut best = None;
         self.hit_planes(&ray, exclude, &mut best);
         let Some(layout) = self.index() else {
-            // Without a grid (or before the next step files a body just added) every prim gets
-            // the exact test, unculled: the tests' brute force.
-            for p in self.prims.iter() {
-                Self::hit_prim(&ray, &p, false, exclude, &mut best);
+            // Without a grid every prim is offered: culled in a small world, else (the grid
+            // dropped, or a body added since the step) unculled, the tests' brute force.
+            for i in 0..self.prims.len() {
+                let p = self.prims.get_ref(i);
+                Self::hit_prim(&ray, p, self.small, exclude, &mut best);
             }
             return best;
         };

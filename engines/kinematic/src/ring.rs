@@ -238,10 +238,13 @@ impl KinematicEngine {
                 *slot = self.ray(origin, *d, max, exclude);
             }
         };
-        let Some(layout) = self.index() else {
-            return one_by_one(out);
-        };
-        if directions.len() < RING_MIN || !(max > 0.0 && max.is_finite()) {
+        let layout = self.index();
+        // Without a grid, only a small world's rings are rings (the other case is the tests'
+        // brute force).
+        if (layout.is_none() && !self.small)
+            || directions.len() < RING_MIN
+            || !(max > 0.0 && max.is_finite())
+        {
             return one_by_one(out);
         }
         SCRATCH.with(|scratch| {
@@ -250,11 +253,12 @@ impl KinematicEngine {
         });
     }
 
-    /// The ring query proper (`rays`), on one thread's scratch lists.
+    /// The ring query proper (`rays`), on one thread's scratch lists: through the grid's
+    /// cells, or (no `layout`: a small world) over every prim.
     #[allow(clippy::too_many_arguments)]
     fn ring(
         &self,
-        layout: &Layout,
+        layout: Option<&Layout>,
         origin: Point3,
         directions: &[Vec3],
         max: f64,
@@ -291,11 +295,37 @@ impl KinematicEngine {
             self.hit_planes(&r.ray, exclude, &mut best);
             s.best.push(best);
         }
+        let o = origin.coords;
+        match layout {
+            Some(layout) => self.ring_in_cells(layout, &o, max, exclude, s),
+            None => {
+                // A small world: every prim once, the sensor's own body before any test.
+                for i in 0..self.prims.len() {
+                    let p = self.prims.get_ref(i);
+                    if !exclude(BodyId(p.body)) {
+                        offer_to_ring(&s.placed, &o, max, p, &mut s.best);
+                    }
+                }
+            }
+        }
+        for (r, best) in s.placed.iter().zip(&s.best) {
+            out[r.index as usize] = *best;
+        }
+    }
+
+    /// The ring's prims from the grid: the near cells, then the square or the walks beyond.
+    fn ring_in_cells(
+        &self,
+        layout: &Layout,
+        o: &Vec3,
+        max: f64,
+        exclude: &dyn Fn(BodyId) -> bool,
+        s: &mut Scratch,
+    ) {
         // The near cells, the block of those within a cell's side of the origin (all within
         // reach when the rays are shorter), each prim filed there met once (the scratch lists
         // serve any engine on this thread: the marks are by ring).
         s.next_ring(self.prims.len());
-        let o = origin.coords;
         let near = max.min(layout.cell);
         let block = layout.span(&[o.x - near, o.y - near, o.x + near, o.y + near]);
         let (x0, y0, x1, y1) = block;
@@ -305,7 +335,7 @@ impl KinematicEngine {
             if s.first(i) {
                 met.set(met.get() + 1);
                 if !exclude(BodyId(p.body)) {
-                    offer_to_ring(&s.placed, &o, max, p, &mut s.best);
+                    offer_to_ring(&s.placed, o, max, p, &mut s.best);
                 }
             }
         };
@@ -337,9 +367,6 @@ impl KinematicEngine {
                     self.walk_cells(layout, &r.ray, exclude, best, inside);
                 }
             }
-        }
-        for (r, best) in s.placed.iter().zip(&s.best) {
-            out[r.index as usize] = *best;
         }
     }
 }

@@ -7,7 +7,7 @@ use ssx_core::{
     BodyCommand, BodyId, BodyKind, BodySpec, BodyState, ColliderSpec, EngineConfig, MassSpec,
     PhysicEngine, RayHit, Shape,
 };
-use ssx_engine_kinematic::KinematicEngine;
+use ssx_engine_kinematic::{KinematicEngine, SMALL_WORLD};
 
 const DT: f64 = 0.01;
 
@@ -291,7 +291,45 @@ fn bodies_that_start_overlapping_may_separate() {
 
 /// A random world: static boxes and pillars at random headings, planar robots, and kinematic
 /// bodies, some flying far outside the first layout.
-fn random_world(seed: u64) -> KinematicEngine {
+/// The worlds the queries are checked on: 300 walls and pillars with 200 movers in 40 m (the
+/// grid), and 30 with 24 in 8 m (a small world: no grid, every prim offered).
+const WORLDS: [World; 2] = [
+    World {
+        statics: 300,
+        movers: 200,
+        half: 20.0,
+    },
+    World {
+        statics: 30,
+        movers: 24,
+        half: 4.0,
+    },
+];
+
+/// A random world's counts of static and moving bodies (one prim each) and its half-width (m).
+#[derive(Clone, Copy)]
+struct World {
+    statics: usize,
+    movers: usize,
+    half: f64,
+}
+
+impl World {
+    /// The bodies' count, the ground's included.
+    fn bodies(&self) -> usize {
+        1 + self.statics + self.movers
+    }
+}
+
+/// Each query world's kind is the one meant: the large one over the grid's threshold, the
+/// small one under it.
+#[test]
+fn the_query_worlds_are_one_large_and_one_small() {
+    assert!(WORLDS[0].statics + WORLDS[0].movers > SMALL_WORLD);
+    assert!(WORLDS[1].statics + WORLDS[1].movers <= SMALL_WORLD);
+}
+
+fn random_world(seed: u64, w: World) -> KinematicEngine {
     let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
     let mut e = engine();
     e.add_body(&BodySpec {
@@ -304,9 +342,10 @@ fn random_world(seed: u64) -> KinematicEngine {
         ..boxed(BodyKind::Static, [0.0; 3], 0.0, [1.0; 3], false)
     })
     .unwrap();
+    let half = w.half;
     let at =
-        |rng: &mut rand_pcg::Pcg64| [rng.random_range(-20.0..20.0), rng.random_range(-20.0..20.0)];
-    for _ in 0..300 {
+        |rng: &mut rand_pcg::Pcg64| [rng.random_range(-half..half), rng.random_range(-half..half)];
+    for _ in 0..w.statics {
         let [x, y] = at(&mut rng);
         let size = [
             rng.random_range(0.05..3.0),
@@ -330,7 +369,7 @@ fn random_world(seed: u64) -> KinematicEngine {
         e.add_body(&spec).unwrap();
     }
     let mut movers = Vec::new();
-    for i in 0..200 {
+    for i in 0..w.movers {
         let [x, y] = at(&mut rng);
         let id = if i % 4 == 0 {
             e.add_body(&boxed(
@@ -368,14 +407,20 @@ fn random_world(seed: u64) -> KinematicEngine {
 
 #[test]
 fn rays_and_radius_queries_through_the_grid_agree_with_brute_force() {
-    for seed in [1, 2] {
-        let mut e = random_world(seed);
+    for (seed, w) in [
+        (1, WORLDS[0]),
+        (2, WORLDS[0]),
+        (7, WORLDS[1]),
+        (8, WORLDS[1]),
+    ] {
+        let mut e = random_world(seed, w);
         let mut rng = rand_pcg::Pcg64::seed_from_u64(seed + 100);
+        let far = w.half + 5.0;
         let rays: Vec<(Point3, Vec3, f64)> = (0..10_000)
             .map(|_| {
                 let o = Point3::new(
-                    rng.random_range(-25.0..25.0),
-                    rng.random_range(-25.0..25.0),
+                    rng.random_range(-far..far),
+                    rng.random_range(-far..far),
                     rng.random_range(0.01..1.5),
                 );
                 let mut d = Vec3::new(
@@ -399,8 +444,8 @@ fn rays_and_radius_queries_through_the_grid_agree_with_brute_force() {
             .map(|_| {
                 (
                     Point3::new(
-                        rng.random_range(-25.0..25.0),
-                        rng.random_range(-25.0..25.0),
+                        rng.random_range(-far..far),
+                        rng.random_range(-far..far),
                         rng.random_range(0.0..2.0),
                     ),
                     rng.random_range(0.05..4.0),
@@ -444,22 +489,29 @@ fn rays_and_radius_queries_through_the_grid_agree_with_brute_force() {
 /// ranger's is) and from inside another body. The gate for the engine's ring query (ring.rs).
 #[test]
 fn rings_of_rays_agree_with_single_rays_and_brute_force() {
-    for seed in [3, 4] {
-        let mut e = random_world(seed);
-        let poses = states(&e, 501);
+    for (seed, w) in [
+        (3, WORLDS[0]),
+        (4, WORLDS[0]),
+        (9, WORLDS[1]),
+        (10, WORLDS[1]),
+    ] {
+        let mut e = random_world(seed, w);
+        let poses = states(&e, w.bodies());
+        let movers = (1 + w.statics) as u32..w.bodies() as u32;
+        let far = w.half + 5.0;
         let mut rng = rand_pcg::Pcg64::seed_from_u64(seed + 200);
         let rings: Vec<(Point3, Vec<Vec3>, f64, u32)> = (0..1500)
             .map(|k| {
-                // Every third ring from its own robot's centre (ids 301..=500 move), the rest
-                // from anywhere, inside a wall or a robot or not.
-                let own = rng.random_range(301..501);
+                // Every third ring from its own robot's centre, the rest from anywhere, inside
+                // a wall or a robot or not.
+                let own = rng.random_range(movers.clone());
                 let o = if k % 3 == 1 {
                     let p = poses[own as usize].pose.translation.vector;
                     Point3::new(p.x, p.y, p.z + rng.random_range(-0.05..0.05))
                 } else {
                     Point3::new(
-                        rng.random_range(-25.0..25.0),
-                        rng.random_range(-25.0..25.0),
+                        rng.random_range(-far..far),
+                        rng.random_range(-far..far),
                         rng.random_range(0.01..1.5),
                     )
                 };
@@ -570,9 +622,55 @@ fn rays_see_bodies_added_between_steps_and_robots_where_they_went() {
 
 #[test]
 fn stepping_is_repeatable_to_the_bit() {
-    let a = states(&random_world(5), 501);
-    let b = states(&random_world(5), 501);
+    let a = states(&random_world(5, WORLDS[0]), WORLDS[0].bodies());
+    let b = states(&random_world(5, WORLDS[0]), WORLDS[0].bodies());
     assert_eq!(a, b);
+}
+
+/// A small world moves as it would through a grid, to the bit: the grid only chooses which
+/// prims a move is tested against, and it never leaves out one that overlaps. 54 bodies in
+/// 8 m, crowded, some at 40 m/s, for 300 steps, with and without the grid.
+#[test]
+fn a_small_world_moves_as_it_would_through_the_grid() {
+    let w = WORLDS[1];
+    let run = |grid: bool| {
+        let mut e = random_world(11, w);
+        if grid {
+            e.set_small_world(0);
+        }
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(12);
+        let mut trace = Vec::new();
+        let mut stalled = 0;
+        for _ in 0..300 {
+            for b in 1 + w.statics..w.bodies() {
+                e.apply(&BodyCommand::Velocity {
+                    body: BodyId(b as u32),
+                    linear: Vec3::new(
+                        rng.random_range(-2.0..2.0),
+                        rng.random_range(-2.0..2.0),
+                        0.0,
+                    ),
+                    angular: Vec3::new(0.0, 0.0, rng.random_range(-2.0..2.0)),
+                });
+            }
+            e.step(DT);
+            let mut contacts = Vec::new();
+            for b in 1 + w.statics..w.bodies() {
+                contacts.clear();
+                e.contacts(BodyId(b as u32), &mut contacts);
+                stalled += usize::from(!contacts.is_empty());
+            }
+            trace.extend(states(&e, w.bodies()));
+        }
+        (trace, stalled)
+    };
+    let (small, stalls) = run(false);
+    let (grid, _) = run(true);
+    assert!(stalls > 100, "a crowded world: {stalls} stalls");
+    assert!(
+        small == grid,
+        "the small world's moves differ from the grid's"
+    );
 }
 
 /// Whether two robots' footprints (0.45 × 0.38 m rectangles at these poses) overlap by more
