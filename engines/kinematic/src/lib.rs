@@ -22,6 +22,7 @@
 #![warn(missing_docs)]
 
 mod baked;
+mod index;
 mod motion;
 mod rays;
 mod ring;
@@ -29,6 +30,7 @@ mod shape;
 mod slots;
 
 use baked::Baked;
+use index::SweepLane;
 use shape::Prim;
 use slots::Slots;
 use smallvec::SmallVec;
@@ -98,16 +100,6 @@ impl Body {
 
 /// One worker's share of a state update: the ids it copies, the id of its first slot, the slots.
 type StatePart<'a> = (&'a [u32], usize, &'a mut [BodyState]);
-
-/// One worker's share of filing the movers in the grid: what it found, in id order. Alone on
-/// its cache lines, as [`motion::Lane`] is.
-#[derive(Debug, Default)]
-#[repr(align(128))]
-struct SweepLane {
-    entries: Vec<(u32, [f64; 4])>,
-    outside: Vec<u32>,
-    moving: usize,
-}
 
 /// A world of at most this many prims (walls and movers) keeps no grid: every query offers
 /// every prim, culled by its bounds, which costs less than filing them each step (issue 60:
@@ -194,174 +186,12 @@ impl KinematicEngine {
         }
     }
 
-    /// Forgets the grid: queries test every collider, rays without culling, until the next step
-    /// rebuilds it. The tests use it to check the grid's answers against brute force on the
-    /// same world.
-    pub fn drop_index(&mut self) {
-        self.layout = None;
-        self.outside.clear();
-        self.indexed = false;
-        self.small = false;
-    }
-
-    /// Worlds of at most `prims` prims keep no grid from the next step on ([`SMALL_WORLD`]
-    /// unless set; 0 files every world): the tests compare the two ways on one world.
-    pub fn set_small_world(&mut self, prims: usize) {
-        self.small_limit = prims;
-    }
-
     /// The prims of a collider list at a pose.
     fn prims_at(colliders: &[(Shape, Pose)], pose: &Pose, body: u32, out: &mut Vec<Prim>) {
         out.clear();
         for (shape, local) in colliders {
             if let Some(p) = Prim::new(shape, &(pose * local), body) {
                 out.push(p);
-            }
-        }
-    }
-
-    /// Calls `f` with every prim whose (swept) bounds may meet `b`, and its index: the statics'
-    /// baked copies, then the movers as they are now.
-    fn near(&self, b: &[f64; 4], mut f: impl FnMut(u32, &Prim)) {
-        let prim = |i: u32| self.prims.get_ref(i as usize);
-        match self.index() {
-            None => (0..self.prims.len() as u32).for_each(|i| f(i, prim(i))),
-            Some(layout) => {
-                self.baked.visit(layout, &self.statics, b, &mut f);
-                self.movers.visit(layout, b, |i| f(i, prim(i)));
-                self.outside.iter().for_each(|&i| f(i, prim(i)));
-            }
-        }
-    }
-
-    /// The grids' layout, when they file every prim.
-    #[inline]
-    fn index(&self) -> Option<&Layout> {
-        self.layout.as_ref().filter(|_| self.indexed)
-    }
-
-    /// Lays the grid out anew over everything (cells twice the median moving footprint).
-    fn relayout(&mut self) {
-        let mut bounds = [f64::MAX, f64::MAX, f64::MIN, f64::MIN];
-        for p in self.prims.iter() {
-            bounds[0] = bounds[0].min(p.aabb[0]);
-            bounds[1] = bounds[1].min(p.aabb[1]);
-            bounds[2] = bounds[2].max(p.aabb[2]);
-            bounds[3] = bounds[3].max(p.aabb[3]);
-        }
-        if self.prims.is_empty() {
-            bounds = [-1.0, -1.0, 1.0, 1.0];
-        }
-        let margin = 1.0 + 0.1 * (bounds[2] - bounds[0]).max(bounds[3] - bounds[1]);
-        let bounds = [
-            bounds[0] - margin,
-            bounds[1] - margin,
-            bounds[2] + margin,
-            bounds[3] + margin,
-        ];
-        let size = |p: &Prim| (p.aabb[2] - p.aabb[0]).max(p.aabb[3] - p.aabb[1]);
-        let mut sizes: Vec<f64> = self
-            .bodies
-            .iter()
-            .filter(|b| b.moves())
-            .flat_map(|b| b.prims().map(|i| size(&self.prims.get(i))))
-            .collect();
-        if sizes.is_empty() {
-            sizes = self.prims.iter().map(|p| size(&p)).collect();
-        }
-        let cell = if sizes.is_empty() {
-            1.0
-        } else {
-            let mid = sizes.len() / 2;
-            *sizes.select_nth_unstable_by(mid, f64::total_cmp).1 * 2.0
-        };
-        let layout = Layout::covering(bounds, cell.max(0.05));
-        self.entries.clear();
-        for b in self.bodies.iter().filter(|b| !b.moves()) {
-            for i in b.prims() {
-                self.entries.push((i as u32, self.prims.get(i).aabb));
-            }
-        }
-        self.statics.build(&layout, &self.entries);
-        let prims = &self.prims;
-        self.baked
-            .bake(&layout, &self.statics, |i| prims.get(i as usize));
-        self.layout = Some(layout);
-        self.static_dirty = false;
-    }
-
-    /// Files every moving prim under its bounds swept over the coming step.
-    fn index_movers(&mut self, dt: f64, par: &dyn Parallel) {
-        self.small = self.prims.len() <= self.small_limit;
-        if self.small {
-            self.indexed = false;
-            self.entries.clear();
-            self.outside.clear();
-            self.moving = (self.bodies.iter())
-                .filter(|b| b.moves() && b.carrier.is_none())
-                .count();
-            return;
-        }
-        let outside_limit = 64.max(self.prims.len() / 10);
-        if self.layout.is_none() || self.static_dirty || self.outside.len() > outside_limit {
-            self.relayout();
-        }
-        let layout = self.layout.expect("laid out above");
-        // Each lane sweeps an id range of bodies; the lanes' lists, joined in order, are what one
-        // thread would have listed, so the grid is the same whatever the workers.
-        let n = self.bodies.len();
-        let lanes = if n >= motion::MIN_STRIPS {
-            par.workers().max(1)
-        } else {
-            1
-        };
-        let mut sweeps = std::mem::take(&mut self.sweep_lanes);
-        sweeps.resize_with(lanes, SweepLane::default);
-        let engine = &*self;
-        parallel::for_each_mut(par, &mut sweeps, &|k, lane| {
-            lane.entries.clear();
-            lane.outside.clear();
-            lane.moving = 0;
-            for b in parallel::share(n, lanes, k) {
-                engine.sweep(b, dt, &layout, lane);
-            }
-        });
-        self.entries.clear();
-        self.outside.clear();
-        self.moving = 0;
-        for lane in &sweeps {
-            self.entries.extend_from_slice(&lane.entries);
-            self.outside.extend_from_slice(&lane.outside);
-            self.moving += lane.moving;
-        }
-        self.sweep_lanes = sweeps;
-        self.movers.build(&layout, &self.entries);
-        self.indexed = true;
-    }
-
-    /// Files body `b`'s prims under their bounds swept over the step into `lane` (or its
-    /// outside list when they leave the grid).
-    fn sweep(&self, b: usize, dt: f64, layout: &Layout, lane: &mut SweepLane) {
-        let body = &self.bodies[b];
-        if !body.moves() {
-            return;
-        }
-        lane.moving += usize::from(body.carrier.is_none());
-        // A carried body turns about its carrier: its reach counts from there.
-        let arm = body.carrier.map_or(body.reach, |(_, o)| {
-            o.translation.vector.xy().norm() + body.reach
-        });
-        // It moves as its carrier does now: the carrier's integrated velocity, not the copy
-        // it took when its own turn came (before a carrier of a later id was integrated).
-        let m = self.motion.get(body.carrier.map_or(b, |(c, _)| c as usize));
-        let reach = m.linvel.xy().norm() * dt + m.angvel.norm() * dt * arm + 1e-6;
-        for i in body.prims() {
-            let a = self.prims.get_ref(i).aabb;
-            let swept = [a[0] - reach, a[1] - reach, a[2] + reach, a[3] + reach];
-            if layout.holds(&swept) {
-                lane.entries.push((i as u32, swept));
-            } else {
-                lane.outside.push(i as u32);
             }
         }
     }
