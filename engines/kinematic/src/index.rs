@@ -28,8 +28,9 @@ impl KinematicEngine {
         self.small = false;
     }
 
-    /// Worlds of at most `prims` prims keep no grid from the next step on ([`SMALL_WORLD`]
-    /// unless set; 0 files every world): the tests compare the two ways on one world.
+    /// Worlds of at most `prims` prims keep no grid from the next step on
+    /// ([`crate::SMALL_WORLD`] unless set; 0 files every world): the tests compare the two ways
+    /// on one world.
     pub fn set_small_world(&mut self, prims: usize) {
         self.small_limit = prims;
     }
