@@ -556,6 +556,14 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
     // the recording), then the extensions.
     drop(env);
     println!("{}", summary.render_text());
+    if let Some(tallies) = ssx_core::counters::tallies() {
+        // A build with the `counters` feature (issue 60's floor table): the work, and per step.
+        let steps = summary.steps.max(1) as f64;
+        println!("counted work (total, per step)");
+        for (name, n) in tallies {
+            println!("  {name:<20} {n:>14} {:>14.1}", n as f64 / steps);
+        }
+    }
     let view = hub.report();
     print!("{}", view.render_text());
     if let Some(e) = view.record_error {

@@ -11,6 +11,7 @@
 
 pub mod abi;
 pub mod clock;
+pub mod counters;
 pub mod engine;
 pub mod environment;
 pub mod error;

@@ -423,6 +423,7 @@ impl Driver for AbiDriver {
                 readings: ctx.readings,
             },
         };
+        crate::counters::add(crate::counters::Work::DriverCall, 1);
         self.0.step(&mut frame)
     }
     fn save_state(&mut self) -> Result<Option<Vec<u8>>, String> {
@@ -440,6 +441,7 @@ impl Sensor for AbiSensor {
             artifact: Some(ctx.artifact),
             kind: FrameKind::Sensor { out },
         };
+        crate::counters::add(crate::counters::Work::SensorCall, 1);
         self.0.step(&mut frame)
     }
     fn save_state(&mut self) -> Result<Option<Vec<u8>>, String> {

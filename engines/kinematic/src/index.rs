@@ -150,6 +150,7 @@ impl KinematicEngine {
             self.moving += lane.moving;
         }
         self.sweep_lanes = sweeps;
+        ssx_core::counters::add(ssx_core::counters::Work::Filed, self.entries.len() as u64);
         self.movers.build(&layout, &self.entries);
         self.indexed = true;
     }

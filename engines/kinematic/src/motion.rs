@@ -14,6 +14,7 @@
 //! in id order. The order depends on the world alone, and contacts are kept in strip order, so
 //! results do not depend on the number of workers.
 
+use ssx_core::counters::{self, Work};
 use ssx_core::engine::{BodyId, BodyKind, Contact};
 use ssx_core::math::{Point3, Pose, Rotation, Vec3};
 use ssx_core::parallel::{self, Parallel};
@@ -254,10 +255,15 @@ impl KinematicEngine {
         for (k, p) in cand.iter().enumerate() {
             let mut found = None;
             self.near(&p.aabb, |i, q| {
+                counters::add(Work::MoveCandidate, 1);
                 if found.is_some() {
                     return;
                 }
-                if group(q.body) || !p.overlaps(q) {
+                if group(q.body) {
+                    return;
+                }
+                counters::add(Work::OverlapTest, 1);
+                if !p.overlaps(q) {
                     return;
                 }
                 // Leaving an overlap the body (or what it carries) is already in is allowed.
@@ -285,6 +291,7 @@ impl KinematicEngine {
         let id = b as u32;
         let free = body.kind == BodyKind::Kinematic;
         if v.x != 0.0 || v.y != 0.0 || w != Vec3::zeros() {
+            counters::add(Work::Move, 1);
             let mut cand = std::mem::take(&mut lane.scratch);
             let mut cargo_prims = std::mem::take(&mut lane.cargo_scratch);
             let turn = if body.planar {
@@ -304,6 +311,7 @@ impl KinematicEngine {
                 &[moved, turned]
             };
             for pose in tries {
+                counters::add(Work::MoveTry, 1);
                 Self::prims_at(&body.colliders, pose, id, &mut cand);
                 for &m in &body.cargo {
                     let carried = &self.bodies[m as usize];

@@ -8,6 +8,7 @@
 //! batch, every ray of a ring against every candidate gathered nearest first, was measured
 //! and not kept: at 1000 robots it was slower than walking each ray (BENCHMARKS.md).
 
+use ssx_core::counters::{self, Work};
 use ssx_core::engine::{BodyId, RayHit};
 use ssx_core::math::{Point3, Vec3};
 use ssx_core::spatial as grid;
@@ -115,6 +116,7 @@ impl KinematicEngine {
         exclude: &dyn Fn(BodyId) -> bool,
         best: &mut Option<RayHit>,
     ) {
+        counters::add(Work::WalkTest, 1);
         if cull && !ray.may_hit(&p.aabb, best.map_or(ray.max, |h| h.distance)) {
             return;
         }
@@ -123,6 +125,7 @@ impl KinematicEngine {
         if exclude(BodyId(p.body)) {
             return;
         }
+        counters::add(Work::RayCast, 1);
         if let Some((t, n)) = p.cast(&ray.o, &ray.d, ray.max) {
             offer(best, p.body, t, n);
         }
@@ -136,6 +139,7 @@ impl KinematicEngine {
         max_distance: f64,
         exclude: &dyn Fn(BodyId) -> bool,
     ) -> Option<RayHit> {
+        counters::add(Work::Ray, 1);
         let ray = Ray::new(&origin, &direction, max_distance)?;
         let mut best = None;
         self.hit_planes(&ray, exclude, &mut best);
@@ -176,6 +180,7 @@ impl KinematicEngine {
         let mover = |i: u32, best: &mut Option<RayHit>| {
             Self::hit_prim(ray, self.prims.get_ref(i as usize), true, exclude, best)
         };
+        counters::add(Work::Walk, 1);
         let (statics, movers) = (self.baked.bits(), self.movers.bits());
         grid::walk(
             layout,
@@ -184,6 +189,7 @@ impl KinematicEngine {
             ray.max,
             |x, y, leave| {
                 if !skip(x, y) {
+                    counters::add(Work::WalkCell, 1);
                     let c = y * layout.nx + x;
                     let bit = 1 << (c % 64);
                     if statics[c / 64] & bit != 0 {

@@ -84,6 +84,14 @@ where
     // SAFETY: `ptr` is the frame `with_frame` installed for this very handle on this thread; it
     // lives until that call returns, and host functions do not nest.
     let frame = unsafe { &mut *(ptr as *mut Frame<'_>) };
+    crate::counters::add(
+        match frame.kind {
+            FrameKind::Driver { .. } => crate::counters::Work::DriverHostCall,
+            FrameKind::Sensor { .. } => crate::counters::Work::SensorHostCall,
+            FrameKind::Extension { .. } => crate::counters::Work::ExtensionHostCall,
+        },
+        1,
+    );
     match catch_unwind(AssertUnwindSafe(|| body(frame))) {
         Ok(Ok(())) => SSX_OK,
         Ok(Err(refusal)) => refusal.status(),
