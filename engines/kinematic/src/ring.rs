@@ -17,13 +17,14 @@
 use std::cell::RefCell;
 use std::f64::consts::{FRAC_PI_2, PI, TAU};
 
+use ssx_core::counters::{self, Work};
 use ssx_core::engine::{BodyId, RayHit};
 use ssx_core::math::{Point3, Vec3};
 use ssx_core::spatial::Layout;
 
 use crate::KinematicEngine;
 use crate::rays::{Ray, SLACK, offer};
-use crate::shape::{Foot, Prim};
+use crate::shape::Prim;
 
 /// Rings of fewer rays are cast one by one: gathering costs more than it saves.
 pub(crate) const RING_MIN: usize = 4;
@@ -45,10 +46,103 @@ struct Placed {
     ray: Ray,
 }
 
+/// A ring whose placed rays' angles lie within `dev` of `a0 + k·step` (k = 0, 1, ... in their
+/// sorted order), as a range sensor's evenly spaced rays do: a window's rays are then found by
+/// arithmetic, not by search.
+#[derive(Clone, Copy, Debug)]
+struct Spacing {
+    a0: f64,
+    step: f64,
+    dev: f64,
+}
+
+impl Spacing {
+    /// The spacing of angles sorted in rising order, if they are evenly spaced to within a
+    /// quarter of a step.
+    fn of(angles: &[f64]) -> Option<Spacing> {
+        let n = angles.len();
+        if n < 2 {
+            return None;
+        }
+        let a0 = angles[0];
+        let step = (angles[n - 1] - a0) / (n - 1) as f64;
+        if step.is_nan() || step <= 0.0 {
+            return None;
+        }
+        let dev = (angles.iter().enumerate())
+            .map(|(k, a)| (a - (a0 + k as f64 * step)).abs())
+            .fold(0.0, f64::max);
+        // Room for the rounding of the arithmetic in `range` too.
+        let dev = dev + 1e-12;
+        (dev < 0.25 * step).then_some(Spacing { a0, step, dev })
+    }
+
+    /// Calls `f` with the index of every ray of `n` whose angle may lie in [a, b]: every one
+    /// whose angle does, and perhaps a neighbour.
+    #[inline]
+    fn range(&self, n: usize, a: f64, b: f64, f: &mut impl FnMut(usize)) {
+        // Ceiling and floor by truncation (the baseline x86-64 has no rounding instruction, and
+        // libm's is a call): only non-negative values are truncated.
+        let (x, y) = (
+            (a - self.dev - self.a0) / self.step,
+            (b + self.dev - self.a0) / self.step,
+        );
+        if y.is_nan() || y < 0.0 {
+            return;
+        }
+        let first = if x > 0.0 {
+            let t = x as usize;
+            t + usize::from((t as f64) < x)
+        } else {
+            0
+        };
+        let last = (y as usize).min(n - 1);
+        (first..=last).for_each(f);
+    }
+}
+
+/// A ring's placed rays in angular order: their indices into the placed list, their angles,
+/// and the angles' spacing when even. The placed rays themselves stay where they are (large,
+/// they would cost more to move than to reach through the order).
+#[derive(Default)]
+struct Sorted {
+    order: Vec<u32>,
+    angles: Vec<f64>,
+    spacing: Option<Spacing>,
+}
+
+impl Sorted {
+    /// Puts `placed` in angular order. A sensor's rays usually come in angular order, turned
+    /// with the robot: then from the smallest angle on they rise all the way round, and the
+    /// order is the list turned, no sort.
+    fn of(&mut self, placed: &[Placed]) {
+        let angle = |k: usize| placed[k].angle;
+        let n = placed.len();
+        let rises = |from: usize, to: usize| (from + 1..to).all(|k| angle(k - 1) <= angle(k));
+        // Where the angles fall back, if anywhere: the smallest angle, if the list is turned.
+        let start = (1..n).find(|&k| angle(k) < angle(k - 1)).unwrap_or(0);
+        let turned = start == 0 || (rises(start, n) && angle(n - 1) <= angle(0) && rises(0, start));
+        self.order.clear();
+        if turned {
+            self.order
+                .extend((start..n).chain(0..start).map(|k| k as u32));
+        } else {
+            self.order.extend(0..n as u32);
+            self.order
+                .sort_unstable_by(|&a, &b| angle(a as usize).total_cmp(&angle(b as usize)));
+        }
+        self.angles.clear();
+        self.angles
+            .extend(self.order.iter().map(|&k| angle(k as usize)));
+        self.spacing = Spacing::of(&self.angles);
+    }
+}
+
 /// One thread's lists for a ring, kept so that a ring allocates nothing once they have grown.
 #[derive(Default)]
 struct Scratch {
     placed: Vec<Placed>,
+    sorted: Sorted,
     best: Vec<Option<RayHit>>,
     /// The ring that last met each prim (by prim index, walls and movers alike), so that a prim
     /// filed in several of the cells gathered is tested once; rings count up in `ring`.
@@ -116,32 +210,25 @@ fn half_width(rho: f64, dist: f64) -> f64 {
     x + (FRAC_PI_2 - 1.0) * x * x * x
 }
 
-impl Foot {
-    /// The radius of the smallest circle about the centre that holds the footprint.
-    #[inline]
-    fn radius(&self) -> f64 {
-        match *self {
-            Foot::Circle { r } => r,
-            Foot::Rect { hx, hy, .. } => (hx * hx + hy * hy).sqrt(),
-        }
-    }
-}
-
-/// Calls `f` with the index (into `placed`, sorted by angle) of every ray whose angle lies in
-/// [lo, hi], the window taken round the circle across ±π.
+/// Calls `f` with the place in angular order (an index into `angles`, which rise) of every
+/// ray whose angle lies in [lo, hi], the window taken round the circle across ±π (evenly
+/// spaced rays: those and perhaps a neighbour, found by arithmetic).
 #[inline]
-fn each_in(placed: &[Placed], lo: f64, hi: f64, mut f: impl FnMut(usize)) {
+fn each_in(angles: &[f64], spacing: Option<Spacing>, lo: f64, hi: f64, mut f: impl FnMut(usize)) {
     if hi - lo >= TAU {
-        (0..placed.len()).for_each(f);
+        (0..angles.len()).for_each(f);
         return;
     }
-    let mut range = |a: f64, b: f64| {
-        let start = placed.partition_point(|r| r.angle < a);
-        for (k, r) in placed.iter().enumerate().skip(start) {
-            if r.angle > b {
-                break;
+    let mut range = |a: f64, b: f64| match spacing {
+        Some(s) => s.range(angles.len(), a, b, &mut f),
+        None => {
+            let start = angles.partition_point(|&r| r < a);
+            for (k, &r) in angles.iter().enumerate().skip(start) {
+                if r > b {
+                    break;
+                }
+                f(k);
             }
-            f(k);
         }
     };
     if lo < -PI {
@@ -158,10 +245,12 @@ fn each_in(placed: &[Placed], lo: f64, hi: f64, mut f: impl FnMut(usize)) {
 /// The exact test of `p` on one placed ray, culled first by what is left of it.
 #[inline]
 fn test(r: &Placed, p: &Prim, best: &mut Option<RayHit>) {
+    counters::add(Work::RingTest, 1);
     let ray = &r.ray;
     if !ray.may_hit(&p.aabb, best.map_or(ray.max, |h| h.distance)) {
         return;
     }
+    counters::add(Work::RayCast, 1);
     if let Some((t, n)) = p.cast(&ray.o, &ray.d, ray.max) {
         offer(best, p.body, t, n);
     }
@@ -170,9 +259,16 @@ fn test(r: &Placed, p: &Prim, best: &mut Option<RayHit>) {
 /// Offers `p` to the rays whose angles its bounding circle's window covers (every ray when the
 /// origin lies in that circle); `best` is indexed as `placed`.
 #[inline]
-fn offer_to_ring(placed: &[Placed], o: &Vec3, max: f64, p: &Prim, best: &mut [Option<RayHit>]) {
+fn offer_to_ring(
+    placed: &[Placed],
+    sorted: &Sorted,
+    o: &Vec3,
+    max: f64,
+    p: &Prim,
+    best: &mut [Option<RayHit>],
+) {
     let (dx, dy) = (p.x - o.x, p.y - o.y);
-    let rho = p.foot.radius();
+    let rho = p.rho;
     let d2 = dx * dx + dy * dy;
     let reach = rho + SLACK;
     if d2 <= reach * reach {
@@ -188,8 +284,9 @@ fn offer_to_ring(placed: &[Placed], o: &Vec3, max: f64, p: &Prim, best: &mut [Op
     }
     let phi = pseudo_atan2(dy, dx);
     let w = half_width(rho, dist) + ANGLE_SLACK;
-    each_in(placed, phi - w, phi + w, |k| {
-        test(&placed[k], p, &mut best[k])
+    each_in(&sorted.angles, sorted.spacing, phi - w, phi + w, |k| {
+        let i = sorted.order[k] as usize;
+        test(&placed[i], p, &mut best[i])
     });
 }
 
@@ -266,6 +363,7 @@ impl KinematicEngine {
         out: &mut [Option<RayHit>],
         s: &mut Scratch,
     ) {
+        counters::add(Work::Ring, 1);
         s.placed.clear();
         for (i, (d, slot)) in directions.iter().zip(out.iter_mut()).enumerate() {
             *slot = None;
@@ -287,8 +385,7 @@ impl KinematicEngine {
         if s.placed.is_empty() {
             return;
         }
-        s.placed
-            .sort_unstable_by(|a, b| a.angle.total_cmp(&b.angle));
+        s.sorted.of(&s.placed);
         s.best.clear();
         for r in &s.placed {
             let mut best = None;
@@ -300,10 +397,11 @@ impl KinematicEngine {
             Some(layout) => self.ring_in_cells(layout, &o, max, exclude, s),
             None => {
                 // A small world: every prim once, the sensor's own body before any test.
+                counters::add(Work::RingPrim, self.prims.len() as u64);
                 for i in 0..self.prims.len() {
                     let p = self.prims.get_ref(i);
                     if !exclude(BodyId(p.body)) {
-                        offer_to_ring(&s.placed, &o, max, p, &mut s.best);
+                        offer_to_ring(&s.placed, &s.sorted, &o, max, p, &mut s.best);
                     }
                 }
             }
@@ -333,9 +431,10 @@ impl KinematicEngine {
         let meet = |s: &mut Scratch, i: u32, p: &Prim| {
             // The sensor's own body before any test: its rays start inside it.
             if s.first(i) {
+                counters::add(Work::RingPrim, 1);
                 met.set(met.get() + 1);
                 if !exclude(BodyId(p.body)) {
-                    offer_to_ring(&s.placed, o, max, p, &mut s.best);
+                    offer_to_ring(&s.placed, &s.sorted, o, max, p, &mut s.best);
                 }
             }
         };
@@ -395,6 +494,88 @@ mod tests {
         assert_eq!(pseudo_atan2(0.0, -1.0), PI);
         assert_eq!(pseudo_atan2(0.0, 1.0), 0.0);
         assert_eq!(pseudo_atan2(0.0, 0.0), 0.0);
+    }
+
+    /// A ring of `n` rays turned by `phase`, placed as `ring` places them, and their order.
+    fn placed(n: usize, phase: f64, uneven: bool) -> (Vec<Placed>, Sorted) {
+        let o = Point3::origin();
+        let placed: Vec<Placed> = (0..n)
+            .map(|k| {
+                let mut a = phase + TAU * k as f64 / n as f64;
+                if uneven && k % 3 == 1 {
+                    a += 0.4 * TAU / n as f64;
+                }
+                let d = Vec3::new(a.cos(), a.sin(), 0.0);
+                let ray = Ray::new(&o, &d, 2.0).expect("a ray");
+                Placed {
+                    index: k as u32,
+                    angle: pseudo_atan2(ray.d.y, ray.d.x),
+                    ray,
+                }
+            })
+            .collect();
+        let mut sorted = Sorted::default();
+        sorted.of(&placed);
+        (placed, sorted)
+    }
+
+    /// A turned ring's order is the list turned, as a sort would order it; a list out of
+    /// order is sorted.
+    #[test]
+    fn a_turned_ring_is_in_angular_order() {
+        for phase in [0.0, 0.3, -2.9, PI, 5.0] {
+            let (p, sorted) = placed(12, phase, false);
+            assert!(sorted.angles.windows(2).all(|w| w[0] <= w[1]), "{phase}");
+            let mut by_sort: Vec<u32> = (0..12).collect();
+            by_sort.sort_by(|&a, &b| p[a as usize].angle.total_cmp(&p[b as usize].angle));
+            assert_eq!(sorted.order, by_sort);
+            let mut shuffled = p;
+            shuffled.swap(2, 7);
+            let mut again = Sorted::default();
+            again.of(&shuffled);
+            let indices = |s: &Sorted| {
+                (s.order.iter())
+                    .map(|&k| shuffled[k as usize].index)
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(indices(&again), by_sort);
+        }
+    }
+
+    /// With even spacing, a window's rays found by arithmetic hold every ray the search
+    /// finds, and at most one more on each side; uneven rings keep the search.
+    #[test]
+    fn evenly_spaced_windows_hold_every_ray_in_them() {
+        assert!(placed(12, 0.7, true).1.spacing.is_none());
+        let mut extra = 0usize;
+        for (n, phase) in [(12, 0.0), (12, 0.37), (8, -3.0), (64, 1.1), (5, PI)] {
+            let (_, sorted) = placed(n, phase, false);
+            let spacing = sorted.spacing.expect("evenly spaced");
+            for k in 0..4000 {
+                let centre = -PI + TAU * k as f64 / 4000.0;
+                let width = [0.0, 1e-4, 0.05, 0.3, 1.0, 3.5][k % 6];
+                let (lo, hi) = (centre - width, centre + width);
+                let mut searched = Vec::new();
+                each_in(&sorted.angles, None, lo, hi, |i| searched.push(i));
+                let mut counted = Vec::new();
+                each_in(&sorted.angles, Some(spacing), lo, hi, |i| counted.push(i));
+                assert!(
+                    searched.iter().all(|i| counted.contains(i)),
+                    "{n} rays at {phase}: window [{lo}, {hi}] lost {searched:?} -> {counted:?}"
+                );
+                assert!(
+                    counted.len() <= searched.len() + 2,
+                    "{searched:?} {counted:?}"
+                );
+                let mut unique = counted.clone();
+                unique.sort_unstable();
+                unique.dedup();
+                assert_eq!(unique.len(), counted.len(), "a ray twice: {counted:?}");
+                extra += counted.len() - searched.len();
+            }
+        }
+        // The arithmetic is tight: it adds a ray only where an angle lies near a window's edge.
+        assert!(extra < 200, "{extra} extra rays");
     }
 
     /// The half-width bound is never below the true half-width.

@@ -41,6 +41,9 @@ pub struct Prim {
     pub z1: f64,
     /// Bounds in the plane: min x, min y, max x, max y.
     pub aabb: [f64; 4],
+    /// The radius of the smallest circle about the centre that holds the footprint (what a ring
+    /// of rays sees of it), computed once where the prim is placed.
+    pub rho: f64,
     /// The body it belongs to.
     pub body: u32,
 }
@@ -144,6 +147,7 @@ impl Prim {
             z0: t.z - hz,
             z1: t.z + hz,
             aabb: [t.x - ex, t.y - ey, t.x + ex, t.y + ey],
+            rho: foot.radius(),
             body,
         })
     }
@@ -310,6 +314,14 @@ impl Foot {
             Foot::Rect { hx, hy, c, s } => {
                 (hx * c.abs() + hy * s.abs(), hx * s.abs() + hy * c.abs())
             }
+        }
+    }
+
+    /// The radius of the smallest circle about the centre that holds the footprint.
+    pub fn radius(&self) -> f64 {
+        match *self {
+            Foot::Circle { r } => r,
+            Foot::Rect { hx, hy, .. } => (hx * hx + hy * hy).sqrt(),
         }
     }
 }
