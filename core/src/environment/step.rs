@@ -14,7 +14,7 @@ use crate::clock::Clock;
 use crate::engine::BodyCommand;
 use crate::error::{PluginFault, SsxError};
 use crate::guard::{self, Phase};
-use crate::pacer::PaceOutcome;
+use crate::pacer::{Mode, PaceOutcome};
 use crate::plugin::{DriverContext, ExtensionContext, ReadingSource, SensorContext, SwapDesk};
 use crate::render::RenderFrame;
 use crate::stats::{Miss, PhaseTimes, StatsView};
@@ -43,9 +43,11 @@ impl Environment {
         let t_physics = clock.now();
         self.last_physics = t_physics - start;
         // 2. Sensors measure the new state; 3. drivers read the readings and write commands.
-        self.sense(clock);
+        // Each artifact is timed for a miss report: not in fast mode, which misses nothing.
+        let per_artifact = (self.pacer.mode() != Mode::Fast).then_some(clock);
+        self.sense(per_artifact);
         let t_sensors = clock.now();
-        self.drive(clock);
+        self.drive(per_artifact);
         let t_drivers = clock.now();
         // The frame for the render engine, then the extensions' hooks.
         self.publish_frame(t_drivers);
@@ -127,7 +129,7 @@ impl Environment {
     }
 
     /// The sensor phase: each worker measures for its own artifacts.
-    fn sense(&mut self, clock: &dyn Clock) {
+    fn sense(&mut self, clock: Option<&dyn Clock>) {
         if self.sensor_shards.iter().all(|s| s.items.is_empty()) {
             return;
         }
@@ -146,7 +148,7 @@ impl Environment {
     }
 
     /// The driver phase: readings are now read-only, shared across workers.
-    fn drive(&mut self, clock: &dyn Clock) {
+    fn drive(&mut self, clock: Option<&dyn Clock>) {
         if self.driver_shards.iter().all(|s| s.items.is_empty()) {
             return;
         }
@@ -325,23 +327,26 @@ impl Environment {
 }
 
 /// Times consecutive artifacts with one cheap clock read each ([`Clock::now_cheap`]) and keeps
-/// the slowest.
+/// the slowest; without a clock (fast mode), reads nothing and keeps nothing.
 struct SlowestTracker<'c> {
-    clock: &'c dyn Clock,
+    clock: Option<&'c dyn Clock>,
     last: Duration,
     best: Option<(ArtifactId, Duration)>,
 }
 
 impl<'c> SlowestTracker<'c> {
-    fn new(clock: &'c dyn Clock) -> Self {
+    fn new(clock: Option<&'c dyn Clock>) -> Self {
         Self {
             clock,
-            last: clock.now_cheap(),
+            last: clock.map_or(Duration::ZERO, |c| c.now_cheap()),
             best: None,
         }
     }
     fn done(&mut self, id: ArtifactId) {
-        let now = self.clock.now_cheap();
+        let Some(clock) = self.clock else {
+            return;
+        };
+        let now = clock.now_cheap();
         let took = now - self.last;
         self.last = now;
         if self.best.is_none_or(|(_, d)| took > d) {
@@ -350,7 +355,7 @@ impl<'c> SlowestTracker<'c> {
     }
 }
 
-fn run_sensors(shard: &mut Shard<ArtifactSensors>, world: &World<'_>, clock: &dyn Clock) {
+fn run_sensors(shard: &mut Shard<ArtifactSensors>, world: &World<'_>, clock: Option<&dyn Clock>) {
     let mut timer = SlowestTracker::new(clock);
     for item in &mut shard.items {
         let ctx = SensorContext {
@@ -404,7 +409,7 @@ fn run_drivers(
     shard: &mut Shard<DriverSlot>,
     world: &World<'_>,
     readings: &dyn ReadingSource,
-    clock: &dyn Clock,
+    clock: Option<&dyn Clock>,
 ) {
     let mut timer = SlowestTracker::new(clock);
     for slot in shard.items.iter_mut().filter(|s| s.enabled) {
