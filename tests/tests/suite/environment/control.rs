@@ -109,6 +109,71 @@ fn waits_that_return_late_are_counted_as_late_wakeups_not_misses() {
     }
 }
 
+/// What a run logs, kept in memory (a `tracing` writer).
+#[derive(Clone, Default)]
+struct LogBuffer(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogBuffer {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A miss in real time is attributed to its phase and the slowest artifact of that phase
+/// (each artifact is timed in real time; fast mode, which cannot miss, times none).
+#[test]
+fn a_miss_names_its_slowest_phase_and_artifact() {
+    let ws = Workspace::new();
+    burner_scene(&ws);
+    let scene = ws.write(
+        "two.json",
+        r#"{ "timestep": 0.001, "artifacts": [ { "name": "quick", "artifact": "b.json" },
+                                              { "name": "slow", "artifact": "b.json" } ] }"#,
+    );
+    let clock = VirtualClock::new();
+    let mut reg = registry();
+    let c = clock.clone();
+    // Step 3: "slow" takes 2.5 ms of the 1 ms period, "quick" 0.1 ms as on every step.
+    reg.add_driver("burner", move |_, init| {
+        let script = if init.artifact == "slow" {
+            vec![100, 100, 2500]
+        } else {
+            vec![100; 20]
+        };
+        Ok(Box::new(Burner {
+            clock: c.clone(),
+            script,
+        }))
+    });
+    let mut env = build_with(
+        &scene,
+        &reg,
+        1,
+        Mode::Realtime { factor: 1.0 },
+        true,
+        Arc::new(clock.clone()),
+    )
+    .unwrap();
+    let log = LogBuffer::default();
+    let writer = log.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    tracing::subscriber::with_default(subscriber, || step_n(&mut env, 5));
+    let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    assert!(env.summary().deadline_misses >= 1, "{text}");
+    assert!(
+        text.contains("deadline missed at step 3")
+            && text.contains("slowest phase drivers 2.600 ms, slowest artifact 'slow' 2.500 ms"),
+        "{text}"
+    );
+}
+
 /// An extension whose per-step hook fails from step 3 on.
 struct Flaky {
     calls: Arc<Mutex<u64>>,
