@@ -34,6 +34,16 @@ fn burner_scene(ws: &Workspace) -> std::path::PathBuf {
     )
 }
 
+/// `scene` in real time on one worker, strict, paced by `clock`.
+fn realtime(
+    scene: &std::path::Path,
+    reg: &ssx_core::PluginRegistry,
+    clock: &VirtualClock,
+) -> ssx_core::Environment {
+    let clock = Arc::new(clock.clone());
+    build_with(scene, reg, 1, Mode::Realtime { factor: 1.0 }, true, clock).unwrap()
+}
+
 #[test]
 fn the_loop_on_a_virtual_clock_counts_misses_and_catches_up() {
     let ws = Workspace::new();
@@ -48,15 +58,7 @@ fn the_loop_on_a_virtual_clock_counts_misses_and_catches_up() {
             script: vec![400, 400, 2500],
         }))
     });
-    let mut env = build_with(
-        &scene,
-        &reg,
-        1,
-        Mode::Realtime { factor: 1.0 },
-        true,
-        Arc::new(clock.clone()),
-    )
-    .unwrap();
+    let mut env = realtime(&scene, &reg, &clock);
     step_n(&mut env, 20);
     let s = env.summary();
     // Step 3 ends at 4.5 ms (deadline 3), step 4 at 4.9 (dl 4), step 5 at 5.3 (dl 5), then on time.
@@ -88,15 +90,7 @@ fn waits_that_return_late_are_counted_as_late_wakeups_not_misses() {
                 script: vec![],
             }))
         });
-        let mut env = build_with(
-            &scene,
-            &reg,
-            1,
-            Mode::Realtime { factor: 1.0 },
-            true,
-            Arc::new(clock),
-        )
-        .unwrap();
+        let mut env = realtime(&scene, &reg, &clock);
         step_n(&mut env, 20);
         let s = env.summary();
         // The tolerance is a tenth of the 1 ms period.
@@ -149,15 +143,7 @@ fn a_miss_names_its_slowest_phase_and_artifact() {
             script,
         }))
     });
-    let mut env = build_with(
-        &scene,
-        &reg,
-        1,
-        Mode::Realtime { factor: 1.0 },
-        true,
-        Arc::new(clock.clone()),
-    )
-    .unwrap();
+    let mut env = realtime(&scene, &reg, &clock);
     let log = LogBuffer::default();
     let writer = log.clone();
     let subscriber = tracing_subscriber::fmt()
@@ -291,15 +277,7 @@ fn an_extension_pauses_steps_and_resumes_the_run_without_counting_the_pause_as_l
             polls_paused: 0,
         }))
     });
-    let mut env = build_with(
-        &scene,
-        &reg,
-        1,
-        Mode::Realtime { factor: 1.0 },
-        true,
-        Arc::new(clock.clone()),
-    )
-    .unwrap();
+    let mut env = realtime(&scene, &reg, &clock);
     let stop = std::sync::atomic::AtomicBool::new(false);
     env.run(Some(20), &stop, |_, _| {}).unwrap();
     let seen = seen.lock().unwrap().clone();
