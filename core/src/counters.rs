@@ -38,7 +38,8 @@ pub enum Work {
     Walk,
     /// A cell a walk read.
     WalkCell,
-    /// A prim a walk offered to its ray (cull and, if it passes, the exact test).
+    /// A prim offered to one ray alone (cull and, if it passes, the exact test): from a walk's
+    /// cells, the list of prims outside the grid, or every prim of a world without a grid.
     WalkTest,
     /// An exact ray-prim test (after every cull), rings and walks alike.
     RayCast,
