@@ -176,5 +176,11 @@ fn main() {
         &out.join("libcounter_bad.so"),
         &["-DVERSION=4", "-DBAD_RESTORE"],
     );
+    // The batch-call tests' builds of one driver: with `step_many`, as built against the
+    // header before it (shorter entries), and without it.
+    let many = fixtures.join("many.c");
+    shared_library(&many, &out.join("libmany.so"), &[]);
+    shared_library(&many, &out.join("libmany_v3.so"), &["-DV3_ENTRY"]);
+    shared_library(&many, &out.join("libmany_single.so"), &["-DSINGLE"]);
     println!("cargo:rerun-if-changed=../sdk/include/ssx.h");
 }

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use sync_wrapper::SyncWrapper;
 
+mod batched;
 mod build;
+mod calls;
 mod control;
 mod reset;
 mod step;

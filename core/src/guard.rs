@@ -217,6 +217,21 @@ pub fn enter(label: &'static Label, phase: Phase, step: u64) -> Activity {
     }
 }
 
+/// Names another plugin as running in the calling thread's current activity (a batch call
+/// moving on to its next instance), so that a crash or a hang names the instance last seen;
+/// nothing when the thread runs no activity.
+pub fn relabel(label: &'static Label) {
+    let Some(slot) = MINE.with(Cell::get) else {
+        return;
+    };
+    if slot.depth.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    slot.label
+        .store(label as *const Label as *mut Label, Ordering::Relaxed);
+    bump_seq(slot);
+}
+
 /// Publishes a change of the slot: the watchdog reads `seq` around its reads.
 fn bump_seq(slot: &Slot) {
     slot.seq.store(

@@ -464,6 +464,13 @@ typedef struct {
   // descriptor. Called on the main thread between two steps, after every driver and sensor
   // was destroyed and before the new ones are created. Appended to version 3 after `restore`.
   SsxStatus (*reset)(void *instance, uint64_t seed, SsxErrorBuf *error);
+  // Drivers and sensors (may be null): steps many instances of this plugin in one call (an
+  // [`SsxStepManyFn`]); the host passes only instances this entry's `create` made, all of one
+  // world and phase, on one thread. Where a step runs without per-artifact timing (fast
+  // mode, batches of worlds), the host steps consecutive instances of the plugin through it
+  // instead of calling `step` once each; null: `step` once each. Appended to version 3 after
+  // `reset`.
+  SsxStatus (*step_many)(void *const *instances, const SsxCtx *ctxs, uintptr_t count, uintptr_t *failed, SsxErrorBuf *error);
 } SsxPluginDesc;
 
 // What `ssx_plugin_entry` returns: every plugin in the library. Static, never freed.

@@ -690,6 +690,19 @@ pub type SsxDestroyFn = unsafe extern "C" fn(instance: *mut c_void);
 /// message into `error` and returns an error status; the host then disables the instance.
 pub type SsxStepFn =
     unsafe extern "C" fn(instance: *mut c_void, ctx: SsxCtx, error: *mut SsxErrorBuf) -> SsxStatus;
+/// Runs one step of `count` instances of one plugin, as `step` would one after another in the
+/// order given: `instances[k]` with the handle `ctxs[k]`, each handle valid for host calls made
+/// for that instance during this call. Returns `SSX_OK` when every instance stepped; otherwise
+/// stops at the first instance that failed, writes its position (0-based) into `failed` and its
+/// message into `error`, and returns its status. The host disables that instance as it would
+/// after `step`, and calls again with the instances after it.
+pub type SsxStepManyFn = unsafe extern "C" fn(
+    instances: *const *mut c_void,
+    ctxs: *const SsxCtx,
+    count: usize,
+    failed: *mut usize,
+    error: *mut SsxErrorBuf,
+) -> SsxStatus;
 
 /// Serves an extension request; writes up to `capacity` bytes of the response and its full
 /// length. Thread-safe: drivers and sensors on several workers may call it at once.
@@ -725,7 +738,7 @@ pub struct SsxPluginDesc {
     pub name: *const c_char,
     /// One line for `ssxd plugins`.
     pub description: *const c_char,
-    // The function types are spelled out (they are SsxCreateFn, SsxDestroyFn and SsxStepFn):
+    // The function types are spelled out (they are SsxCreateFn, SsxDestroyFn, SsxStepFn, ...):
     // cbindgen maps `Option<fn>` to a nullable C function pointer only when written inline.
     /// Creates an instance (an [`SsxCreateFn`]).
     pub create: Option<
@@ -808,6 +821,21 @@ pub struct SsxPluginDesc {
         unsafe extern "C" fn(
             instance: *mut c_void,
             seed: u64,
+            error: *mut SsxErrorBuf,
+        ) -> SsxStatus,
+    >,
+    /// Drivers and sensors (may be null): steps many instances of this plugin in one call (an
+    /// [`SsxStepManyFn`]); the host passes only instances this entry's `create` made, all of one
+    /// world and phase, on one thread. Where a step runs without per-artifact timing (fast
+    /// mode, batches of worlds), the host steps consecutive instances of the plugin through it
+    /// instead of calling `step` once each; null: `step` once each. Appended to version 3 after
+    /// `reset`.
+    pub step_many: Option<
+        unsafe extern "C" fn(
+            instances: *const *mut c_void,
+            ctxs: *const SsxCtx,
+            count: usize,
+            failed: *mut usize,
             error: *mut SsxErrorBuf,
         ) -> SsxStatus,
     >,

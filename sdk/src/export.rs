@@ -191,6 +191,39 @@ unsafe fn step_impl<M: Make>(
     })
 }
 
+/// `step` for each instance in turn, stopping at the first that fails (the ABI's
+/// `SsxStepManyFn`): one call from the host for many instances.
+unsafe fn step_many_impl<M: Make>(
+    instances: *const *mut c_void,
+    ctxs: *const SsxCtx,
+    count: usize,
+    failed: *mut usize,
+    error: *mut SsxErrorBuf,
+) -> SsxStatus {
+    let at = |k: usize| {
+        // SAFETY: the host passes a valid out pointer or null.
+        if let Some(f) = unsafe { failed.as_mut() } {
+            *f = k;
+        }
+    };
+    if count > 0 && (instances.is_null() || ctxs.is_null()) {
+        at(0);
+        write_error(error, "null argument to step_many");
+        return SSX_ERR_INVALID_ARGUMENT;
+    }
+    // SAFETY: `count` instances and handles per the ABI, null checked above.
+    let (instances, ctxs) = unsafe { (abi::slice(instances, count), abi::slice(ctxs, count)) };
+    for (k, (&instance, &ctx)) in instances.iter().zip(ctxs).enumerate() {
+        // SAFETY: each is a live instance of `M` with its handle for this call (the ABI).
+        let status = unsafe { step_impl::<M>(instance, ctx, error) };
+        if status != SSX_OK {
+            at(k);
+            return status;
+        }
+    }
+    SSX_OK
+}
+
 unsafe fn destroy_impl<M: Make>(instance: *mut c_void) {
     if instance.is_null() {
         return;
@@ -228,8 +261,18 @@ macro_rules! trampolines {
             unsafe { destroy_impl::<$wrap<T>>(inst) }
         }
     };
-    ($bound:ident, $wrap:ident, $create:ident, $step:ident, $destroy:ident, $save:ident, $restore:ident) => {
+    ($bound:ident, $wrap:ident, $create:ident, $step:ident, $destroy:ident, $save:ident, $restore:ident, $step_many:ident) => {
         trampolines!($bound, $wrap, $create, $step, $destroy);
+        #[doc(hidden)]
+        pub unsafe extern "C" fn $step_many<T: $bound>(
+            instances: *const *mut c_void,
+            ctxs: *const SsxCtx,
+            count: usize,
+            failed: *mut usize,
+            e: *mut SsxErrorBuf,
+        ) -> SsxStatus {
+            unsafe { step_many_impl::<$wrap<T>>(instances, ctxs, count, failed, e) }
+        }
         #[doc(hidden)]
         pub unsafe extern "C" fn $save<T: $bound>(
             inst: *mut c_void,
@@ -308,7 +351,8 @@ trampolines!(
     __driver_step,
     __driver_destroy,
     __driver_save,
-    __driver_restore
+    __driver_restore,
+    __driver_step_many
 );
 trampolines!(
     Sensor,
@@ -317,7 +361,8 @@ trampolines!(
     __sensor_step,
     __sensor_destroy,
     __sensor_save,
-    __sensor_restore
+    __sensor_restore,
+    __sensor_step_many
 );
 trampolines!(
     Extension,
@@ -434,6 +479,7 @@ macro_rules! __ssx_desc {
             save: Some($crate::__driver_save::<$ty>),
             restore: Some($crate::__driver_restore::<$ty>),
             reset: None,
+            step_many: Some($crate::__driver_step_many::<$ty>),
         }
     };
     (extension, $name:literal, $desc:literal, $ty:ty) => {
@@ -450,6 +496,7 @@ macro_rules! __ssx_desc {
             save: None,
             restore: None,
             reset: Some($crate::__extension_reset::<$ty>),
+            step_many: None,
         }
     };
     (sensor, $name:literal, $desc:literal, $ty:ty) => {
@@ -466,6 +513,7 @@ macro_rules! __ssx_desc {
             save: Some($crate::__sensor_save::<$ty>),
             restore: Some($crate::__sensor_restore::<$ty>),
             reset: None,
+            step_many: Some($crate::__sensor_step_many::<$ty>),
         }
     };
 }

@@ -9,8 +9,8 @@ use ssx_sdk::abi::*;
 use super::host::{Frame, FrameKind, HOST_API, with_frame};
 use super::load::PluginLibrary;
 use crate::plugin::{
-    CommandBuffer, Driver, DriverContext, ExtensionContext, ExtensionInit, PluginInit, Reading,
-    RunRequest, Sensor, SensorContext, SimulationExtension,
+    BatchMember, CommandBuffer, Driver, DriverContext, ExtensionContext, ExtensionInit, PluginInit,
+    Reading, RunRequest, Sensor, SensorContext, SimulationExtension,
 };
 
 impl PluginLibrary {
@@ -98,7 +98,7 @@ impl PluginLibrary {
     }
 }
 
-const ERROR_CAPACITY: usize = 512;
+pub(super) const ERROR_CAPACITY: usize = 512;
 
 /// A host-owned error buffer, allocated once per instance.
 struct ErrorBuf {
@@ -125,17 +125,19 @@ impl ErrorBuf {
         &mut self.raw
     }
     fn message(&self, status: SsxStatus) -> String {
-        let end = self
-            .data
-            .iter()
-            .position(|&b| b == 0)
-            .unwrap_or(ERROR_CAPACITY);
-        let text = String::from_utf8_lossy(&self.data[..end]);
-        if text.is_empty() {
-            format!("{} (status {status})", status_message(status))
-        } else {
-            crate::text::escape_controls(&text).into_owned()
-        }
+        error_text(&self.data[..], status)
+    }
+}
+
+/// The message a plugin wrote into an error buffer (up to its NUL), or the status's meaning
+/// when it wrote none.
+pub(super) fn error_text(data: &[u8], status: SsxStatus) -> String {
+    let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+    let text = String::from_utf8_lossy(&data[..end]);
+    if text.is_empty() {
+        format!("{} (status {status})", status_message(status))
+    } else {
+        crate::text::escape_controls(&text).into_owned()
     }
 }
 
@@ -158,6 +160,16 @@ impl Instance {
         let instance = self.instance;
         // SAFETY: the instance is live; the frame outlives the call.
         self.call_guarded(frame, |ctx, err| unsafe { step(instance, ctx, err) })
+    }
+
+    /// What a batch call needs of this instance, when its plugin has `step_many`.
+    fn member(&mut self) -> Option<BatchMember> {
+        Some(BatchMember {
+            key: self.desc.name as usize,
+            step_many: self.desc.step_many?,
+            instance: self.instance,
+            error: self.err.data.as_mut_ptr(),
+        })
     }
 
     /// The state the plugin hands over to a new build (its `save` entry), if it has one.
@@ -280,6 +292,7 @@ impl SimulationExtension for AbiExtension {
                 swaps: ctx.swaps,
                 control: false,
             },
+            label: None,
         };
         instance.step(&mut frame)
     }
@@ -303,6 +316,7 @@ impl SimulationExtension for AbiExtension {
                 swaps: ctx.swaps,
                 control: true,
             },
+            label: None,
         };
         let mut request = SsxControl::default();
         let handle = instance.instance;
@@ -422,9 +436,13 @@ impl Driver for AbiDriver {
                 commands: out,
                 readings: ctx.readings,
             },
+            label: None,
         };
         crate::counters::add(crate::counters::Work::DriverCall, 1);
         self.0.step(&mut frame)
+    }
+    fn batch_member(&mut self) -> Option<BatchMember> {
+        self.0.member()
     }
     fn save_state(&mut self) -> Result<Option<Vec<u8>>, String> {
         self.0.save()
@@ -440,9 +458,13 @@ impl Sensor for AbiSensor {
             world: ctx.world,
             artifact: Some(ctx.artifact),
             kind: FrameKind::Sensor { out },
+            label: None,
         };
         crate::counters::add(crate::counters::Work::SensorCall, 1);
         self.0.step(&mut frame)
+    }
+    fn batch_member(&mut self) -> Option<BatchMember> {
+        self.0.member()
     }
     fn save_state(&mut self) -> Result<Option<Vec<u8>>, String> {
         self.0.save()

@@ -6,6 +6,7 @@
 //! This module and the worker pool are the only places with `unsafe` in the host. Here it is
 //! needed to call into libraries and to let host functions reach the frame of the current call.
 
+pub(crate) mod batch;
 mod host;
 mod instance;
 pub mod leftovers;

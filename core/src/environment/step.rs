@@ -2,24 +2,23 @@
 //! the frame for the render engine, extensions, pacing and accounting. `step_until` reads as the
 //! loop it is; each phase is a function of its own.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use super::{
     ArtifactSensors, DriverSlot, Environment, ExtensionOverlays, Readings, Shard, StepReport,
-    panic_message,
 };
 use crate::clock::Clock;
 use crate::engine::BodyCommand;
 use crate::error::{PluginFault, SsxError};
 use crate::guard::{self, Phase};
 use crate::pacer::{Mode, PaceOutcome};
-use crate::plugin::{DriverContext, ExtensionContext, ReadingSource, SensorContext, SwapDesk};
+use crate::plugin::{ExtensionContext, ReadingSource, SwapDesk};
 use crate::render::RenderFrame;
 use crate::stats::{Miss, PhaseTimes, StatsView};
 use crate::world::{ArtifactId, NoExtensions, World};
 
+use super::calls::{drive_one, sense_one};
 use super::swaps::Desk;
 use super::world_at;
 
@@ -356,12 +355,13 @@ impl<'c> SlowestTracker<'c> {
 }
 
 fn run_sensors(shard: &mut Shard<ArtifactSensors>, world: &World<'_>, clock: Option<&dyn Clock>) {
+    // Without per-artifact timing, a plugin's consecutive instances step in one call each.
+    if clock.is_none() {
+        super::batched::sense(shard, world);
+        return;
+    }
     let mut timer = SlowestTracker::new(clock);
     for item in &mut shard.items {
-        let ctx = SensorContext {
-            world,
-            artifact: item.id,
-        };
         let mut ran = false;
         for slot in &mut item.sensors {
             // Disabled (failed), or idle on this step (it said so).
@@ -369,33 +369,7 @@ fn run_sensors(shard: &mut Shard<ArtifactSensors>, world: &World<'_>, clock: Opt
                 continue;
             }
             ran = true;
-            let _doing = guard::enter(slot.guard, Phase::Sense, world.step);
-            let result = catch_unwind(AssertUnwindSafe(|| {
-                slot.plugin.get_mut().sense(&ctx, &mut slot.reading)
-            }));
-            match result {
-                Ok(Ok(())) => {
-                    if slot.reading.take_written() {
-                        slot.reading.stamp(world.step);
-                    }
-                }
-                Ok(Err(message)) => fail(
-                    &mut shard.faults,
-                    &mut slot.enabled,
-                    world,
-                    item.id,
-                    &slot.label,
-                    message,
-                ),
-                Err(p) => fail(
-                    &mut shard.faults,
-                    &mut slot.enabled,
-                    world,
-                    item.id,
-                    &slot.label,
-                    panic_message(&*p),
-                ),
-            }
+            sense_one(slot, item.id, world, &mut shard.faults);
         }
         // An artifact whose sensors were all idle took no time worth a clock read.
         if ran {
@@ -411,52 +385,14 @@ fn run_drivers(
     readings: &dyn ReadingSource,
     clock: Option<&dyn Clock>,
 ) {
+    if clock.is_none() {
+        super::batched::drive(shard, world, readings);
+        return;
+    }
     let mut timer = SlowestTracker::new(clock);
     for slot in shard.items.iter_mut().filter(|s| s.enabled) {
-        let ctx = DriverContext {
-            world,
-            artifact: slot.id,
-            readings,
-        };
-        let doing = guard::enter(slot.guard, Phase::Drive, world.step);
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            slot.plugin.drive(&ctx, &mut slot.commands)
-        }));
-        drop(doing);
-        let message = match result {
-            Ok(Ok(())) => None,
-            Ok(Err(m)) => Some(m),
-            Err(p) => Some(panic_message(&*p)),
-        };
-        if let Some(m) = message {
-            slot.commands.drain();
-            fail(
-                &mut shard.faults,
-                &mut slot.enabled,
-                world,
-                slot.id,
-                &slot.label,
-                m,
-            );
-        }
+        drive_one(slot, world, readings, &mut shard.faults);
         timer.done(slot.id);
     }
     shard.slowest = timer.best;
-}
-
-fn fail(
-    faults: &mut Vec<PluginFault>,
-    enabled: &mut bool,
-    world: &World<'_>,
-    id: ArtifactId,
-    label: &str,
-    message: String,
-) {
-    *enabled = false;
-    faults.push(PluginFault {
-        artifact: world.artifact(id).name.clone(),
-        plugin: label.to_string(),
-        step: world.step,
-        message,
-    });
 }

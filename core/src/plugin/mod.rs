@@ -9,9 +9,11 @@ use std::any::Any;
 use crate::stats::StatsView;
 use crate::world::{ArtifactId, ArtifactInfo, World};
 
+mod batch;
 mod command;
 mod registry;
 
+pub use batch::BatchMember;
 pub use command::{CommandBuffer, CommandError};
 pub use registry::{
     DriverFactory, EngineFactory, ExtensionFactory, PluginInit, PluginKind, PluginRegistry,
@@ -135,6 +137,11 @@ impl<'a> DriverContext<'a> {
 pub trait Sensor: Send {
     /// Measures and writes `out`. An error disables this sensor (or stops a strict run).
     fn sense(&mut self, ctx: &SensorContext<'_>, out: &mut Reading) -> Result<(), String>;
+    /// Where this sensor is a library instance that steps with others of its plugin in one
+    /// call, what the host needs for that call; `None` (the default): one call each.
+    fn batch_member(&mut self) -> Option<BatchMember> {
+        None
+    }
     /// The state a new build continues from when this plugin's library is swapped
     /// (swap.rs): `Ok(None)` (the default) for none.
     fn save_state(&mut self) -> Result<Option<Vec<u8>>, String> {
@@ -153,6 +160,11 @@ pub trait Sensor: Send {
 pub trait Driver: Send {
     /// Computes this step's commands. An error disables this driver (or stops a strict run).
     fn drive(&mut self, ctx: &DriverContext<'_>, out: &mut CommandBuffer) -> Result<(), String>;
+    /// Where this driver is a library instance that steps with others of its plugin in one
+    /// call, what the host needs for that call; `None` (the default): one call each.
+    fn batch_member(&mut self) -> Option<BatchMember> {
+        None
+    }
     /// The state a new build continues from when this plugin's library is swapped
     /// (swap.rs): `Ok(None)` (the default) for none.
     fn save_state(&mut self) -> Result<Option<Vec<u8>>, String> {

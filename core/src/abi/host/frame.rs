@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use ssx_sdk::abi::*;
 
 use crate::engine::BodyId;
+use crate::guard::Label;
 use crate::math::Vec3;
 use crate::plugin::{CommandBuffer, Reading, ReadingSource, SwapDesk};
 use crate::stats::StatsView;
@@ -45,11 +46,31 @@ pub(in crate::abi) struct Frame<'a> {
     /// The calling plugin's artifact (none for extensions).
     pub(in crate::abi) artifact: Option<ArtifactId>,
     pub(in crate::abi) kind: FrameKind<'a>,
+    /// What the crash handler and the watchdog call the instance, where a batch call moves
+    /// from one instance to the next (none outside batches).
+    pub(in crate::abi) label: Option<&'static Label>,
 }
 
+/// The plugin call running on a thread: handles `first..first + count` are `frames[0..count]`;
+/// `last` is the one the latest host call named (a batch call's relabelling).
+#[derive(Clone, Copy)]
+struct Current {
+    first: SsxCtx,
+    count: u64,
+    frames: *mut (),
+    last: u64,
+}
+
+const NONE: Current = Current {
+    first: 0,
+    count: 0,
+    frames: std::ptr::null_mut(),
+    last: 0,
+};
+
 thread_local! {
-    /// The handle and frame of the plugin call running on this thread (0 / null: none).
-    static CURRENT: Cell<(SsxCtx, *mut ())> = const { Cell::new((0, std::ptr::null_mut())) };
+    /// The handles and frames of the plugin call running on this thread (none: no call).
+    static CURRENT: Cell<Current> = const { Cell::new(NONE) };
     /// Handles are unique across threads: a per-thread tag in the high bits, a counter below.
     static NEXT: Cell<u64> = Cell::new(THREAD_TAG.fetch_add(1, Ordering::Relaxed) << 40);
 }
@@ -60,13 +81,29 @@ pub(in crate::abi) fn with_frame(
     frame: &mut Frame<'_>,
     call: impl FnOnce(SsxCtx) -> SsxStatus,
 ) -> SsxStatus {
-    let ctx = NEXT.with(|n| {
+    with_frames(std::slice::from_mut(frame), call)
+}
+
+/// Makes `frames` current for the duration of `call` (a batch call), which gets the first of
+/// as many fresh, consecutive handles: handle `first + k` is `frames[k]`'s.
+pub(in crate::abi) fn with_frames(
+    frames: &mut [Frame<'_>],
+    call: impl FnOnce(SsxCtx) -> SsxStatus,
+) -> SsxStatus {
+    let count = frames.len() as u64;
+    let first = NEXT.with(|n| {
         let v = n.get() + 1;
-        n.set(v);
+        n.set(v + count - 1);
         v
     });
-    let previous = CURRENT.with(|c| c.replace((ctx, frame as *mut Frame<'_> as *mut ())));
-    let status = call(ctx);
+    let current = Current {
+        first,
+        count,
+        frames: frames.as_mut_ptr() as *mut (),
+        last: 0,
+    };
+    let previous = CURRENT.with(|c| c.replace(current));
+    let status = call(first);
     CURRENT.with(|c| c.set(previous));
     status
 }
@@ -77,13 +114,29 @@ pub(super) fn host<F>(ctx: SsxCtx, body: F) -> SsxStatus
 where
     F: FnOnce(&mut Frame<'_>) -> Result<(), Refusal>,
 {
-    let (current, ptr) = CURRENT.with(Cell::get);
-    if ctx == 0 || ctx != current || ptr.is_null() {
+    let current = CURRENT.with(Cell::get);
+    let k = ctx.wrapping_sub(current.first);
+    if ctx == 0 || k >= current.count || current.frames.is_null() {
         return SSX_ERR_INVALID_HANDLE;
     }
-    // SAFETY: `ptr` is the frame `with_frame` installed for this very handle on this thread; it
-    // lives until that call returns, and host functions do not nest.
-    let frame = unsafe { &mut *(ptr as *mut Frame<'_>) };
+    // SAFETY: `frames` holds the `count` frames `with_frames` installed for these very handles
+    // on this thread; they live until that call returns, and host functions do not nest.
+    let frame = unsafe { &mut *(current.frames as *mut Frame<'_>).add(k as usize) };
+    if k != current.last {
+        // A batch call went on to its next instance: a crash from here on names that one.
+        if let Some(label) = frame.label {
+            crate::guard::relabel(label);
+        }
+        CURRENT.with(|c| c.set(Current { last: k, ..current }));
+    }
+    run(frame, body)
+}
+
+/// A host function's body on its frame, counted, behind a panic boundary.
+fn run<F>(frame: &mut Frame<'_>, body: F) -> SsxStatus
+where
+    F: FnOnce(&mut Frame<'_>) -> Result<(), Refusal>,
+{
     crate::counters::add(
         match frame.kind {
             FrameKind::Driver { .. } => crate::counters::Work::DriverHostCall,

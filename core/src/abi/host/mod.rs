@@ -15,7 +15,7 @@ mod world;
 
 use commands::*;
 use extensions::*;
-pub(super) use frame::{Frame, FrameKind, with_frame};
+pub(super) use frame::{Frame, FrameKind, with_frame, with_frames};
 use joints::*;
 use rays::*;
 use readings::*;

@@ -10,6 +10,7 @@ use ssx_tests::{
     Workspace, build_fast, build_fast_with, c_library, registry, repo_root, rust_plugin_dir, step_n,
 };
 
+mod batch;
 mod library;
 
 fn lib(name: &str) -> PathBuf {

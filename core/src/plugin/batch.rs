@@ -1,0 +1,24 @@
+//! Instances stepped many to a call: a library plugin that exports the ABI's `step_many` lets
+//! the host step consecutive instances of it in one call instead of one call each.
+
+use std::ffi::c_void;
+
+use ssx_sdk::abi::SsxStepManyFn;
+
+/// A library plugin instance that can step with others of its plugin in one call.
+#[derive(Clone, Copy, Debug)]
+pub struct BatchMember {
+    /// Which plugin (its library's entry): only members with the same key step together.
+    pub(crate) key: usize,
+    pub(crate) step_many: SsxStepManyFn,
+    pub(crate) instance: *mut c_void,
+    /// The instance's error buffer (the host's, `ERROR_CAPACITY` bytes, initialised).
+    pub(crate) error: *mut u8,
+}
+
+impl BatchMember {
+    /// Whether the two step together (instances of one plugin of one library).
+    pub fn joins(&self, other: &BatchMember) -> bool {
+        self.key == other.key
+    }
+}
