@@ -13,6 +13,7 @@ mod environment;
 mod explore;
 mod fail_safe;
 mod gripper;
+mod logs;
 mod maps;
 mod models;
 mod physics;

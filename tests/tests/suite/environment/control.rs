@@ -103,20 +103,6 @@ fn waits_that_return_late_are_counted_as_late_wakeups_not_misses() {
     }
 }
 
-/// What a run logs, kept in memory (a `tracing` writer).
-#[derive(Clone, Default)]
-struct LogBuffer(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for LogBuffer {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// A miss in real time is attributed to its phase and the slowest artifact of that phase
 /// (each artifact is timed in real time; fast mode, which cannot miss, times none).
 #[test]
@@ -144,14 +130,7 @@ fn a_miss_names_its_slowest_phase_and_artifact() {
         }))
     });
     let mut env = realtime(&scene, &reg, &clock);
-    let log = LogBuffer::default();
-    let writer = log.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    tracing::subscriber::with_default(subscriber, || step_n(&mut env, 5));
-    let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    let ((), text) = crate::logs::logged(|| step_n(&mut env, 5));
     assert!(env.summary().deadline_misses >= 1, "{text}");
     assert!(
         text.contains("deadline missed at step 3")

@@ -4,26 +4,12 @@
 //! contained; a library built against the header before the entry loads and steps as before.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use ssx_core::{Environment, Mode, VirtualClock};
 
 use super::bits;
 use ssx_tests::{Workspace, build_with, c_library, registry, state_of, step_n};
-
-/// What a run logs, kept in memory (a `tracing` writer).
-#[derive(Clone, Default)]
-struct LogBuffer(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for LogBuffer {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Five 1 kg balls in zero gravity, τ = 1 ms, each driven by `library`'s `shove` with a force
 /// of k + 1 N along x (ball k); ball 2's descriptor also gets `extra`.
@@ -58,14 +44,7 @@ fn balls(ws: &Workspace, library: &str, extra: &str) -> PathBuf {
 fn run(scene: &std::path::Path, mode: Mode, steps: u64) -> (Environment, String) {
     let clock = Arc::new(VirtualClock::new());
     let mut env = build_with(scene, &registry(), 1, mode, false, clock).unwrap();
-    let log = LogBuffer::default();
-    let writer = log.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    tracing::subscriber::with_default(subscriber, || step_n(&mut env, steps));
-    let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    let ((), text) = crate::logs::logged(|| step_n(&mut env, steps));
     (env, text)
 }
 
