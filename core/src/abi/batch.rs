@@ -1,6 +1,6 @@
 //! Batch calls: consecutive instances of one library plugin stepped by its `step_many`, each
-//! with its own handle and frame (made when a host call names it), as its `step` would step
-//! them one after another.
+//! with its own handle and frame (all written before the call, in place on the stack), as its
+//! `step` would step them one after another.
 
 use std::ffi::c_void;
 use std::mem::MaybeUninit;
