@@ -29,7 +29,8 @@ use crate::error::PluginFault;
 use crate::guard::{self, Label, Phase};
 use crate::pacer::{Mode, PaceOutcome, Pacer};
 use crate::plugin::{
-    CommandBuffer, Driver, PluginRegistry, Reading, ReadingSource, Sensor, SimulationExtension,
+    BatchMember, CommandBuffer, Driver, PluginRegistry, Reading, ReadingSource, Sensor,
+    SimulationExtension,
 };
 use crate::pool::WorkerPool;
 use crate::render::{RenderEngine, RenderNode};
@@ -76,6 +77,8 @@ struct SensorSlot {
     // Only ever used through `&mut` on its worker; the wrapper lets drivers on other workers
     // share the slot's reading while the plugin itself stays unshared.
     plugin: SyncWrapper<Box<dyn Sensor>>,
+    /// What a batch call needs of the plugin (batched.rs), taken when it was placed here.
+    member: Option<BatchMember>,
     reading: Reading,
     enabled: bool,
 }
@@ -90,6 +93,8 @@ struct DriverSlot {
     label: String,
     guard: &'static Label,
     plugin: Box<dyn Driver>,
+    /// What a batch call needs of the plugin (batched.rs), taken when it was placed here.
+    member: Option<BatchMember>,
     commands: CommandBuffer,
     enabled: bool,
     /// Attaches the engine refused (logged at the 1st, 10th, 100th, ...).

@@ -2,6 +2,7 @@
 //! sensors and extensions ordinary [`Driver`]s, [`Sensor`]s and [`SimulationExtension`]s.
 
 use std::ffi::{CStr, CString, c_void};
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use ssx_sdk::abi::*;
@@ -100,32 +101,47 @@ impl PluginLibrary {
 
 pub(super) const ERROR_CAPACITY: usize = 512;
 
-/// A host-owned error buffer, allocated once per instance.
+/// A host-owned error buffer, allocated once per instance. Its bytes are reached only through
+/// the pointer of their allocation, never through a `&mut`, so that the pointer a batch member
+/// keeps (`member`) stays valid beside the host's own writes.
 struct ErrorBuf {
-    data: Box<[u8; ERROR_CAPACITY]>,
+    data: NonNull<[u8; ERROR_CAPACITY]>,
     raw: SsxErrorBuf,
 }
 
 impl ErrorBuf {
     fn new() -> Self {
         Self {
-            data: Box::new([0; ERROR_CAPACITY]),
+            data: NonNull::from(Box::leak(Box::new([0; ERROR_CAPACITY]))),
             raw: SsxErrorBuf {
                 data: std::ptr::null_mut(),
                 capacity: 0,
             },
         }
     }
+    /// The bytes' first address, as plugins write through it.
+    fn bytes(&self) -> *mut u8 {
+        self.data.as_ptr().cast()
+    }
     fn raw(&mut self) -> *mut SsxErrorBuf {
-        self.data[0] = 0;
+        // SAFETY: the allocation is live until `Drop`; no plugin call is running.
+        unsafe { self.bytes().write(0) };
         self.raw = SsxErrorBuf {
-            data: self.data.as_mut_ptr().cast(),
+            data: self.bytes().cast(),
             capacity: ERROR_CAPACITY,
         };
         &mut self.raw
     }
     fn message(&self, status: SsxStatus) -> String {
-        error_text(&self.data[..], status)
+        // SAFETY: live until `Drop`; read between plugin calls, when nothing writes it.
+        error_text(unsafe { self.data.as_ref() }, status)
+    }
+}
+
+impl Drop for ErrorBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `Box` in `new` and freed once, here.
+        drop(unsafe { Box::from_raw(self.data.as_ptr()) });
     }
 }
 
@@ -168,7 +184,7 @@ impl Instance {
             key: self.desc.name as usize,
             step_many: self.desc.step_many?,
             instance: self.instance,
-            error: self.err.data.as_mut_ptr(),
+            error: self.err.bytes(),
         })
     }
 

@@ -44,7 +44,7 @@ pub(super) fn drive(
         if !items[i].enabled {
             continue;
         }
-        let member = items[i].plugin.batch_member();
+        let member = items[i].member;
         if !member.is_some_and(|m| joins(&picks, &m, |p| &p.1)) {
             drive_picked(items, &mut picks, world, readings, faults);
         }
@@ -128,7 +128,7 @@ pub(super) fn sense(shard: &mut Shard<ArtifactSensors>, world: &World<'_>) {
             if !(slot.enabled && slot.reading.wanted_at(world.step)) {
                 continue;
             }
-            let member = slot.plugin.get_mut().batch_member();
+            let member = slot.member;
             if !member.is_some_and(|m| joins(&picks, &m, |p| &p.2)) {
                 sense_picked(items, &mut picks, world, faults);
             }

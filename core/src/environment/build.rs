@@ -389,9 +389,11 @@ impl Environment {
                             guard,
                         });
                     }
+                    let mut plugin = plugin;
                     sensors.push(SensorSlot {
                         label,
                         guard,
+                        member: plugin.batch_member(),
                         plugin: SyncWrapper::new(plugin),
                         reading: Reading::default(),
                         enabled: true,
@@ -419,7 +421,7 @@ impl Environment {
                 let guard = guard_label(&label, d, Some(&art.name));
                 let init = self.plugin_init(art, ai, 0);
                 let doing = guard::enter(guard, Phase::Create, 0);
-                let plugin = match &d.library {
+                let mut plugin = match &d.library {
                     Some(lib) => self.loader.driver(lib, &d.plugin, &d.descriptor, &init),
                     None => {
                         let factory = registry
@@ -453,6 +455,7 @@ impl Environment {
                     id: ArtifactId(ai as u32),
                     label,
                     guard,
+                    member: plugin.batch_member(),
                     plugin,
                     commands: CommandBuffer::new(bodies, joints, kinds),
                     enabled: true,

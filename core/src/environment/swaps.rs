@@ -188,6 +188,8 @@ impl Environment {
                     match (slot, fresh) {
                         (Slot::Driver { shard, index }, Fresh::Driver(d)) => {
                             let s = &mut self.driver_shards[shard as usize].items[index as usize];
+                            let mut d = d;
+                            s.member = d.batch_member();
                             drivers.push(std::mem::replace(&mut s.plugin, d));
                             s.enabled = true;
                         }
@@ -201,6 +203,8 @@ impl Environment {
                         ) => {
                             let s = &mut self.sensor_shards[shard as usize].items[index as usize]
                                 .sensors[sensor as usize];
+                            let mut n = n;
+                            s.member = n.batch_member();
                             sensors.push(std::mem::replace(s.plugin.get_mut(), n));
                             s.enabled = true;
                             // The new build keeps its own count of quiet steps.

@@ -5,7 +5,9 @@ use std::ffi::c_void;
 
 use ssx_sdk::abi::SsxStepManyFn;
 
-/// A library plugin instance that can step with others of its plugin in one call.
+/// A library plugin instance that can step with others of its plugin in one call. Kept in the
+/// instance's slot from its creation (or swap) on, so that a step asks nothing of the instance
+/// to gather it.
 #[derive(Clone, Copy, Debug)]
 pub struct BatchMember {
     /// Which plugin (its library's entry): only members with the same key step together.
@@ -22,3 +24,11 @@ impl BatchMember {
         self.key == other.key
     }
 }
+
+// SAFETY: the pointers are one instance's (its state and the host's error buffer for it, both
+// fixed in memory for its life); the ABI lets an instance be called from any one thread at a
+// time, and only the worker that steps the instance's slot passes them to the plugin. Sharing a
+// member only shares the two addresses: nothing reaches through them without `unsafe`.
+unsafe impl Send for BatchMember {}
+// SAFETY: as above.
+unsafe impl Sync for BatchMember {}

@@ -138,7 +138,9 @@ pub trait Sensor: Send {
     /// Measures and writes `out`. An error disables this sensor (or stops a strict run).
     fn sense(&mut self, ctx: &SensorContext<'_>, out: &mut Reading) -> Result<(), String>;
     /// Where this sensor is a library instance that steps with others of its plugin in one
-    /// call, what the host needs for that call; `None` (the default): one call each.
+    /// call, what the host needs for that call; `None` (the default): one call each. Asked once,
+    /// when the instance is placed in its slot: what it returns stays valid for the instance's
+    /// life.
     fn batch_member(&mut self) -> Option<BatchMember> {
         None
     }
@@ -161,7 +163,9 @@ pub trait Driver: Send {
     /// Computes this step's commands. An error disables this driver (or stops a strict run).
     fn drive(&mut self, ctx: &DriverContext<'_>, out: &mut CommandBuffer) -> Result<(), String>;
     /// Where this driver is a library instance that steps with others of its plugin in one
-    /// call, what the host needs for that call; `None` (the default): one call each.
+    /// call, what the host needs for that call; `None` (the default): one call each. Asked once,
+    /// when the instance is placed in its slot: what it returns stays valid for the instance's
+    /// life.
     fn batch_member(&mut self) -> Option<BatchMember> {
         None
     }
