@@ -122,13 +122,14 @@ fn main() -> ExitCode {
 /// descriptor, so descriptors are checked too.
 fn built(scene: &Scene, registry: &PluginRegistry) -> Result<Environment, SsxError> {
     let config = scene.config(1, Mode::Fast, LatePolicy::CatchUp, true);
-    Environment::build(
+    Environment::build_sharing(
         config,
         registry,
         &scene.extensions,
         &scene.artifacts,
         Box::new(NullRenderEngine::default()),
         Arc::new(MonotonicClock::new(Duration::ZERO)),
+        scene.libraries.clone(),
     )
 }
 
@@ -467,13 +468,16 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
         }
         None => Box::new(NullRenderEngine::default()),
     };
-    let mut env = Environment::build(
+    // With the libraries the scene's check opened, handed over (the scene outlives the build,
+    // and a library swapped out must not stay open for it): each is copied and opened once.
+    let mut env = Environment::build_sharing(
         config,
         &registry,
         &scene.extensions,
         &scene.artifacts,
         render,
         Arc::new(MonotonicClock::new(Duration::from_micros(o.spin_margin_us))),
+        std::mem::take(&mut scene.libraries),
     )?;
     env.set_scene_source(Box::new(scene.source(o.scene_dir.as_deref(), &registry)));
     if let Some(f) = &stats_file {

@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use ssx_core::abi::PluginLoader;
 use ssx_core::environment::ExtensionSpec;
 use ssx_core::math::Vec3;
 use ssx_core::plugin::{PluginKind, PluginRegistry};
@@ -66,6 +67,10 @@ pub struct Scene {
     /// map without a seed of its own). When not, a scene loaded with another seed differs only
     /// in `seed` (the plugins' seeds): a batch of worlds loads it once.
     pub seeded: bool,
+    /// The plugin libraries opened to check the scene's plugin names (drivers' and sensors'
+    /// from their private copies): building from this scene with them
+    /// ([`ssx_core::Environment::build_sharing`]) opens and copies no library again.
+    pub libraries: PluginLoader,
 }
 
 impl Scene {
@@ -93,6 +98,19 @@ impl Scene {
         home: Option<&Path>,
         registry: &PluginRegistry,
         seed: Option<u64>,
+    ) -> Result<Scene, SsxError> {
+        Self::load_sharing(path, home, registry, seed, PluginLoader::default())
+    }
+
+    /// [`Scene::load_seeded`], checking plugin names against the libraries `libraries` has
+    /// open (a clone of a world's [`ssx_core::Environment::plugin_loader`]) and opening only
+    /// those it lacks: another world of a batch, or a reset, copies no library again.
+    pub fn load_sharing(
+        path: &Path,
+        home: Option<&Path>,
+        registry: &PluginRegistry,
+        seed: Option<u64>,
+        libraries: PluginLoader,
     ) -> Result<Scene, SsxError> {
         let budget = std::cell::Cell::new(limits::MAX_TOTAL_BYTES);
         let mut top = Source::read(path, None, &budget)?;
@@ -145,7 +163,7 @@ impl Scene {
             names: HashMap::new(),
             extensions: Vec::new(),
             extension_names: HashMap::new(),
-            libraries: Default::default(),
+            libraries: std::cell::RefCell::new(libraries),
             budget,
             bodies: 0,
             groups: 0,
@@ -194,6 +212,7 @@ impl Scene {
             view: scene.view,
             watchdog: scene.watchdog.map(|w| w.0),
             map: layout,
+            libraries: loader.libraries.into_inner(),
         })
     }
 
@@ -313,9 +332,14 @@ pub struct SceneFromFile {
 }
 
 impl ssx_core::SceneSource for SceneFromFile {
-    fn rebuild(&self, seed: u64) -> Result<ssx_core::Rebuilt, SsxError> {
-        let scene =
-            Scene::load_seeded(&self.file, self.home.as_deref(), &self.registry, Some(seed))?;
+    fn rebuild(&self, seed: u64, libraries: &PluginLoader) -> Result<ssx_core::Rebuilt, SsxError> {
+        let scene = Scene::load_sharing(
+            &self.file,
+            self.home.as_deref(),
+            &self.registry,
+            Some(seed),
+            libraries.clone(),
+        )?;
         Ok(ssx_core::Rebuilt {
             map: scene.map.as_ref().map(|l| std::sync::Arc::new(l.grid())),
             artifacts: scene.artifacts,

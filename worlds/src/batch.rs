@@ -71,7 +71,7 @@ struct SharedScene {
 struct SharedSource(Arc<SharedScene>);
 
 impl SceneSource for SharedSource {
-    fn rebuild(&self, _seed: u64) -> Result<Rebuilt, SsxError> {
+    fn rebuild(&self, _seed: u64, _libraries: &PluginLoader) -> Result<Rebuilt, SsxError> {
         Ok(Rebuilt {
             artifacts: self.0.scene.artifacts.clone(),
             map: self.0.map.clone(),
@@ -153,8 +153,19 @@ impl Worlds {
         })?;
         let base = open::registry();
         let home = o.scene_dir.as_deref();
-        let (scene, _) = open::load(scene, home, &base, o.seed, o.engine.as_deref(), false)
-            .map_err(WorldsError::Scene)?;
+        let (mut scene, _) = open::load(
+            scene,
+            home,
+            &base,
+            o.seed,
+            o.engine.as_deref(),
+            false,
+            PluginLoader::default(),
+        )
+        .map_err(WorldsError::Scene)?;
+        // The libraries the scene's check opened: every world is built with them (and a seeded
+        // scene checked against them), so each is copied and opened once for the batch.
+        let loader = std::mem::take(&mut scene.libraries);
         let first = scene.seed;
         let seeds: Vec<u64> = match &o.seeds {
             Some(s) => s.clone(),
@@ -171,25 +182,14 @@ impl Worlds {
             let map = scene.map.as_ref().map(|l| Arc::new(l.grid()));
             Template::Shared(Arc::new(SharedScene { scene, map }))
         };
-        // World 0 opens the plugin libraries; the others share them.
-        let first_world =
-            build_world(&template, &base, seeds[0], o.strict, None).map_err(|source| {
-                WorldsError::World {
-                    world: 0,
-                    seed: seeds[0],
-                    source,
-                }
-            })?;
-        let loader = first_world.env.plugin_loader().clone();
         let mut built: Vec<Option<World>> = (0..count).map(|_| None).collect();
-        built[0] = Some(first_world);
         {
-            let mut work = parts(&mut built[1..], pool.workers());
+            let mut work = parts(&mut built, pool.workers());
             let (template, base, seeds, loader) = (&template, &base, &seeds, &loader);
             pool.for_each_mut(&mut work, &|_, part| {
                 for (i, slot) in part.items.iter_mut().enumerate() {
-                    let k = 1 + part.first + i;
-                    match build_world(template, base, seeds[k], o.strict, Some(loader)) {
+                    let k = part.first + i;
+                    match build_world(template, base, seeds[k], o.strict, loader) {
                         Ok(w) => *slot = Some(w),
                         Err(source) => {
                             part.error = Some(WorldsError::World {
@@ -402,15 +402,14 @@ impl Worlds {
 }
 
 /// A world of the batch with seed `seed`, its step times not kept; `loader`: the libraries the
-/// batch's first world opened.
+/// batch's scene opened.
 fn build_world(
     template: &Template,
     base: &PluginRegistry,
     seed: u64,
     strict: bool,
-    loader: Option<&PluginLoader>,
+    loader: &PluginLoader,
 ) -> Result<World, SsxError> {
-    let loader = || loader.cloned().unwrap_or_default();
     let (mut env, bus) = match template {
         Template::Shared(shared) => {
             let config = EnvironmentConfig {
@@ -424,27 +423,29 @@ fn build_world(
                 config,
                 base,
                 Box::new(NullRenderEngine::default()),
-                loader(),
+                loader.clone(),
             )?;
             env.set_scene_source(Box::new(SharedSource(Arc::clone(shared))));
             (env, bus)
         }
         Template::File { path, home, engine } => {
-            let (scene, _) = open::load(
+            let (mut scene, _) = open::load(
                 path,
                 home.as_deref(),
                 base,
                 Some(seed),
                 engine.as_deref(),
                 false,
+                loader.clone(),
             )?;
             let config = scene.config(1, Mode::Fast, LatePolicy::CatchUp, strict);
+            let libraries = std::mem::take(&mut scene.libraries);
             let (mut env, bus) = open::build_loaded(
                 &scene,
                 config,
                 base,
                 Box::new(NullRenderEngine::default()),
-                loader(),
+                libraries,
             )?;
             env.set_scene_source(Box::new(
                 scene.source(home.as_deref(), &open::with_bus(base, &bus)),

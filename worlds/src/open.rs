@@ -97,7 +97,8 @@ pub(crate) fn with_bus(base: &PluginRegistry, bus: &Arc<BusState>) -> PluginRegi
 
 /// Reads `scene` (its relative paths from `home` when given) with `seed` in place of its own,
 /// and the engine in place of the scene's; the Zenoh extension is replaced by the bus unless
-/// `network`. Returns the scene and whether its own Zenoh extension stayed.
+/// `network`. `libraries`: plugin libraries already open (another world's), which the scene's
+/// check and build reuse. Returns the scene and whether its own Zenoh extension stayed.
 pub fn load(
     scene: &Path,
     home: Option<&Path>,
@@ -105,8 +106,9 @@ pub fn load(
     seed: Option<u64>,
     engine: Option<&str>,
     network: bool,
+    libraries: PluginLoader,
 ) -> Result<(Scene, bool), SsxError> {
-    let mut scene = Scene::load_seeded(scene, home, registry, seed)?;
+    let mut scene = Scene::load_sharing(scene, home, registry, seed, libraries)?;
     if let Some(engine) = engine {
         if !registry.has(PluginKind::Engine, engine) {
             return Err(SsxError::Config(format!(
@@ -134,14 +136,14 @@ pub fn load(
     Ok((scene, zenoh_in_scene))
 }
 
-/// The world of a loaded scene (`load`), with a bus of its own.
-/// `loader`: the libraries another world of the scene opened (a batch shares them).
+/// The world of a loaded scene (`load`), with a bus of its own, built with `libraries`: those
+/// its load opened (the worlds of a batch share them, so each is opened once between them).
 pub(crate) fn build_loaded(
     scene: &Scene,
     config: EnvironmentConfig,
     base: &PluginRegistry,
     render: Box<dyn RenderEngine>,
-    loader: PluginLoader,
+    libraries: PluginLoader,
 ) -> Result<(Environment, Arc<BusState>), SsxError> {
     let bus = Arc::new(BusState::default());
     let registry = with_bus(base, &bus);
@@ -152,7 +154,7 @@ pub(crate) fn build_loaded(
         &scene.artifacts,
         render,
         Arc::new(MonotonicClock::new(Duration::from_micros(500))),
-        loader,
+        libraries,
     )?;
     Ok((env, bus))
 }
@@ -161,8 +163,15 @@ pub(crate) fn build_loaded(
 pub fn open(scene: &Path, o: &Options) -> Result<Opened, SsxError> {
     let base = registry();
     let home = o.scene_dir.as_deref();
-    let (loaded, zenoh_in_scene) =
-        load(scene, home, &base, o.seed, o.engine.as_deref(), o.network)?;
+    let (mut loaded, zenoh_in_scene) = load(
+        scene,
+        home,
+        &base,
+        o.seed,
+        o.engine.as_deref(),
+        o.network,
+        PluginLoader::default(),
+    )?;
     let (render, hub): (Box<dyn RenderEngine>, _) = match &o.record {
         Some(record) => {
             let hub = ssx_view::Hub::new();
@@ -173,7 +182,8 @@ pub fn open(scene: &Path, o: &Options) -> Result<Opened, SsxError> {
         None => (Box::new(NullRenderEngine::default()), None),
     };
     let config = loaded.config(o.workers, o.mode, LatePolicy::CatchUp, o.strict);
-    let (mut env, bus) = build_loaded(&loaded, config, &base, render, PluginLoader::default())?;
+    let libraries = std::mem::take(&mut loaded.libraries);
+    let (mut env, bus) = build_loaded(&loaded, config, &base, render, libraries)?;
     // A reset with a new seed reads the scene again, with the bus in the registry it names.
     env.set_scene_source(Box::new(loaded.source(home, &with_bus(&base, &bus))));
     Ok(Opened {

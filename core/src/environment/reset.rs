@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::build::{create_engine, create_extension, extension_init, render_nodes};
 use super::{ArtifactSpec, Environment};
+use crate::abi::PluginLoader;
 use crate::error::{PluginFault, SsxError};
 use crate::guard::{self, Phase};
 use crate::pacer::Pacer;
@@ -17,8 +18,10 @@ use crate::world::{Catalog, MapGrid};
 /// how (ssxd and the Python package hand [`Environment::set_scene_source`] one that loads it
 /// with ssx-artifacts).
 pub trait SceneSource: Send {
-    /// The scene's artifacts and map with `seed` as its seed.
-    fn rebuild(&self, seed: u64) -> Result<Rebuilt, SsxError>;
+    /// The scene's artifacts and map with `seed` as its seed. `libraries`: the plugin
+    /// libraries the world has open (after any swap), for checking the scene's plugin names
+    /// without opening (and copying) a library again.
+    fn rebuild(&self, seed: u64, libraries: &PluginLoader) -> Result<Rebuilt, SsxError>;
 }
 
 /// A scene made anew for a seed ([`SceneSource::rebuild`]).
@@ -61,7 +64,7 @@ impl Environment {
                 "cannot reset with seed {seed}: this Environment was not given a scene source (only a reset with the scene's own seed is possible)"
             ))
         })?;
-        Ok(Some((seed, source.rebuild(seed)?)))
+        Ok(Some((seed, source.rebuild(seed, &self.loader)?)))
     }
 
     /// [`Environment::reset`] once the scene for the seed is made.

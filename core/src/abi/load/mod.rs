@@ -457,6 +457,14 @@ pub struct PluginLoader {
     copies: Option<Arc<tempfile::TempDir>>,
 }
 
+impl std::fmt::Debug for PluginLoader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginLoader")
+            .field("libraries", &self.libraries.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
 impl PluginLoader {
     /// A library, opened on first use from the file itself (extensions: their libraries are
     /// pinned and never swapped).
@@ -480,6 +488,11 @@ impl PluginLoader {
         let lib = PluginLibrary::open_copy(path, self.copy_dir()?.path())?;
         self.libraries.insert(key, Arc::clone(&lib));
         Ok(lib)
+    }
+
+    /// The libraries opened so far.
+    pub fn opened(&self) -> impl Iterator<Item = &Arc<PluginLibrary>> {
+        self.libraries.values()
     }
 
     /// The directory copies go to.

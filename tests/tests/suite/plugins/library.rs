@@ -68,6 +68,72 @@ fn loading_running_and_unloading_many_times_is_clean() {
     let _ = repo_root();
 }
 
+/// The libraries of `loader`, by address.
+fn opened(loader: &ssx_core::abi::PluginLoader) -> Vec<usize> {
+    let mut v: Vec<usize> = loader
+        .opened()
+        .map(|l| std::sync::Arc::as_ptr(l) as usize)
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+#[test]
+fn a_scene_checked_again_and_a_world_reset_with_a_new_seed_open_no_library_again() {
+    let ws = Workspace::new();
+    box_scene(
+        &ws,
+        &format!(
+            r#"{{ "library": "{}", "plugin": "hover", "descriptor": {{ "height": 1.0 }} }}"#,
+            lib("ssx_driver_hover").display()
+        ),
+        &format!(
+            r#"{{ "name": "mocap", "library": "{}", "plugin": "pose" }}"#,
+            lib("ssx_sensors").display()
+        ),
+    );
+    // Placed at random from the seed: every world's scene is read (and checked) again.
+    let scene = ws.write(
+        "seeded.json",
+        r#"{ "timestep": 0.01, "seed": 3, "artifacts": [ { "name": "ground", "artifact": "ground.json" },
+             { "name": "x", "artifact": "box.json", "pose": { "position": [0, 0, 0.05] },
+               "replicate": { "random": { "count": 3, "min": [-2, -2, 0], "max": [2, 2, 0], "clearance": 0.8 } } } ] }"#,
+    );
+    let registry = registry();
+    let first = Scene::load(&scene, &registry).unwrap();
+    let libraries = opened(&first.libraries);
+    assert_eq!(libraries.len(), 2, "the driver's and the sensor's");
+    // Checked against them with another seed: no library opened again.
+    let again =
+        Scene::load_sharing(&scene, None, &registry, Some(11), first.libraries.clone()).unwrap();
+    assert_eq!(opened(&again.libraries), libraries);
+    assert_ne!(
+        again.artifacts[1].bodies[0].1.pose, first.artifacts[1].bodies[0].1.pose,
+        "another seed, another start"
+    );
+    // Checked alone, a scene opens its own copies (what the two calls above avoid).
+    let alone = Scene::load(&scene, &registry).unwrap();
+    assert!(opened(&alone.libraries).iter().all(|l| !libraries.contains(l)));
+    // A world built with them and started over with a new seed keeps them (its reset checks
+    // the scene against the world's libraries).
+    let config = again.config(1, Mode::Fast, ssx_core::LatePolicy::CatchUp, true);
+    let mut env = ssx_core::Environment::build_sharing(
+        config,
+        &registry,
+        &again.extensions,
+        &again.artifacts,
+        Box::new(ssx_core::NullRenderEngine::default()),
+        std::sync::Arc::new(ssx_core::MonotonicClock::new(std::time::Duration::ZERO)),
+        again.libraries.clone(),
+    )
+    .unwrap();
+    env.set_scene_source(Box::new(again.source(None, &registry)));
+    step_n(&mut env, 5);
+    env.reset(Some(12)).unwrap();
+    step_n(&mut env, 5);
+    assert_eq!(opened(env.plugin_loader()), libraries);
+}
+
 #[test]
 fn ssxd_plugins_lists_every_bundled_library() {
     let run = |lib: &Path| {
