@@ -33,7 +33,7 @@ use crate::plugin::{
     SimulationExtension,
 };
 use crate::pool::WorkerPool;
-use crate::render::{RenderEngine, RenderNode};
+use crate::render::RenderEngine;
 use crate::stats::{MissReporter, PhaseTimes, Stats, StatsSummary};
 use crate::swap::{Recipe, Swapper};
 use crate::world::{ArtifactId, ArtifactInfo, Catalog, ExtensionDirectory, World};
@@ -255,8 +255,6 @@ pub struct Environment {
     extension_specs: Vec<ExtensionSpec>,
     /// Makes the artifacts anew for another seed ([`Environment::set_scene_source`]).
     source: Option<Box<dyn SceneSource>>,
-    /// Every visual, as handed to the render engine.
-    render_nodes: Vec<RenderNode>,
 }
 
 impl Environment {

@@ -233,15 +233,14 @@ impl Environment {
             specs: artifacts.to_vec(),
             extension_specs: extensions.to_vec(),
             source: None,
-            render_nodes: render_nodes(artifacts),
             config,
         };
         let building = guard::enter(env.engine_label, Phase::Build, 0);
         env.add_bodies(artifacts)?;
         drop(building);
         env.add_plugins(artifacts, registry)?;
-        for node in &env.render_nodes {
-            env.render.add_node(node.clone());
+        for node in render_nodes(artifacts) {
+            env.render.add_node(node);
         }
         let scene = RenderScene {
             name: &env.config.scene,

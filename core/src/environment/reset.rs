@@ -119,7 +119,7 @@ impl Environment {
     /// Tells the render engine (live view, recording) that the world started over, with the
     /// new world's nodes.
     fn show_reset(&mut self, steps_before: u64, time_before: f64) {
-        self.render_nodes = render_nodes(&self.specs);
+        let nodes = render_nodes(&self.specs);
         self.render.reset(&RenderReset {
             scene: RenderScene {
                 name: &self.config.scene,
@@ -127,7 +127,7 @@ impl Environment {
                 artifacts: &self.catalog.artifacts,
                 specs: &self.specs,
             },
-            nodes: &self.render_nodes,
+            nodes: &nodes,
             seed: self.config.seed,
             steps_before,
             time_before,

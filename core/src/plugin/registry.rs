@@ -41,12 +41,15 @@ pub type ExtensionFactory =
 pub type EngineFactory = Arc<dyn Fn(&EngineConfig) -> Box<dyn PhysicEngine> + Send + Sync>;
 
 /// Everything that can be created by name: engines, drivers, sensors, extensions.
+///
+/// A clone shares the tables until one of the two adds an entry (each world of a batch holds
+/// one, and the worlds' registries differ only in their bus).
 #[derive(Clone, Default)]
 pub struct PluginRegistry {
-    engines: BTreeMap<String, EngineFactory>,
-    drivers: BTreeMap<String, DriverFactory>,
-    sensors: BTreeMap<String, SensorFactory>,
-    extensions: BTreeMap<String, ExtensionFactory>,
+    engines: Arc<BTreeMap<String, EngineFactory>>,
+    drivers: Arc<BTreeMap<String, DriverFactory>>,
+    sensors: Arc<BTreeMap<String, SensorFactory>>,
+    extensions: Arc<BTreeMap<String, ExtensionFactory>>,
 }
 
 impl std::fmt::Debug for PluginRegistry {
@@ -96,7 +99,7 @@ impl PluginRegistry {
         name: &str,
         f: impl Fn(&EngineConfig) -> Box<dyn PhysicEngine> + Send + Sync + 'static,
     ) {
-        self.engines.insert(name.into(), Arc::new(f));
+        Arc::make_mut(&mut self.engines).insert(name.into(), Arc::new(f));
     }
     /// Registers a driver.
     pub fn add_driver(
@@ -107,7 +110,7 @@ impl PluginRegistry {
         + Sync
         + 'static,
     ) {
-        self.drivers.insert(name.into(), Arc::new(f));
+        Arc::make_mut(&mut self.drivers).insert(name.into(), Arc::new(f));
     }
     /// Registers a sensor.
     pub fn add_sensor(
@@ -118,7 +121,7 @@ impl PluginRegistry {
         + Sync
         + 'static,
     ) {
-        self.sensors.insert(name.into(), Arc::new(f));
+        Arc::make_mut(&mut self.sensors).insert(name.into(), Arc::new(f));
     }
     /// Registers an extension.
     pub fn add_extension(
@@ -129,7 +132,7 @@ impl PluginRegistry {
         + Sync
         + 'static,
     ) {
-        self.extensions.insert(name.into(), Arc::new(f));
+        Arc::make_mut(&mut self.extensions).insert(name.into(), Arc::new(f));
     }
     /// Whether a name is registered for a kind.
     pub fn has(&self, kind: PluginKind, name: &str) -> bool {
