@@ -46,11 +46,10 @@ fn libraries_are_found_next_to_the_scene_then_in_ssx_plugin_path() {
     assert!(stderr.contains("has no entry symbol"), "{stderr}");
 }
 
-#[test]
-fn loading_running_and_unloading_many_times_is_clean() {
-    let ws = Workspace::new();
-    let scene = box_scene(
-        &ws,
+/// The box scene with the shipped hover driver and pose sensor (`mocap`), from their libraries.
+fn hover_scene(ws: &Workspace) -> PathBuf {
+    box_scene(
+        ws,
         &format!(
             r#"{{ "library": "{}", "plugin": "hover", "descriptor": {{ "height": 1.0 }} }}"#,
             lib("ssx_driver_hover").display()
@@ -59,7 +58,13 @@ fn loading_running_and_unloading_many_times_is_clean() {
             r#"{{ "name": "mocap", "library": "{}", "plugin": "pose" }}"#,
             lib("ssx_sensors").display()
         ),
-    );
+    )
+}
+
+#[test]
+fn loading_running_and_unloading_many_times_is_clean() {
+    let ws = Workspace::new();
+    let scene = hover_scene(&ws);
     for _ in 0..20 {
         let mut env = build_fast(&scene, 2).unwrap();
         step_n(&mut env, 10);
@@ -81,17 +86,7 @@ fn opened(loader: &ssx_core::abi::PluginLoader) -> Vec<usize> {
 #[test]
 fn a_scene_checked_again_and_a_world_reset_with_a_new_seed_open_no_library_again() {
     let ws = Workspace::new();
-    box_scene(
-        &ws,
-        &format!(
-            r#"{{ "library": "{}", "plugin": "hover", "descriptor": {{ "height": 1.0 }} }}"#,
-            lib("ssx_driver_hover").display()
-        ),
-        &format!(
-            r#"{{ "name": "mocap", "library": "{}", "plugin": "pose" }}"#,
-            lib("ssx_sensors").display()
-        ),
-    );
+    hover_scene(&ws);
     // Placed at random from the seed: every world's scene is read (and checked) again.
     let scene = ws.write(
         "seeded.json",
@@ -113,7 +108,11 @@ fn a_scene_checked_again_and_a_world_reset_with_a_new_seed_open_no_library_again
     );
     // Checked alone, a scene opens its own copies (what the two calls above avoid).
     let alone = Scene::load(&scene, &registry).unwrap();
-    assert!(opened(&alone.libraries).iter().all(|l| !libraries.contains(l)));
+    assert!(
+        opened(&alone.libraries)
+            .iter()
+            .all(|l| !libraries.contains(l))
+    );
     // A world built with them and started over with a new seed keeps them (its reset checks
     // the scene against the world's libraries).
     let config = again.config(1, Mode::Fast, ssx_core::LatePolicy::CatchUp, true);
