@@ -451,7 +451,13 @@ pub fn find_library_in(named: &Path, dir: &Path, search: &[PathBuf]) -> Result<P
 /// each library once between them, not once a world.
 #[derive(Clone, Default)]
 pub struct PluginLoader {
+    /// By the file's canonical path.
     libraries: HashMap<PathBuf, Arc<PluginLibrary>>,
+    /// Each path asked for so far, with its canonical path: a library asked for again by the
+    /// same path (every instance a world creates, at build and at each reset) is found without
+    /// resolving the path again (`canonicalize` was about a third of a reset). Forgotten at a
+    /// swap, when a path may have come to name another file.
+    resolved: HashMap<PathBuf, PathBuf>,
     /// Where driver and sensor libraries are copied before they are opened (made on first use,
     /// removed with the loader).
     copies: Option<Arc<tempfile::TempDir>>,
@@ -469,7 +475,7 @@ impl PluginLoader {
     /// A library, opened on first use from the file itself (extensions: their libraries are
     /// pinned and never swapped).
     pub fn library(&mut self, path: &Path) -> Result<Arc<PluginLibrary>, LoadError> {
-        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let key = self.key(path);
         if let Some(l) = self.libraries.get(&key) {
             return Ok(Arc::clone(l));
         }
@@ -481,7 +487,7 @@ impl PluginLoader {
     /// A library for drivers and sensors, opened on first use from a private copy (see
     /// [`PluginLibrary::open_copy`]), so that it can be swapped for a new build of the file.
     pub fn swappable(&mut self, path: &Path) -> Result<Arc<PluginLibrary>, LoadError> {
-        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let key = self.key(path);
         if let Some(l) = self.libraries.get(&key) {
             return Ok(Arc::clone(l));
         }
@@ -517,8 +523,24 @@ impl PluginLoader {
     /// Replaces the library kept for `path` (after a swap: the old one unloads once its last
     /// instance is gone).
     pub fn replace(&mut self, path: &Path, lib: Arc<PluginLibrary>) -> Option<Arc<PluginLibrary>> {
-        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        self.resolved.clear();
+        let key = self.key(path);
         self.libraries.insert(key, lib)
+    }
+
+    /// The key of `path`'s library: its canonical path, resolved once (a path that cannot be
+    /// resolved stands for itself, and is tried again next time).
+    fn key(&mut self, path: &Path) -> PathBuf {
+        if let Some(k) = self.resolved.get(path) {
+            return k.clone();
+        }
+        match std::fs::canonicalize(path) {
+            Ok(k) => {
+                self.resolved.insert(path.to_path_buf(), k.clone());
+                k
+            }
+            Err(_) => path.to_path_buf(),
+        }
     }
 
     /// Creates a driver from a library.
