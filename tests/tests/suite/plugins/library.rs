@@ -113,8 +113,9 @@ fn a_scene_checked_again_and_a_world_reset_with_a_new_seed_open_no_library_again
             .iter()
             .all(|l| !libraries.contains(l))
     );
-    // A world built with them and started over with a new seed keeps them (its reset checks
-    // the scene against the world's libraries).
+    // A world built with them keeps exactly them across a reset with a new seed. (This part
+    // guards the world's own loader; that the reset's check opens nothing is the
+    // `load_sharing` property above, which is what the reset calls with them.)
     let config = again.config(1, Mode::Fast, ssx_core::LatePolicy::CatchUp, true);
     let mut env = ssx_core::Environment::build_sharing(
         config,
