@@ -394,7 +394,7 @@ impl Loader<'_> {
                 Some(PluginSpec {
                     plugin: d.plugin.clone(),
                     library,
-                    descriptor: d.descriptor.clone(),
+                    descriptor: std::sync::Arc::new(d.descriptor.clone()),
                     origin: Some(src.origin("driver.descriptor")),
                 })
             }
@@ -423,7 +423,7 @@ impl Loader<'_> {
                 plugin: PluginSpec {
                     plugin: s.plugin.clone(),
                     library,
-                    descriptor: s.descriptor.clone(),
+                    descriptor: std::sync::Arc::new(s.descriptor.clone()),
                     origin: Some(src.origin(&format!("{at}.descriptor"))),
                 },
             });

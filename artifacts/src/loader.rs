@@ -154,7 +154,7 @@ impl Loader<'_> {
                 plugin: PluginSpec {
                     plugin: e.plugin.clone(),
                     library,
-                    descriptor: e.descriptor.clone(),
+                    descriptor: std::sync::Arc::new(e.descriptor.clone()),
                     origin: Some(src.origin(&format!("{at}.descriptor"))),
                 },
             });

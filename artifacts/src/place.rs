@@ -171,7 +171,8 @@ impl Loader<'_> {
                      keys: &serde_json::Map<String, serde_json::Value>,
                      json_at: String| {
             let mut spec = spec.clone();
-            let serde_json::Value::Object(obj) = &mut spec.descriptor else {
+            let serde_json::Value::Object(obj) = std::sync::Arc::make_mut(&mut spec.descriptor)
+            else {
                 return Err(src.err(&json_at, format!("cannot override keys of a descriptor that is not a JSON object (plugin '{}')", spec.plugin)));
             };
             for (k, v) in keys {

@@ -14,8 +14,9 @@ pub struct PluginSpec {
     pub plugin: String,
     /// The plugin library (already located) to load it from; `None`: built in.
     pub library: Option<std::path::PathBuf>,
-    /// JSON descriptor handed to the factory.
-    pub descriptor: serde_json::Value,
+    /// JSON descriptor handed to the factory. Shared: a world's recipes for swaps and resets,
+    /// and the worlds of a batch whose descriptors are equal, hold one copy (issue 60).
+    pub descriptor: std::sync::Arc<serde_json::Value>,
     /// Where the spec is written, for messages.
     pub origin: Option<Origin>,
 }
@@ -141,5 +142,97 @@ impl EnvironmentConfig {
             strict: false,
             map: None,
         }
+    }
+}
+
+/// Makes `specs`' plugin descriptors share the copies in `like` wherever the two are equal,
+/// artifact by artifact and plugin by plugin (the same scene read for another seed, or the
+/// world a batch built first): a world then holds no descriptor of its own that another
+/// already holds (issue 60's small worlds). Specs that differ in shape are left as they are.
+pub fn share_descriptors(specs: &mut [ArtifactSpec], like: &[ArtifactSpec]) {
+    let share = |mine: &mut PluginSpec, theirs: &PluginSpec| {
+        if !std::sync::Arc::ptr_eq(&mine.descriptor, &theirs.descriptor)
+            && mine.descriptor == theirs.descriptor
+        {
+            mine.descriptor = std::sync::Arc::clone(&theirs.descriptor);
+        }
+    };
+    for (mine, theirs) in specs.iter_mut().zip(like) {
+        if let (Some(a), Some(b)) = (&mut mine.driver, &theirs.driver) {
+            share(a, b);
+        }
+        for (a, b) in mine.sensors.iter_mut().zip(&theirs.sensors) {
+            share(&mut a.plugin, &b.plugin);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::{ArtifactSpec, PluginSpec, SensorSpec, share_descriptors};
+
+    fn plugin(descriptor: serde_json::Value) -> PluginSpec {
+        PluginSpec {
+            plugin: "range".into(),
+            library: None,
+            descriptor: Arc::new(descriptor),
+            origin: None,
+        }
+    }
+
+    fn artifact(driver: serde_json::Value, sensors: &[serde_json::Value]) -> ArtifactSpec {
+        ArtifactSpec {
+            name: "robot".into(),
+            bodies: Vec::new(),
+            joints: Vec::new(),
+            visuals: Vec::new(),
+            driver: Some(plugin(driver)),
+            sensors: (sensors.iter())
+                .map(|d| SensorSpec {
+                    name: "s".into(),
+                    plugin: plugin(d.clone()),
+                })
+                .collect(),
+            model: None,
+        }
+    }
+
+    #[test]
+    fn equal_descriptors_are_shared_and_others_kept() {
+        let like = vec![
+            artifact(
+                json!({"gain": 1}),
+                &[json!({"rays": 12}), json!({"rate": 10})],
+            ),
+            artifact(json!({"gain": 2}), &[]),
+        ];
+        let mut specs = vec![
+            artifact(
+                json!({"gain": 1}),
+                &[json!({"rays": 12}), json!({"rate": 5})],
+            ),
+            artifact(json!({"gain": 3}), &[]),
+            artifact(json!({"gain": 2}), &[]),
+        ];
+        share_descriptors(&mut specs, &like);
+        let shared = |a: &PluginSpec, b: &PluginSpec| Arc::ptr_eq(&a.descriptor, &b.descriptor);
+        let driver = |s: &ArtifactSpec| s.driver.clone().unwrap();
+        assert!(shared(&driver(&specs[0]), &driver(&like[0])));
+        assert!(shared(
+            &specs[0].sensors[0].plugin,
+            &like[0].sensors[0].plugin
+        ));
+        // Different values stay the world's own, and so does an artifact `like` lacks.
+        assert!(!shared(
+            &specs[0].sensors[1].plugin,
+            &like[0].sensors[1].plugin
+        ));
+        assert_eq!(*specs[0].sensors[1].plugin.descriptor, json!({"rate": 5}));
+        assert_eq!(*driver(&specs[1]).descriptor, json!({"gain": 3}));
+        assert_eq!(*driver(&specs[2]).descriptor, json!({"gain": 2}));
     }
 }

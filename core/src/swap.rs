@@ -57,8 +57,8 @@ pub struct Recipe {
     pub library: PathBuf,
     /// The plugin's name in it.
     pub plugin: String,
-    /// The descriptor, with the scene's overrides applied.
-    pub descriptor: serde_json::Value,
+    /// The descriptor, with the scene's overrides applied (the spec's, shared).
+    pub descriptor: std::sync::Arc<serde_json::Value>,
     /// What it was created with (artifact, seed, timestep, counts).
     pub init: PluginInit,
     /// Where it lives.

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use ssx_artifacts::Scene;
 use ssx_core::abi::PluginLoader;
 use ssx_core::parallel::share;
+use ssx_core::spec::{ArtifactSpec, share_descriptors};
 use ssx_core::{
     Environment, EnvironmentConfig, LatePolicy, MapGrid, Mode, NullRenderEngine, PluginRegistry,
     Rebuilt, SceneSource, SsxError, WorkerPool,
@@ -57,6 +58,9 @@ enum Template {
         path: PathBuf,
         home: Option<PathBuf>,
         engine: Option<String>,
+        /// The artifacts as the batch's check read them: each world's plugin descriptors
+        /// share these copies where equal.
+        like: Vec<ArtifactSpec>,
     },
 }
 
@@ -177,6 +181,7 @@ impl Worlds {
                 path: scene.file.clone(),
                 home: home.map(Path::to_path_buf),
                 engine: o.engine.clone(),
+                like: std::mem::take(&mut scene.artifacts),
             }
         } else {
             let map = scene.map.as_ref().map(|l| Arc::new(l.grid()));
@@ -428,7 +433,12 @@ fn build_world(
             env.set_scene_source(Box::new(SharedSource(Arc::clone(shared))));
             (env, bus)
         }
-        Template::File { path, home, engine } => {
+        Template::File {
+            path,
+            home,
+            engine,
+            like,
+        } => {
             let (mut scene, _) = open::load(
                 path,
                 home.as_deref(),
@@ -438,6 +448,7 @@ fn build_world(
                 false,
                 loader.clone(),
             )?;
+            share_descriptors(&mut scene.artifacts, like);
             let config = scene.config(1, Mode::Fast, LatePolicy::CatchUp, strict);
             let libraries = std::mem::take(&mut scene.libraries);
             let (mut env, bus) = open::build_loaded(

@@ -128,7 +128,7 @@ pub fn load(
             plugin: PluginSpec {
                 plugin: "bus".into(),
                 library: None,
-                descriptor: serde_json::Value::Null,
+                descriptor: std::sync::Arc::new(serde_json::Value::Null),
                 origin: None,
             },
         });

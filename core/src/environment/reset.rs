@@ -11,6 +11,7 @@ use crate::error::{PluginFault, SsxError};
 use crate::guard::{self, Phase};
 use crate::pacer::Pacer;
 use crate::render::{RenderReset, RenderScene};
+use crate::spec::share_descriptors;
 use crate::stats::MissReporter;
 use crate::world::{Catalog, MapGrid};
 
@@ -80,7 +81,9 @@ impl Environment {
         if let Some((seed, r)) = rebuilt {
             self.config.seed = seed;
             self.config.map = r.map;
-            self.specs = r.artifacts;
+            let mut specs = r.artifacts;
+            share_descriptors(&mut specs, &self.specs);
+            self.specs = specs;
         }
         self.reset_extensions();
         self.engine = create_engine(&self.registry, &self.config)?;
