@@ -243,6 +243,11 @@ impl Airframe {
         ((-c1 + disc.sqrt()) / (2.0 * c2)).max(0.0)
     }
 
+    /// A rotor's drag torque over its thrust (m): the mixer's yaw row, `k_m / c₂`.
+    pub fn drag_ratio(&self) -> f64 {
+        self.params.k_m / self.curve[2]
+    }
+
     /// Rotor speeds (rad/s).
     pub fn rotor_speeds(&self) -> [f64; 4] {
         self.omega

@@ -18,6 +18,7 @@ pub mod attitude;
 pub mod battery;
 mod check;
 pub mod commands;
+pub mod firmware;
 pub mod formation;
 pub mod polynomial;
 pub mod position;
@@ -60,6 +61,24 @@ pub struct FlightParams {
     /// False: the motors stay off and the body falls.
     #[serde(default = "d_true")]
     pub armed: bool,
+    /// Which flight controller flies it.
+    #[serde(default)]
+    pub controller: Controller,
+}
+
+/// The flight controllers a quadrotor can fly with.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Controller {
+    /// SwarmSimX's cascade: the [`position`] loop on each motion-capture sample, the
+    /// fixed-point [`attitude`] loop on each IMU sample (`attitude` and `position` set its
+    /// gains).
+    #[default]
+    Cascaded,
+    /// The Crazyflie 2.x firmware's PID controller with its default gains, its power
+    /// distribution and its battery-compensated motor commands ([`firmware`]); `attitude` and
+    /// `position` are not read.
+    Pid,
 }
 
 impl Default for FlightParams {
@@ -106,6 +125,8 @@ pub struct Flight {
     last_pose: u64,
     fresh_mocap: Option<[i32; 2]>,
     last_input: Option<AttitudeInput>,
+    /// The firmware's PID controller and its state estimate, when it flies.
+    firmware: Option<Box<(firmware::FirmwarePid, firmware::estimate::Estimate)>>,
     timestep: f64,
 }
 
@@ -158,6 +179,7 @@ impl Flight {
             last_pose: 0,
             fresh_mocap: None,
             last_input: None,
+            firmware: (params.controller == Controller::Pid).then(Box::default),
             timestep,
             params,
         })
@@ -219,6 +241,10 @@ impl Flight {
         inputs: &FlightInputs<'_>,
         reference: impl FnOnce(&Vector3<f64>, &Vector3<f64>, &UnitQuaternion<f64>, f64) -> Reference,
     ) -> Result<(Vector3<f64>, Vector3<f64>), String> {
+        if self.firmware.is_some() {
+            let speeds = self.firmware_speeds(inputs, reference);
+            return Ok(self.actuate(inputs, speeds));
+        }
         if let Some(PoseSample { p, v, q, dt }) = self.sample_pose(inputs) {
             let r = reference(&p, &v, &q, dt);
             self.command = self
@@ -228,6 +254,61 @@ impl Flight {
         self.inner_loop(inputs);
         let speeds = self.mixed(inputs);
         Ok(self.actuate(inputs, speeds))
+    }
+
+    /// The firmware's controller: the estimate brought up to date from fresh samples, the
+    /// loops run, and the motor thrusts it asks for turned into this airframe's rotor speeds
+    /// (the same collective thrust and torques: the Crazyflie's motors spin the other way
+    /// round from this airframe's numbering, so thrusts cannot be handed over motor by motor).
+    fn firmware_speeds(
+        &mut self,
+        inputs: &FlightInputs<'_>,
+        reference: impl FnOnce(&Vector3<f64>, &Vector3<f64>, &UnitQuaternion<f64>, f64) -> Reference,
+    ) -> [f64; 4] {
+        let pose = self.sample_pose(inputs);
+        let (imu, imu_step) = inputs.imu;
+        let gyro = (imu_step == inputs.step && imu.len() >= 6).then(|| {
+            let dt = if self.last_imu == 0 {
+                self.timestep
+            } else {
+                (imu_step - self.last_imu) as f64 * self.timestep
+            };
+            self.last_imu = imu_step;
+            (Vector3::new(imu[3], imu[4], imu[5]), dt)
+        });
+        let Some(fw) = self.firmware.as_deref_mut() else {
+            return [0.0; 4];
+        };
+        let (controller, estimate) = (&mut fw.0, &mut fw.1);
+        if let Some(PoseSample { p, v, q, .. }) = &pose {
+            estimate.pose(*p, *v, *q);
+        }
+        if let Some((w, dt)) = gyro {
+            estimate.gyro(w, dt, pose.is_some());
+        }
+        let Some(state) = estimate.state() else {
+            return [0.0; 4];
+        };
+        let now_us = (inputs.step as f64 * self.timestep * 1e6).round() as u64;
+        let thrusts = controller.step(now_us, &state, |s| {
+            let q = UnitQuaternion::from_euler_angles(
+                s.attitude[0].to_radians(),
+                -s.attitude[1].to_radians(),
+                s.attitude[2].to_radians(),
+            );
+            reference(&s.position, &s.velocity, &q, firmware::POSITION_DT)
+        });
+        let total: f64 = thrusts.iter().sum();
+        if total == 0.0 {
+            return [0.0; 4];
+        }
+        let d = self.airframe.params.arm / std::f64::consts::SQRT_2;
+        let kappa = self.airframe.drag_ratio();
+        let mut torque = Vector3::zeros();
+        for (&(x, y, spin), f) in firmware::power::HUBS.iter().zip(thrusts) {
+            torque += Vector3::new(y * d * f, -x * d * f, spin * kappa * f);
+        }
+        self.airframe.mix(total, &torque)
     }
 
     /// One world step of an open-loop [`Command`]: an attitude set-point for the inner loop
