@@ -59,32 +59,25 @@ pub fn motor_thrusts(c: &Control) -> [f64; 4] {
 mod tests {
     use super::{Control, THRUST_MAX, motor_thrusts};
 
+    /// The motors' thrusts for a control, as commands out of 65535.
+    fn commands(thrust: f64, roll: i16, yaw: i16) -> [f64; 4] {
+        let c = Control {
+            thrust,
+            roll,
+            pitch: 0,
+            yaw,
+        };
+        motor_thrusts(&c).map(|f| f / THRUST_MAX * 65535.0)
+    }
+
     #[test]
     fn a_roll_command_lifts_the_left_motors_and_a_saturated_one_is_capped_together() {
-        let per = THRUST_MAX / 65535.0;
-        let f = motor_thrusts(&Control {
-            thrust: 40000.0,
-            roll: 2001,
-            pitch: 0,
-            yaw: 0,
-        });
+        let near = |a: [f64; 4], b: [f64; 4]| a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-9);
         // Half of 2001, truncated: 1000; M1, M2 (right) lose it, M3, M4 (left) gain it.
-        let want = [39000.0, 39000.0, 41000.0, 41000.0].map(|m| m * per);
-        assert!(
-            f.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-15),
-            "{f:?}"
-        );
-        let f = motor_thrusts(&Control {
-            thrust: 65000.0,
-            roll: 0,
-            pitch: 0,
-            yaw: 2000,
-        });
+        let f = commands(40000.0, 2001, 0);
+        assert!(near(f, [39000.0, 39000.0, 41000.0, 41000.0]), "{f:?}");
         // M1, M3 at 67000 are 1465 too much: every motor is lowered by 1465.
-        let want = [65535.0, 61535.0, 65535.0, 61535.0].map(|m| m * per);
-        assert!(
-            f.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-15),
-            "{f:?}"
-        );
+        let f = commands(65000.0, 0, 2000);
+        assert!(near(f, [65535.0, 61535.0, 65535.0, 61535.0]), "{f:?}");
     }
 }
