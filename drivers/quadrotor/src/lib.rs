@@ -268,13 +268,10 @@ impl Flight {
         let pose = self.sample_pose(inputs);
         let (imu, imu_step) = inputs.imu;
         let gyro = (imu_step == inputs.step && imu.len() >= 6).then(|| {
-            let dt = if self.last_imu == 0 {
-                self.timestep
-            } else {
-                (imu_step - self.last_imu) as f64 * self.timestep
-            };
-            self.last_imu = imu_step;
-            (Vector3::new(imu[3], imu[4], imu[5]), dt)
+            (
+                Vector3::new(imu[3], imu[4], imu[5]),
+                self.imu_interval(imu_step),
+            )
         });
         let Some(fw) = self.firmware.as_deref_mut() else {
             return [0.0; 4];
@@ -362,18 +359,25 @@ impl Flight {
         Some(PoseSample { p, v, q, dt })
     }
 
-    /// The inner loop on a fresh IMU sample, once motion capture has given it an attitude.
-    fn inner_loop(&mut self, inputs: &FlightInputs<'_>) {
-        let (imu, imu_step) = inputs.imu;
-        if imu_step != inputs.step || imu.len() < 6 || self.last_pose == 0 {
-            return;
-        }
+    /// Seconds since the IMU sample before the one of step `imu_step` (one timestep for the
+    /// first), which becomes the last.
+    fn imu_interval(&mut self, imu_step: u64) -> f64 {
         let dt = if self.last_imu == 0 {
             self.timestep
         } else {
             (imu_step - self.last_imu) as f64 * self.timestep
         };
         self.last_imu = imu_step;
+        dt
+    }
+
+    /// The inner loop on a fresh IMU sample, once motion capture has given it an attitude.
+    fn inner_loop(&mut self, inputs: &FlightInputs<'_>) {
+        let (imu, imu_step) = inputs.imu;
+        if imu_step != inputs.step || imu.len() < 6 || self.last_pose == 0 {
+            return;
+        }
+        let dt = self.imu_interval(imu_step);
         let input = AttitudeInput {
             gyro: [
                 gyro_counts(imu[3]),

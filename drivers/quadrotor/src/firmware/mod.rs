@@ -234,9 +234,8 @@ impl FirmwarePid {
         }
         // The legacy pitch is nose up: its rate is minus the gyro's y.
         let gyro = [s.gyro.x, -s.gyro.y, s.gyro.z];
-        let out: Vec<i16> = (0..3)
-            .map(|k| saturate_i16(self.rate[k].update(rates[k], gyro[k], false)))
-            .collect();
+        let out: [i16; 3] =
+            std::array::from_fn(|k| saturate_i16(self.rate[k].update(rates[k], gyro[k], false)));
         self.control.roll = out[0];
         self.control.pitch = out[1];
         // The yaw command is negated (`controller_pid.c`).
