@@ -28,6 +28,16 @@ pub struct Row {
     pub errors: Vec<(String, f64, f64)>,
 }
 
+/// The airframe settings that say what the rotors are, not which effects act on them.
+const ROTORS: &[&str] = &[
+    "arm",
+    "thrust_curve",
+    "k_f",
+    "k_m",
+    "omega_min",
+    "omega_max",
+];
+
 fn read_json(path: &Path) -> Result<Value, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
@@ -43,9 +53,18 @@ pub fn variants(artifact: &Path) -> Result<Vec<Variant>, String> {
         .cloned()
         .unwrap_or_else(|| json!({}));
     let on = base.get("airframe").cloned().unwrap_or_else(|| json!({}));
+    // Every variant keeps the vehicle's own rotors (geometry, thrust and torque curves, speed
+    // range): only the effects are switched. Without them a variant flew the airframe's
+    // defaults, the 0.8 kg quadrotor's rotors, under any artifact's body.
     let flight = |airframe: Value| {
         let mut f = base.clone();
-        f["airframe"] = airframe;
+        let mut a = airframe;
+        for k in ROTORS {
+            if let (Some(v), Some(m)) = (on.get(*k), a.as_object_mut()) {
+                m.entry(k.to_string()).or_insert_with(|| v.clone());
+            }
+        }
+        f["airframe"] = a;
         f
     };
     let latency = a["sensors"]
@@ -104,7 +123,7 @@ pub fn variants(artifact: &Path) -> Result<Vec<Variant>, String> {
     }
     out.push(Variant {
         name: "all on".into(),
-        flight: flight(on),
+        flight: flight(on.clone()),
         mocap_latency: latency,
     });
     Ok(out)

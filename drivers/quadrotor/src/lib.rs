@@ -79,6 +79,11 @@ pub enum Controller {
     /// distribution and its battery-compensated motor commands ([`firmware`]); `attitude` and
     /// `position` are not read.
     Pid,
+    /// Mellinger's controller as the Crazyflie 2.x firmware runs it, at 500 Hz with its
+    /// default gains, through the same power distribution and motor commands
+    /// ([`firmware::mellinger`]); Crazyswarm's controller for trajectories. `attitude` and
+    /// `position` are not read.
+    Mellinger,
 }
 
 impl Default for FlightParams {
@@ -125,8 +130,8 @@ pub struct Flight {
     last_pose: u64,
     fresh_mocap: Option<[i32; 2]>,
     last_input: Option<AttitudeInput>,
-    /// The firmware's PID controller and its state estimate, when it flies.
-    firmware: Option<Box<(firmware::FirmwarePid, firmware::estimate::Estimate)>>,
+    /// The firmware's controller and its state estimate, when one flies.
+    firmware: Option<Box<(firmware::Firmware, firmware::estimate::Estimate)>>,
     timestep: f64,
 }
 
@@ -179,7 +184,12 @@ impl Flight {
             last_pose: 0,
             fresh_mocap: None,
             last_input: None,
-            firmware: (params.controller == Controller::Pid).then(Box::default),
+            firmware: match params.controller {
+                Controller::Cascaded => None,
+                Controller::Pid => Some(firmware::Firmware::Pid(Default::default())),
+                Controller::Mellinger => Some(firmware::Firmware::Mellinger(Default::default())),
+            }
+            .map(|c| Box::new((c, Default::default()))),
             timestep,
             params,
         })
@@ -287,13 +297,9 @@ impl Flight {
             return [0.0; 4];
         };
         let now_us = (inputs.step as f64 * self.timestep * 1e6).round() as u64;
+        let period = controller.setpoint_period();
         let thrusts = controller.step(now_us, &state, |s| {
-            let q = UnitQuaternion::from_euler_angles(
-                s.attitude[0].to_radians(),
-                -s.attitude[1].to_radians(),
-                s.attitude[2].to_radians(),
-            );
-            reference(&s.position, &s.velocity, &q, firmware::POSITION_DT)
+            reference(&s.position, &s.velocity, &s.orientation, period)
         });
         let total: f64 = thrusts.iter().sum();
         if total == 0.0 {

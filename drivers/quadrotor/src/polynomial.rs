@@ -34,15 +34,16 @@ fn one() -> f64 {
     1.0
 }
 
-/// p(s), p'(s), p''(s) of a polynomial with coefficients `c` (lowest degree first).
-fn eval(c: &[f64], s: f64) -> [f64; 3] {
-    let (mut p, mut d, mut dd) = (0.0, 0.0, 0.0);
+/// p(s), p'(s), p''(s), p'''(s) of a polynomial with coefficients `c` (lowest degree first).
+fn eval(c: &[f64], s: f64) -> [f64; 4] {
+    let (mut p, mut d, mut dd, mut ddd) = (0.0, 0.0, 0.0, 0.0);
     for &ci in c.iter().rev() {
+        ddd = ddd * s + 3.0 * dd;
         dd = dd * s + 2.0 * d;
         d = d * s + p;
         p = p * s + ci;
     }
-    [p, d, dd]
+    [p, d, dd, ddd]
 }
 
 impl Polynomial {
@@ -110,6 +111,7 @@ impl Polynomial {
             position,
             velocity: Vector3::new(x[1], y[1], z[1]) / k,
             acceleration: Vector3::new(x[2], y[2], z[2]) / (k * k),
+            jerk: Vector3::new(x[3], y[3], z[3]) / (k * k * k),
             yaw: yaw[0],
             yaw_rate: yaw[1] / k,
         }
@@ -170,6 +172,12 @@ mod tests {
         assert!((r.position - Vector3::new(12.25, 2.5, 2.0)).norm() < 1e-12);
         assert!((r.velocity - Vector3::new(1.5, 0.5, 0.0)).norm() < 1e-12);
         assert!((r.acceleration - Vector3::new(0.5, 0.0, 0.0)).norm() < 1e-12);
+    }
+
+    #[test]
+    fn a_cubic_has_its_three_derivatives() {
+        // 1 + 2s + 3s² + 4s³ at s = 2: 49, then 2 + 6s + 12s² = 62, 6 + 24s = 54, 24.
+        assert_eq!(eval(&[1.0, 2.0, 3.0, 4.0], 2.0), [49.0, 62.0, 54.0, 24.0]);
     }
 
     #[test]

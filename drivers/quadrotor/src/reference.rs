@@ -12,6 +12,9 @@ pub struct Reference {
     pub velocity: Vector3<f64>,
     /// Acceleration (m/s²).
     pub acceleration: Vector3<f64>,
+    /// Jerk (m/s³): what the body rates a trajectory asks for follow from (Mellinger's
+    /// controller feeds them forward).
+    pub jerk: Vector3<f64>,
     /// Yaw (rad).
     pub yaw: f64,
     /// Yaw rate (rad/s).
@@ -25,6 +28,7 @@ impl Reference {
             position,
             velocity: Vector3::zeros(),
             acceleration: Vector3::zeros(),
+            jerk: Vector3::zeros(),
             yaw,
             yaw_rate: 0.0,
         }

@@ -51,16 +51,18 @@ impl Figure8 {
         let s = t - self.start;
         let w = TAU / self.period;
         let [a, b] = self.size;
-        let (u, du, ddu) = (
+        let (u, du, ddu, dddu) = (
             a * (w * s).sin(),
             a * w * (w * s).cos(),
             -a * w * w * (w * s).sin(),
+            -a * w * w * w * (w * s).cos(),
         );
         let h = b / 2.0;
-        let (v, dv, ddv) = (
+        let (v, dv, ddv, dddv) = (
             h * (2.0 * w * s).sin(),
             2.0 * h * w * (2.0 * w * s).cos(),
             -4.0 * h * w * w * (2.0 * w * s).sin(),
+            -8.0 * h * w * w * w * (2.0 * w * s).cos(),
         );
         let lift = |x: f64, y: f64| match self.plane {
             Plane::Horizontal => Vector3::new(x, y, 0.0),
@@ -70,6 +72,7 @@ impl Figure8 {
             position: c + lift(u, v),
             velocity: lift(du, dv),
             acceleration: lift(ddu, ddv),
+            jerk: lift(dddu, dddv),
             yaw: self.yaw_rate * s,
             yaw_rate: self.yaw_rate,
         }

@@ -39,6 +39,7 @@ impl Estimate {
             velocity: v,
             attitude: [roll.to_degrees(), -pitch.to_degrees(), yaw.to_degrees()],
             gyro: self.gyro.map(f64::to_degrees),
+            orientation: q,
         })
     }
 }

@@ -1,5 +1,6 @@
-//! The Crazyflie 2.x firmware's PID controller (`"controller": "pid"` in the flight settings),
-//! written from its published structure and default numbers; the firmware
+//! The Crazyflie 2.x firmware's controllers: its PID controller (`"controller": "pid"` in the
+//! flight settings, this module) and Mellinger's ([`mellinger`], `"mellinger"`), written from
+//! their published structure and default numbers; the firmware
 //! (github.com/bitcraze/crazyflie-firmware, GPL-3.0) is cited by file and parameter name, and
 //! none of its code is copied.
 //!
@@ -33,10 +34,11 @@
 //! firmware's filter.
 
 pub mod estimate;
+pub mod mellinger;
 pub mod pid;
 pub mod power;
 
-use nalgebra::Vector3;
+use nalgebra::{UnitQuaternion, Vector3};
 
 use crate::reference::Reference;
 use pid::{Gains, Pid};
@@ -95,6 +97,44 @@ pub struct State {
     pub attitude: [f64; 3],
     /// Body rates (deg/s) about x, y, z.
     pub gyro: Vector3<f64>,
+    /// The orientation the attitude angles come from (Mellinger's controller reads it).
+    pub orientation: UnitQuaternion<f64>,
+}
+
+/// A firmware controller, as the flight settings choose it.
+#[derive(Clone, Debug)]
+// The flight keeps it boxed: the PID's twelve loops make one variant larger, not the flight.
+#[allow(clippy::large_enum_variant)]
+pub enum Firmware {
+    /// `controller_pid.c`'s cascade.
+    Pid(FirmwarePid),
+    /// `controller_mellinger.c`.
+    Mellinger(mellinger::Mellinger),
+}
+
+impl Firmware {
+    /// One world step at `now_us` (µs of simulated time): the controller's loops that begin by
+    /// now run, asking `setpoint` for the reference once a position period, and the four motor
+    /// thrusts (N, M1..M4) come back.
+    pub fn step(
+        &mut self,
+        now_us: u64,
+        s: &State,
+        setpoint: impl FnOnce(&State) -> Reference,
+    ) -> [f64; 4] {
+        match self {
+            Firmware::Pid(c) => c.step(now_us, s, setpoint),
+            Firmware::Mellinger(c) => c.step(now_us, s, setpoint),
+        }
+    }
+
+    /// How often it asks for the reference (s): its position loop's period.
+    pub fn setpoint_period(&self) -> f64 {
+        match self {
+            Firmware::Pid(_) => POSITION_DT,
+            Firmware::Mellinger(_) => mellinger::DT,
+        }
+    }
 }
 
 /// The cascaded controller's loops and what they hand each other.
@@ -277,6 +317,7 @@ mod tests {
             velocity: Vector3::zeros(),
             attitude: [0.0; 3],
             gyro: Vector3::zeros(),
+            orientation: UnitQuaternion::identity(),
         };
         for step_us in [1000u64, 500, 3000] {
             let mut c = FirmwarePid::default();
@@ -303,6 +344,7 @@ mod tests {
             velocity: Vector3::zeros(),
             attitude: [0.0; 3],
             gyro: Vector3::zeros(),
+            orientation: UnitQuaternion::identity(),
         };
         let f = c.step(0, &s, |_| Reference::hold(Vector3::new(0.0, 0.0, 1.0), 0.0));
         // 0.5 m low: z PID 2·0.5 + 0.5·0.5·0.01 = 1.0025 m/s, capped at 1.1 → not capped;

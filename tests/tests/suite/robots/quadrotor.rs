@@ -370,12 +370,12 @@ fn the_crazyflie_on_its_firmwares_pid_takes_off_flies_to_a_point_and_holds_it() 
             ),
         )
     };
-    let Err(e) = build_fast(&scene("mellinger"), 1) else {
+    let Err(e) = build_fast(&scene("lee"), 1) else {
         panic!("an unknown controller was taken")
     };
     assert!(
         e.to_string()
-            .contains("unknown variant `mellinger`, expected `cascaded` or `pid`"),
+            .contains("unknown variant `lee`, expected one of `cascaded`, `pid`, `mellinger`"),
         "{e}"
     );
     let mut cascaded = build_fast(&scene("cascaded"), 1).unwrap();
@@ -406,6 +406,61 @@ fn the_crazyflie_on_its_firmwares_pid_takes_off_flies_to_a_point_and_holds_it() 
     assert!(worst < 0.01, "{worst} m from the point over the last 5 s");
     let (_, _, yaw) = state_of(&env, "q").pose.rotation.euler_angles();
     assert!((yaw - 0.8).abs() < 0.01, "yaw {yaw}");
+}
+
+#[test]
+fn the_crazyflie_on_the_firmwares_mellinger_flies_crazyswarms_figure_eight_within_two_centimetres()
+{
+    // Crazyswarm's controller for trajectories with the firmware's default gains, on the
+    // Crazyflie's own rotors with the airframe's default 20 ms motor lag and no other effect;
+    // Preiss et al. 2017 report under 2 cm for real Crazyflies on this eight. The firmware's
+    // PID in its position mode does not feed the trajectory's velocity forward: it lags far
+    // behind at these speeds (up to 1.2 m/s).
+    let root = ssx_tests::repo_root();
+    let artifact: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("artifacts/library/crazyflie.json")).unwrap(),
+    )
+    .unwrap();
+    let airframe = &artifact["driver"]["descriptor"]["flight"]["airframe"];
+    let rotors: serde_json::Map<String, serde_json::Value> = [
+        "arm",
+        "thrust_curve",
+        "k_f",
+        "k_m",
+        "omega_min",
+        "omega_max",
+    ]
+    .iter()
+    .map(|k| (k.to_string(), airframe[*k].clone()))
+    .collect();
+    let ws = Workspace::new();
+    let mean = |controller: &str| {
+        let mut scene: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(root.join("artifacts/scenes/crazyswarm-figure8.json"))
+                .unwrap(),
+        )
+        .unwrap();
+        for a in scene["artifacts"].as_array_mut().unwrap() {
+            let path = root
+                .join("artifacts/scenes")
+                .join(a["artifact"].as_str().unwrap());
+            a["artifact"] = serde_json::json!(path.display().to_string());
+            if let Some(driver) = a.pointer_mut("/overrides/driver") {
+                driver["flight"] =
+                    serde_json::json!({ "controller": controller, "airframe": rotors });
+            }
+        }
+        let path = ws.path().join(format!("{controller}.json"));
+        std::fs::write(&path, scene.to_string()).unwrap();
+        let tracks = ssx_tests::fidelity::run(&path, 1.0).unwrap();
+        tracks[0].mean_std().0
+    };
+    let (mellinger, pid) = (mean("mellinger"), mean("pid"));
+    assert!(mellinger < 0.025, "Mellinger: {mellinger} m mean error");
+    assert!(
+        pid > 10.0 * mellinger,
+        "PID {pid} m, Mellinger {mellinger} m"
+    );
 }
 
 #[test]
