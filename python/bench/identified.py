@@ -14,6 +14,12 @@ from each model than the models are from one another).
 
     pip install drone-models
     python3 python/bench/identified.py            # the Markdown tables
+    python3 python/bench/identified.py --controller pid --motor-tau 0.02
+
+``--controller`` flies ssx's Crazyflie with another of its flight controllers (``cascaded``, the
+artifact's, by default; ``pid`` and ``mellinger`` run the firmware's attitude mode on the attitude
+sequences); ``--motor-tau`` replaces the artifact's identified motor response with a symmetric
+first-order lag of that many seconds.
 """
 
 import json
@@ -115,11 +121,23 @@ def integrate(fn, rows, rotor_state):
     return out
 
 
+def option(name, default):
+    """The value after `name` on the command line, else `default`."""
+    args = sys.argv[1:]
+    return args[args.index(name) + 1] if name in args[:-1] else default
+
+
 def fly_ssx(commands):
     """ssx's Crazyflie through `commands` (the driver's schedule): states at TIMES."""
     library = os.path.join(ssx.data_dir(), "library", "crazyflie.json")
     with open(library) as f:
         flight = json.load(f)["driver"]["descriptor"]["flight"]
+    flight["controller"] = option("--controller", "cascaded")
+    tau = option("--motor-tau", None)
+    if tau is not None:
+        for k in ("spin_up", "spin_down"):
+            flight["airframe"].pop(k, None)
+        flight["airframe"]["motor_tau"] = float(tau)
     if "rotors" in commands:
         flight["airframe"]["start_speed"] = commands["rotors"][0][1]
     else:

@@ -275,6 +275,22 @@ impl Flight {
         inputs: &FlightInputs<'_>,
         reference: impl FnOnce(&Vector3<f64>, &Vector3<f64>, &UnitQuaternion<f64>, f64) -> Reference,
     ) -> [f64; 4] {
+        self.firmware_run(inputs, |controller, now_us, state| {
+            let period = controller.setpoint_period();
+            controller.step(now_us, state, |s| {
+                reference(&s.position, &s.velocity, &s.orientation, period)
+            })
+        })
+    }
+
+    /// The firmware's controller run by `run` (given the controller, the time in µs and the
+    /// state estimate) once the estimate is brought up to date, and the motor thrusts it
+    /// returns turned into this airframe's rotor speeds (see [`Flight::firmware_speeds`]).
+    fn firmware_run(
+        &mut self,
+        inputs: &FlightInputs<'_>,
+        run: impl FnOnce(&mut firmware::Firmware, u64, &firmware::State) -> [f64; 4],
+    ) -> [f64; 4] {
         let pose = self.sample_pose(inputs);
         let (imu, imu_step) = inputs.imu;
         let gyro = (imu_step == inputs.step && imu.len() >= 6).then(|| {
@@ -297,10 +313,7 @@ impl Flight {
             return [0.0; 4];
         };
         let now_us = (inputs.step as f64 * self.timestep * 1e6).round() as u64;
-        let period = controller.setpoint_period();
-        let thrusts = controller.step(now_us, &state, |s| {
-            reference(&s.position, &s.velocity, &s.orientation, period)
-        });
+        let thrusts = run(controller, now_us, &state);
         let total: f64 = thrusts.iter().sum();
         if total == 0.0 {
             return [0.0; 4];
@@ -315,13 +328,18 @@ impl Flight {
     }
 
     /// One world step of an open-loop [`Command`]: an attitude set-point for the inner loop
-    /// (the outer loop idle), or rotor speeds for the motors (both loops idle).
+    /// (the outer loop idle; with a firmware controller, its attitude mode), or rotor speeds
+    /// for the motors (both loops idle).
     pub fn step_commanded(
         &mut self,
         inputs: &FlightInputs<'_>,
         command: Command,
     ) -> Result<(Vector3<f64>, Vector3<f64>), String> {
         let speeds = match command {
+            Command::Attitude(c) if self.firmware.is_some() => self
+                .firmware_run(inputs, |controller, now_us, state| {
+                    controller.step_attitude(now_us, state, c)
+                }),
             Command::Attitude([roll, pitch, yaw, thrust]) => {
                 if let Some(PoseSample { q, .. }) = self.sample_pose(inputs) {
                     let (_, _, now) = q.euler_angles();

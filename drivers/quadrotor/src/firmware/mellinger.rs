@@ -22,7 +22,7 @@
 //!
 //! The firmware computes in `float`; this in `f64`.
 
-use nalgebra::{Matrix3, Vector3};
+use nalgebra::{Matrix3, Rotation3, Vector3};
 
 use super::State;
 use super::power::{self, Control};
@@ -128,17 +128,53 @@ impl Mellinger {
         let rotation = s.orientation.to_rotation_matrix().into_inner();
         let thrust = MASS_THRUST * force.dot(&rotation.column(2));
         if thrust <= 0.0 {
-            self.i_position = Vector3::zeros();
-            self.i_attitude = Vector3::zeros();
-            self.control = Control::default();
+            self.stop();
             return;
         }
         let (axes, _) = desired_axes(&force, r.yaw);
-        let wanted = Matrix3::from_columns(&axes);
+        self.turn(
+            &Matrix3::from_columns(&axes),
+            &reference_rates(r),
+            thrust,
+            s,
+        );
+    }
+
+    /// One world step in the firmware's attitude mode ("manual, no assist": roll and pitch
+    /// absolute, z disabled): the orientation wanted from `[roll, pitch, yaw]` (rad), no body
+    /// rate fed forward, and the thrust (N) sent as [`power::thrust_command`] gives it, every
+    /// 2 ms; the position terms idle.
+    pub fn step_attitude(&mut self, now_us: u64, s: &State, command: [f64; 4]) -> [f64; 4] {
+        let next = *self.next.get_or_insert(now_us);
+        if now_us >= next {
+            let [roll, pitch, yaw, thrust] = command;
+            let wanted = Rotation3::from_euler_angles(roll, pitch, yaw).into_inner();
+            let units = power::thrust_command(thrust);
+            if units <= 0.0 {
+                self.stop();
+            } else {
+                self.turn(&wanted, &Vector3::zeros(), units, s);
+            }
+            self.next = Some(super::after(next, now_us, DT));
+        }
+        power::motor_thrusts(&self.control)
+    }
+
+    /// Motors off, integrals cleared (a thrust of zero or less).
+    fn stop(&mut self) {
+        self.i_position = Vector3::zeros();
+        self.i_attitude = Vector3::zeros();
+        self.control = Control::default();
+    }
+
+    /// The attitude part of a period: the moments that turn the body towards `wanted` at the
+    /// body rates `rates`, with the collective `thrust` (16-bit units).
+    fn turn(&mut self, wanted: &Matrix3<f64>, rates: &Vector3<f64>, thrust: f64, s: &State) {
+        let rotation = s.orientation.to_rotation_matrix().into_inner();
         let skew = wanted.transpose() * rotation - rotation.transpose() * wanted;
         let e_r = Vector3::new(skew[(2, 1)], skew[(0, 2)], skew[(1, 0)]);
         let gyro = s.gyro.map(f64::to_radians);
-        let e_w = reference_rates(r) - gyro;
+        let e_w = rates - gyro;
         let [xy, z] = [gains::ATTITUDE_XY, gains::ATTITUDE_Z];
         let attitude = |k: usize| Vector3::new(xy[k], xy[k], z[k]);
         let range = attitude(3);
@@ -232,6 +268,21 @@ mod tests {
         // Along +y: a roll to the left is negative about x.
         r.jerk = Vector3::new(0.0, GRAVITY * 0.5, 0.0);
         assert!((reference_rates(&r) - Vector3::new(-0.5, 0.0, 0.0)).norm() < 1e-12);
+    }
+
+    #[test]
+    fn in_attitude_mode_it_sends_the_thrust_asked_and_rolls_with_the_left_motors() {
+        // Level and asked to stay level: 0.3 N in all, 40959.375 units, each motor 40959 of
+        // 65535 of its 0.12 N.
+        let mut c = Mellinger::default();
+        let f = c.step_attitude(0, &level_at(1.0), [0.0, 0.0, 0.0, 0.3]);
+        let each = 40_959.0 / 65_535.0 * power::THRUST_MAX;
+        assert!(f.iter().all(|&t| (t - each).abs() < 1e-12), "{f:?}");
+        // A roll of 0.2 rad asked: positive about x, so the motors on the left (+y: M3, M4)
+        // push harder than those on the right.
+        let mut c = Mellinger::default();
+        let f = c.step_attitude(0, &level_at(1.0), [0.2, 0.0, 0.0, 0.3]);
+        assert!(f[2] > f[0] && f[3] > f[1] && c.control().roll > 0, "{f:?}");
     }
 
     #[test]

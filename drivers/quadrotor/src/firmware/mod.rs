@@ -128,6 +128,17 @@ impl Firmware {
         }
     }
 
+    /// One world step in the firmware's attitude mode: `[roll, pitch, yaw]` wanted (rad, the
+    /// usual right-handed angles) and the collective thrust (N), as drone-models' identified
+    /// `so_rpy` models take them; the position loop idles. The thrust goes to the motors as
+    /// its share of four motors' [`power::THRUST_MAX`] in 16-bit units.
+    pub fn step_attitude(&mut self, now_us: u64, s: &State, command: [f64; 4]) -> [f64; 4] {
+        match self {
+            Firmware::Pid(c) => c.step_attitude(now_us, s, command),
+            Firmware::Mellinger(c) => c.step_attitude(now_us, s, command),
+        }
+    }
+
     /// How often it asks for the reference (s): its position loop's period.
     pub fn setpoint_period(&self) -> f64 {
         match self {
@@ -219,8 +230,35 @@ impl FirmwarePid {
         s: &State,
         setpoint: impl FnOnce(&State) -> Reference,
     ) -> [f64; 4] {
-        let next_position = *self.next_position.get_or_insert_with(|| {
-            // A flight starts: no derivative kick, the attitude wanted is the one held.
+        let next_position = self.start(now_us, s);
+        if now_us >= next_position {
+            let r = setpoint(s);
+            self.desired[2] = cap_angle(r.yaw.to_degrees());
+            self.position_loop(&r.position, s);
+            self.next_position = Some(after(next_position, now_us, POSITION_DT));
+        }
+        self.attitude_and_power(now_us, s)
+    }
+
+    /// The attitude mode ([`Firmware::step_attitude`]): the angles wanted in degrees (the
+    /// legacy pitch nose up) and the thrust in 16-bit units, the attitude and rate loops at
+    /// their rate, the position loop idle.
+    pub fn step_attitude(&mut self, now_us: u64, s: &State, command: [f64; 4]) -> [f64; 4] {
+        self.start(now_us, s);
+        let [roll, pitch, yaw, thrust] = command;
+        self.desired = [
+            roll.to_degrees(),
+            -pitch.to_degrees(),
+            cap_angle(yaw.to_degrees()),
+        ];
+        self.thrust = power::thrust_command(thrust);
+        self.attitude_and_power(now_us, s)
+    }
+
+    /// At a flight's first step, the loops start from the state held (no derivative kick);
+    /// returns when the position loop runs next.
+    fn start(&mut self, now_us: u64, s: &State) -> u64 {
+        *self.next_position.get_or_insert_with(|| {
             for (pid, &x) in self.position.iter_mut().zip(s.position.iter()) {
                 pid.reset(x);
             }
@@ -231,13 +269,11 @@ impl FirmwarePid {
             }
             self.desired = s.attitude;
             now_us
-        });
-        if now_us >= next_position {
-            let r = setpoint(s);
-            self.desired[2] = cap_angle(r.yaw.to_degrees());
-            self.position_loop(&r.position, s);
-            self.next_position = Some(after(next_position, now_us, POSITION_DT));
-        }
+        })
+    }
+
+    /// The attitude and rate loops when their period begins, then the motors' thrusts.
+    fn attitude_and_power(&mut self, now_us: u64, s: &State) -> [f64; 4] {
         if now_us >= self.next_attitude {
             self.attitude_loop(s);
             self.next_attitude = after(self.next_attitude, now_us, ATTITUDE_DT);
@@ -334,6 +370,26 @@ mod tests {
             // 21, 30, ... the first step at or after each 10 ms).
             assert_eq!(asked, 10, "{step_us} µs steps");
         }
+    }
+
+    #[test]
+    fn in_attitude_mode_the_position_loop_idles_and_a_roll_asked_lifts_the_left_motors() {
+        let s = State {
+            position: Vector3::new(0.0, 0.0, 0.5),
+            velocity: Vector3::zeros(),
+            attitude: [0.0; 3],
+            gyro: Vector3::zeros(),
+            orientation: UnitQuaternion::identity(),
+        };
+        let mut c = FirmwarePid::default();
+        // 0.5 m below where the position loop would want it, and it does not climb: the
+        // thrust is the one asked, 0.3 N of four motors' 0.48 N.
+        let f = c.step_attitude(0, &s, [0.0, 0.0, 0.0, 0.3]);
+        assert_eq!(c.control().thrust, 0.3 / 0.48 * 65535.0);
+        assert!(f.iter().all(|&t| (t - f[0]).abs() < 1e-15), "{f:?}");
+        // A roll of 0.2 rad asked: the left motors (+y: M3, M4) push harder.
+        let f = c.step_attitude(2000, &s, [0.2, 0.0, 0.0, 0.3]);
+        assert!(f[2] > f[0] && f[3] > f[1] && c.control().roll > 0, "{f:?}");
     }
 
     #[test]

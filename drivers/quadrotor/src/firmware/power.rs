@@ -19,6 +19,12 @@ pub const THRUST_MAX: f64 = 0.12;
 /// `THRUST_MIN`: below it a motor is given nothing (N).
 pub const THRUST_MIN: f64 = 0.012817578393224994;
 
+/// The collective thrust command (16-bit units, 0 to 65535) that asks four motors for
+/// `newtons` in all: each motor's share of its [`THRUST_MAX`] at 65535.
+pub fn thrust_command(newtons: f64) -> f64 {
+    (newtons / (4.0 * THRUST_MAX) * 65535.0).clamp(0.0, 65535.0)
+}
+
 /// What the attitude loop hands the power distribution (`control_t`, legacy mode).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Control {
