@@ -64,6 +64,10 @@ pub struct FlightParams {
     /// Which flight controller flies it.
     #[serde(default)]
     pub controller: Controller,
+    /// Mellinger's parameters by the firmware's `ctrlMel` names (its defaults unless set); read
+    /// when `controller` is `"mellinger"`.
+    #[serde(default)]
+    pub mellinger: firmware::mellinger::MellingerParams,
 }
 
 /// The flight controllers a quadrotor can fly with.
@@ -164,6 +168,7 @@ pub struct FlightInputs<'a> {
 impl Flight {
     /// A stack with these settings.
     pub fn new(params: FlightParams, timestep: f64) -> Result<Self, String> {
+        params.mellinger.validate()?;
         let mut airframe = Airframe::new(params.airframe.clone(), timestep)?;
         airframe.armed = params.armed;
         let battery = params
@@ -187,7 +192,9 @@ impl Flight {
             firmware: match params.controller {
                 Controller::Cascaded => None,
                 Controller::Pid => Some(firmware::Firmware::Pid(Default::default())),
-                Controller::Mellinger => Some(firmware::Firmware::Mellinger(Default::default())),
+                Controller::Mellinger => Some(firmware::Firmware::Mellinger(
+                    firmware::mellinger::Mellinger::new(params.mellinger.clone()),
+                )),
             }
             .map(|c| Box::new((c, Default::default()))),
             timestep,

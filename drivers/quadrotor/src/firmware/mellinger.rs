@@ -23,6 +23,7 @@
 //! The firmware computes in `float`; this in `f64`.
 
 use nalgebra::{Matrix3, Rotation3, Vector3};
+use serde::Deserialize;
 
 use super::State;
 use super::power::{self, Control};
@@ -31,34 +32,130 @@ use crate::reference::Reference;
 /// `ATTITUDE_RATE`: the controller's one period (s).
 pub const DT: f64 = super::ATTITUDE_DT;
 
-/// `CF_MASS` (`platform_defaults_cf2.h`, without the thrust upgrade kit): the mass the
-/// controller assumes (kg). The real vehicle may weigh more (battery, decks): the integrals
-/// make up the difference, as on the real Crazyflie.
-pub const MASS: f64 = 0.029;
-/// `massThrust`: 16-bit thrust units a newton.
-pub const MASS_THRUST: f64 = 132_000.0;
 /// `GRAVITY_MAGNITUDE` (`physicalConstants.h`, m/s²).
 pub const GRAVITY: f64 = 9.81;
+/// `clamp(M, -32000, 32000)`: the moment commands' limit.
+pub const MOMENT_MAX: f64 = 32_000.0;
 
-/// The firmware's default gains (`controller_mellinger.c`, `g_self`).
-pub mod gains {
-    /// `kp_xy`, `kd_xy`, `ki_xy`, `i_range_xy`.
-    pub const XY: [f64; 4] = [0.4, 0.2, 0.05, 2.0];
-    /// `kp_z`, `kd_z`, `ki_z`, `i_range_z`.
-    pub const Z: [f64; 4] = [1.25, 0.4, 0.05, 0.4];
-    /// `kR_xy`, `kw_xy`, `ki_m_xy`, `i_range_m_xy`.
-    pub const ATTITUDE_XY: [f64; 4] = [70_000.0, 20_000.0, 0.0, 1.0];
-    /// `kR_z`, `kw_z`, `ki_m_z`, `i_range_m_z`.
-    pub const ATTITUDE_Z: [f64; 4] = [60_000.0, 12_000.0, 500.0, 1500.0];
-    /// `kd_omega_rp`.
-    pub const OMEGA_D_RP: f64 = 200.0;
-    /// `clamp(M, -32000, 32000)`: the moment commands' limit.
-    pub const MOMENT_MAX: f64 = 32_000.0;
+/// The controller's parameters by the firmware's `ctrlMel` parameter names, each defaulting
+/// to the firmware's value (`controller_mellinger.c`, `g_self`): a Crazyflie user sets them as
+/// on the vehicle (`"flight": {"mellinger": {"mass": 0.0319}}`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct MellingerParams {
+    /// `mass`: the mass the controller assumes (kg); `CF_MASS`, 0.029 without the thrust
+    /// upgrade kit (`platform_defaults_cf2.h`). The real vehicle may weigh more (battery,
+    /// decks): the integrals make up part of the difference, as on the real Crazyflie.
+    pub mass: f64,
+    /// `massThrust`: 16-bit thrust units a newton (132000).
+    #[serde(rename = "massThrust")]
+    pub mass_thrust: f64,
+    /// `kp_xy` (0.4).
+    pub kp_xy: f64,
+    /// `kd_xy` (0.2).
+    pub kd_xy: f64,
+    /// `ki_xy` (0.05).
+    pub ki_xy: f64,
+    /// `i_range_xy` (2).
+    pub i_range_xy: f64,
+    /// `kp_z` (1.25).
+    pub kp_z: f64,
+    /// `kd_z` (0.4).
+    pub kd_z: f64,
+    /// `ki_z` (0.05).
+    pub ki_z: f64,
+    /// `i_range_z` (0.4).
+    pub i_range_z: f64,
+    /// `kR_xy` (70000).
+    #[serde(rename = "kR_xy")]
+    pub kr_xy: f64,
+    /// `kw_xy` (20000).
+    pub kw_xy: f64,
+    /// `ki_m_xy` (0).
+    pub ki_m_xy: f64,
+    /// `i_range_m_xy` (1).
+    pub i_range_m_xy: f64,
+    /// `kR_z` (60000).
+    #[serde(rename = "kR_z")]
+    pub kr_z: f64,
+    /// `kw_z` (12000).
+    pub kw_z: f64,
+    /// `ki_m_z` (500).
+    pub ki_m_z: f64,
+    /// `i_range_m_z` (1500).
+    pub i_range_m_z: f64,
+    /// `kd_omega_rp` (200): on the change of the roll and pitch rate errors.
+    pub kd_omega_rp: f64,
+}
+
+impl Default for MellingerParams {
+    fn default() -> Self {
+        MellingerParams {
+            mass: 0.029,
+            mass_thrust: 132_000.0,
+            kp_xy: 0.4,
+            kd_xy: 0.2,
+            ki_xy: 0.05,
+            i_range_xy: 2.0,
+            kp_z: 1.25,
+            kd_z: 0.4,
+            ki_z: 0.05,
+            i_range_z: 0.4,
+            kr_xy: 70_000.0,
+            kw_xy: 20_000.0,
+            ki_m_xy: 0.0,
+            i_range_m_xy: 1.0,
+            kr_z: 60_000.0,
+            kw_z: 12_000.0,
+            ki_m_z: 500.0,
+            i_range_m_z: 1500.0,
+            kd_omega_rp: 200.0,
+        }
+    }
+}
+
+impl MellingerParams {
+    /// Checks the numbers: all finite and none negative, `mass` and `massThrust` above 0.
+    pub fn validate(&self) -> Result<(), String> {
+        let p = self;
+        let all = [
+            ("mass", p.mass),
+            ("massThrust", p.mass_thrust),
+            ("kp_xy", p.kp_xy),
+            ("kd_xy", p.kd_xy),
+            ("ki_xy", p.ki_xy),
+            ("i_range_xy", p.i_range_xy),
+            ("kp_z", p.kp_z),
+            ("kd_z", p.kd_z),
+            ("ki_z", p.ki_z),
+            ("i_range_z", p.i_range_z),
+            ("kR_xy", p.kr_xy),
+            ("kw_xy", p.kw_xy),
+            ("ki_m_xy", p.ki_m_xy),
+            ("i_range_m_xy", p.i_range_m_xy),
+            ("kR_z", p.kr_z),
+            ("kw_z", p.kw_z),
+            ("ki_m_z", p.ki_m_z),
+            ("i_range_m_z", p.i_range_m_z),
+            ("kd_omega_rp", p.kd_omega_rp),
+        ];
+        for (name, v) in all {
+            let positive = matches!(name, "mass" | "massThrust");
+            if !v.is_finite() || v < 0.0 || (positive && v == 0.0) {
+                let want = if positive { "> 0" } else { ">= 0" };
+                return Err(format!(
+                    "invalid descriptor: flight.mellinger.{name} must be a finite number {want}, not {v}"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The controller's state between periods.
 #[derive(Clone, Debug, Default)]
 pub struct Mellinger {
+    params: MellingerParams,
     /// ∫ position error (m·s), per axis.
     i_position: Vector3<f64>,
     /// ∫ −e_R (rad·s), per axis.
@@ -97,6 +194,14 @@ fn desired_axes(thrust: &Vector3<f64>, yaw: f64) -> ([Vector3<f64>; 3], bool) {
 }
 
 impl Mellinger {
+    /// A controller with these parameters (checked by [`MellingerParams::validate`]).
+    pub fn new(params: MellingerParams) -> Self {
+        Mellinger {
+            params,
+            ..Default::default()
+        }
+    }
+
     /// One world step at `now_us` (µs of simulated time): runs the periods that begin by now
     /// towards the reference `setpoint` gives (asked once a period), and returns the four motor
     /// thrusts (N), M1..M4.
@@ -118,15 +223,16 @@ impl Mellinger {
     fn period(&mut self, r: &Reference, s: &State) {
         let e_p = r.position - s.position;
         let e_v = r.velocity - s.velocity;
-        let gain = |k: usize| Vector3::new(gains::XY[k], gains::XY[k], gains::Z[k]);
-        let range = gain(3);
+        let p = &self.params;
+        let gain = |xy: f64, z: f64| Vector3::new(xy, xy, z);
+        let range = gain(p.i_range_xy, p.i_range_z);
         self.i_position = (self.i_position + e_p * DT).zip_map(&range, |i, l| i.clamp(-l, l));
-        let force = (r.acceleration + Vector3::new(0.0, 0.0, GRAVITY)) * MASS
-            + gain(0).component_mul(&e_p)
-            + gain(1).component_mul(&e_v)
-            + gain(2).component_mul(&self.i_position);
+        let force = (r.acceleration + Vector3::new(0.0, 0.0, GRAVITY)) * p.mass
+            + gain(p.kp_xy, p.kp_z).component_mul(&e_p)
+            + gain(p.kd_xy, p.kd_z).component_mul(&e_v)
+            + gain(p.ki_xy, p.ki_z).component_mul(&self.i_position);
         let rotation = s.orientation.to_rotation_matrix().into_inner();
-        let thrust = MASS_THRUST * force.dot(&rotation.column(2));
+        let thrust = p.mass_thrust * force.dot(&rotation.column(2));
         if thrust <= 0.0 {
             self.stop();
             return;
@@ -175,21 +281,21 @@ impl Mellinger {
         let e_r = Vector3::new(skew[(2, 1)], skew[(0, 2)], skew[(1, 0)]);
         let gyro = s.gyro.map(f64::to_radians);
         let e_w = rates - gyro;
-        let [xy, z] = [gains::ATTITUDE_XY, gains::ATTITUDE_Z];
-        let attitude = |k: usize| Vector3::new(xy[k], xy[k], z[k]);
-        let range = attitude(3);
+        let p = &self.params;
+        let gain = |xy: f64, z: f64| Vector3::new(xy, xy, z);
+        let range = gain(p.i_range_m_xy, p.i_range_m_z);
         self.i_attitude = (self.i_attitude - e_r * DT).zip_map(&range, |i, l| i.clamp(-l, l));
         let damping = match self.last_rate_error {
-            Some([x, y]) => Vector3::new(e_w.x - x, e_w.y - y, 0.0) * (gains::OMEGA_D_RP / DT),
+            Some([x, y]) => Vector3::new(e_w.x - x, e_w.y - y, 0.0) * (p.kd_omega_rp / DT),
             None => Vector3::zeros(),
         };
         self.last_rate_error = Some([e_w.x, e_w.y]);
-        let moment = -attitude(0).component_mul(&e_r)
-            + attitude(1).component_mul(&e_w)
-            + attitude(2).component_mul(&self.i_attitude)
+        let moment = -gain(p.kr_xy, p.kr_z).component_mul(&e_r)
+            + gain(p.kw_xy, p.kw_z).component_mul(&e_w)
+            + gain(p.ki_m_xy, p.ki_m_z).component_mul(&self.i_attitude)
             + damping;
         // Clamped, then stored in 16 bits (truncated towards zero).
-        let command = |m: f64| m.clamp(-gains::MOMENT_MAX, gains::MOMENT_MAX) as i16;
+        let command = |m: f64| m.clamp(-MOMENT_MAX, MOMENT_MAX) as i16;
         self.control = Control {
             thrust,
             roll: command(moment.x),
@@ -283,6 +389,35 @@ mod tests {
         let mut c = Mellinger::default();
         let f = c.step_attitude(0, &level_at(1.0), [0.2, 0.0, 0.0, 0.3]);
         assert!(f[2] > f[0] && f[3] > f[1] && c.control().roll > 0, "{f:?}");
+    }
+
+    #[test]
+    fn parameters_go_by_the_firmwares_names_and_a_bad_one_is_named() {
+        let p: MellingerParams =
+            serde_json::from_str(r#"{ "mass": 0.0319, "kR_z": 50000, "massThrust": 130000 }"#)
+                .unwrap();
+        assert_eq!(
+            (p.mass, p.kr_z, p.mass_thrust),
+            (0.0319, 50_000.0, 130_000.0)
+        );
+        assert_eq!(p.kw_z, MellingerParams::default().kw_z);
+        assert!(serde_json::from_str::<MellingerParams>(r#"{ "kRz": 1 }"#).is_err());
+        let zero = MellingerParams {
+            mass: 0.0,
+            ..Default::default()
+        };
+        assert_eq!(
+            zero.validate().unwrap_err(),
+            "invalid descriptor: flight.mellinger.mass must be a finite number > 0, not 0"
+        );
+        let negative = MellingerParams {
+            kd_omega_rp: -1.0,
+            ..Default::default()
+        };
+        assert_eq!(
+            negative.validate().unwrap_err(),
+            "invalid descriptor: flight.mellinger.kd_omega_rp must be a finite number >= 0, not -1"
+        );
     }
 
     #[test]
