@@ -29,7 +29,7 @@ pub struct Row {
 }
 
 /// The airframe settings that say what the rotors are, not which effects act on them.
-const ROTORS: &[&str] = &[
+pub const ROTORS: &[&str] = &[
     "arm",
     "thrust_curve",
     "k_f",

@@ -422,17 +422,10 @@ fn the_crazyflie_on_the_firmwares_mellinger_flies_crazyswarms_figure_eight_withi
     )
     .unwrap();
     let airframe = &artifact["driver"]["descriptor"]["flight"]["airframe"];
-    let rotors: serde_json::Map<String, serde_json::Value> = [
-        "arm",
-        "thrust_curve",
-        "k_f",
-        "k_m",
-        "omega_min",
-        "omega_max",
-    ]
-    .iter()
-    .map(|k| (k.to_string(), airframe[*k].clone()))
-    .collect();
+    let rotors: serde_json::Map<String, serde_json::Value> = ssx_tests::ablation::ROTORS
+        .iter()
+        .map(|k| (k.to_string(), airframe[*k].clone()))
+        .collect();
     let ws = Workspace::new();
     let mean = |controller: &str, mellinger: serde_json::Value| {
         let mut scene: serde_json::Value = serde_json::from_str(
