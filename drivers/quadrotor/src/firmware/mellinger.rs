@@ -172,25 +172,24 @@ pub struct Mellinger {
 /// and pitch rates, the yaw rate projected on the body's z axis the yaw rate.
 pub fn reference_rates(r: &Reference) -> Vector3<f64> {
     let thrust = r.acceleration + Vector3::new(0.0, 0.0, GRAVITY);
-    let (axes, _) = desired_axes(&thrust, r.yaw);
+    let axes = desired_axes(&thrust, r.yaw);
     let [x_b, y_b, z_b] = axes;
     let across = (r.jerk - z_b * z_b.dot(&r.jerk)) / thrust.norm();
     Vector3::new(-across.dot(&y_b), across.dot(&x_b), r.yaw_rate * z_b.z)
 }
 
-/// The body axes that point z along `thrust` with the heading `yaw` (rad): x, y, z, and
-/// whether they are defined (a zero thrust, or one lying in the plane across the heading,
-/// leaves them as the world's).
-fn desired_axes(thrust: &Vector3<f64>, yaw: f64) -> ([Vector3<f64>; 3], bool) {
+/// The body axes that point z along `thrust` with the heading `yaw` (rad): x, y, z (a zero
+/// thrust, or one lying in the plane across the heading, leaves them as the world's).
+fn desired_axes(thrust: &Vector3<f64>, yaw: f64) -> [Vector3<f64>; 3] {
     let world = [Vector3::x(), Vector3::y(), Vector3::z()];
     let Some(z) = thrust.try_normalize(0.0) else {
-        return (world, false);
+        return world;
     };
     let heading = Vector3::new(yaw.cos(), yaw.sin(), 0.0);
     let Some(y) = z.cross(&heading).try_normalize(0.0) else {
-        return (world, false);
+        return world;
     };
-    ([y.cross(&z), y, z], true)
+    [y.cross(&z), y, z]
 }
 
 impl Mellinger {
@@ -211,12 +210,21 @@ impl Mellinger {
         s: &State,
         setpoint: impl FnOnce(&State) -> Reference,
     ) -> [f64; 4] {
-        let next = *self.next.get_or_insert(now_us);
-        if now_us >= next {
+        if self.due(now_us) {
             self.period(&setpoint(s), s);
-            self.next = Some(super::after(next, now_us, DT));
         }
         power::motor_thrusts(&self.control)
+    }
+
+    /// Whether a period begins by `now_us` (the first call starts the count); if so, the next
+    /// is set.
+    fn due(&mut self, now_us: u64) -> bool {
+        let next = *self.next.get_or_insert(now_us);
+        let due = now_us >= next;
+        if due {
+            self.next = Some(super::after(next, now_us, DT));
+        }
+        due
     }
 
     /// One 2 ms period.
@@ -237,7 +245,7 @@ impl Mellinger {
             self.stop();
             return;
         }
-        let (axes, _) = desired_axes(&force, r.yaw);
+        let axes = desired_axes(&force, r.yaw);
         self.turn(
             &Matrix3::from_columns(&axes),
             &reference_rates(r),
@@ -251,8 +259,7 @@ impl Mellinger {
     /// rate fed forward, and the thrust (N) sent as [`power::thrust_command`] gives it, every
     /// 2 ms; the position terms idle.
     pub fn step_attitude(&mut self, now_us: u64, s: &State, command: [f64; 4]) -> [f64; 4] {
-        let next = *self.next.get_or_insert(now_us);
-        if now_us >= next {
+        if self.due(now_us) {
             let [roll, pitch, yaw, thrust] = command;
             let wanted = Rotation3::from_euler_angles(roll, pitch, yaw).into_inner();
             let units = power::thrust_command(thrust);
@@ -261,7 +268,6 @@ impl Mellinger {
             } else {
                 self.turn(&wanted, &Vector3::zeros(), units, s);
             }
-            self.next = Some(super::after(next, now_us, DT));
         }
         power::motor_thrusts(&self.control)
     }
