@@ -3,6 +3,7 @@
 //! numpy arrays filled in Rust.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -43,6 +44,10 @@ pub(crate) struct Worlds {
     /// None once closed; waited for with the GIL released (`lock.rs`).
     inner: Mutex<Option<ssx_worlds::Worlds>>,
     count: usize,
+    /// Steps `step` hands over at once, kept from call to call: a batch of 1024 worlds takes
+    /// milliseconds a step, and starting again from one made `step(10)` four passes over the
+    /// batch (1, 2, 4 and 3 steps), each visiting every world cold.
+    chunk: AtomicU64,
 }
 
 struct Open<'a>(MutexGuard<'a, Option<ssx_worlds::Worlds>>);
@@ -61,6 +66,32 @@ impl std::ops::DerefMut for Open<'_> {
 }
 
 impl Worlds {
+    /// `values` as a (K, N, fields) float64 array of commands for `artifacts`.
+    fn command_values<'py>(
+        &self,
+        artifacts: &[String],
+        values: &Bound<'py, PyAny>,
+    ) -> PyResult<PyReadonlyArray3<'py, f64>> {
+        let values: PyReadonlyArray3<'py, f64> = values.extract().map_err(|_| {
+            PyValueError::new_err(format!(
+                "values must be a float64 array of shape ({}, {}, fields)",
+                self.count,
+                artifacts.len()
+            ))
+        })?;
+        let shape = values.shape();
+        if shape[0] != self.count || shape[1] != artifacts.len() {
+            return Err(PyValueError::new_err(format!(
+                "values has shape {shape:?}; {} worlds × {} robots need ({}, {}, fields)",
+                self.count,
+                artifacts.len(),
+                self.count,
+                artifacts.len()
+            )));
+        }
+        Ok(values)
+    }
+
     fn open(&self, py: Python<'_>) -> PyResult<Open<'_>> {
         let guard = lock::lock(py, &self.inner);
         if guard.is_none() {
@@ -142,6 +173,7 @@ impl Worlds {
         Ok(Self {
             inner: Mutex::new(Some(worlds)),
             count,
+            chunk: AtomicU64::new(1),
         })
     }
 
@@ -159,22 +191,24 @@ impl Worlds {
         let mask: Option<Vec<bool>> = mask.map(|m| m.as_array().to_vec());
         let mut open = self.open(py)?;
         let worlds: &mut ssx_worlds::Worlds = &mut open;
-        let (mut left, mut chunk) = (n, 1u64);
+        let (mut left, mut chunk) = (n, self.chunk.load(Ordering::Relaxed).max(1));
         while left > 0 {
-            // Back to Python about every 20-50 ms to look for a signal.
+            // Back to Python about every 20-50 ms to look for a signal: the chunk grows only
+            // when a whole one took less than 20 ms.
             let m = chunk.min(left);
             let t0 = Instant::now();
             py.detach(|| worlds.step_some(m, mask.as_deref()))
                 .map_err(to_py_batch)?;
             left -= m;
             let took = t0.elapsed();
-            if took < Duration::from_millis(20) {
+            if took < Duration::from_millis(20) && m == chunk {
                 chunk = chunk.saturating_mul(2);
             } else if took > Duration::from_millis(50) {
                 chunk = (chunk / 2).max(1);
             }
             py.check_signals()?;
         }
+        self.chunk.store(chunk, Ordering::Relaxed);
         Ok(())
     }
 
@@ -443,23 +477,8 @@ impl Worlds {
         values: &Bound<'_, PyAny>,
         key: Option<String>,
     ) -> PyResult<usize> {
-        let values: PyReadonlyArray3<'_, f64> = values.extract().map_err(|_| {
-            PyValueError::new_err(format!(
-                "values must be a float64 array of shape ({}, {}, fields)",
-                self.count,
-                artifacts.len()
-            ))
-        })?;
+        let values = self.command_values(&artifacts, values)?;
         let shape = values.shape().to_vec();
-        if shape[0] != self.count || shape[1] != artifacts.len() {
-            return Err(PyValueError::new_err(format!(
-                "values has shape {shape:?}; {} worlds × {} robots need ({}, {}, fields)",
-                self.count,
-                artifacts.len(),
-                self.count,
-                artifacts.len()
-            )));
-        }
         let flat = values
             .as_slice()
             .map_err(|_| PyValueError::new_err("values must be a C-contiguous float64 array"))?;
@@ -468,6 +487,106 @@ impl Worlds {
         let pattern = key.as_deref().unwrap_or("artifacts/{}/cmd");
         w.command_many(&which, flat, shape[2], pattern)
             .map_err(to_py_batch)
+    }
+
+    /// A learning env's step in one call, one pass a world on the workers while the GIL is
+    /// released: `values` (a (K, N, F) array, as for `command_many`, or None) handed to
+    /// `artifacts`' drivers in every world, `n` steps of the worlds where `mask` is true (None:
+    /// all), then, when `sensor` is given, the observations of `observe` (into `out` when
+    /// given), and with `nearest=True` the distances of `nearest` (into `nearest_out`). The
+    /// same values as those calls one after the other, to the bit, without visiting every
+    /// world again for each. Returns (observations, distances), None for what was not asked.
+    /// Every command is checked before any is sent (CommandError, nothing done); a plugin
+    /// failing in strict mode raises PluginError naming the world. Ctrl-C is seen after the
+    /// call (`step` looks between chunks of steps).
+    #[pyo3(signature = (artifacts, values=None, n=1, mask=None, key=None, sensor=None, width=None, nearest=false, out=None, nearest_out=None))]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn act<'py>(
+        &self,
+        py: Python<'py>,
+        artifacts: Vec<String>,
+        values: Option<&Bound<'py, PyAny>>,
+        n: u64,
+        mask: Option<PyReadonlyArray1<'_, bool>>,
+        key: Option<String>,
+        sensor: Option<String>,
+        width: Option<usize>,
+        nearest: bool,
+        out: Option<Bound<'py, PyArray3<f64>>>,
+        nearest_out: Option<Bound<'py, PyArray2<f64>>>,
+    ) -> PyResult<(
+        Option<Bound<'py, PyArray3<f64>>>,
+        Option<Bound<'py, PyArray2<f64>>>,
+    )> {
+        let values = values
+            .map(|v| self.command_values(&artifacts, v))
+            .transpose()?;
+        let mask: Option<Vec<bool>> = mask.map(|m| m.as_array().to_vec());
+        let mut open = self.open(py)?;
+        let which = indices(&open, Some(&artifacts))?.expect("given");
+        let width = match (&sensor, width) {
+            (Some(_), Some(w)) => w,
+            (Some(s), None) => open.reading_width(s, &which).map_err(to_py_batch)?,
+            (None, _) => 0,
+        };
+        let obs = match &sensor {
+            Some(_) => Some(out_or_new(
+                py,
+                out,
+                [self.count, which.len(), width + 4],
+                "observations",
+            )?),
+            None => None,
+        };
+        let shape = [self.count, which.len()];
+        let dist = match (nearest, nearest_out) {
+            (false, _) => None,
+            (true, Some(a)) if a.shape() == shape && a.is_c_contiguous() => Some(a),
+            (true, Some(a)) => {
+                return Err(PyValueError::new_err(format!(
+                    "nearest_out has shape {:?}; the distances are {shape:?} (C-contiguous float64)",
+                    a.shape()
+                )));
+            }
+            (true, None) => Some(PyArray2::zeros(py, shape, false)),
+        };
+        {
+            let flat = values
+                .as_ref()
+                .map(|v| {
+                    v.as_slice().map_err(|_| {
+                        PyValueError::new_err("values must be a C-contiguous float64 array")
+                    })
+                })
+                .transpose()?;
+            let mut obs_rw = obs.as_ref().map(|a| a.try_readwrite()).transpose()?;
+            let mut dist_rw = dist.as_ref().map(|a| a.try_readwrite()).transpose()?;
+            let pattern = key.as_deref().unwrap_or("artifacts/{}/cmd");
+            let act = ssx_worlds::Act {
+                artifacts: &which,
+                commands: flat.map(|v| ssx_worlds::Commands {
+                    values: v,
+                    width: values.as_ref().map_or(0, |a| a.shape()[2]),
+                    pattern,
+                }),
+                steps: n,
+                mask: mask.as_deref(),
+                observe: match (&sensor, obs_rw.as_mut()) {
+                    (Some(s), Some(rw)) => Some(ssx_worlds::Observe {
+                        sensor: s,
+                        width,
+                        out: rw.as_slice_mut().expect("checked contiguous"),
+                    }),
+                    _ => None,
+                },
+                nearest: dist_rw
+                    .as_mut()
+                    .map(|rw| rw.as_slice_mut().expect("checked contiguous")),
+            };
+            let worlds: &mut ssx_worlds::Worlds = &mut open;
+            py.detach(|| worlds.act(act)).map_err(to_py_batch)?;
+        }
+        Ok((obs, dist))
     }
 
     /// The fields of the commands on `key` as (name, number of values, largest magnitude),

@@ -265,3 +265,35 @@ def test_observe_and_nearest_are_the_numpy_forms_to_the_bit(scene):
     assert w.observe("range").shape == (6, 4, 16)
     with pytest.raises(ValueError, match=r"out has shape \[6, 4, 3\]; observations are \[6, 4, 16\]"):
         w.observe("range", out=np.empty((6, 4, 3)))
+
+
+def test_act_is_command_many_step_observe_and_nearest_to_the_bit(scene):
+    """The learning env's one-pass step gives what the four calls give one after the other, with
+    a mask, on 1 and 2 workers; a refused command does nothing."""
+    rng = np.random.default_rng(9)
+    plan = [(actions(rng, 7), rng.random(7) < 0.6, int(n)) for n in rng.integers(1, 4, size=12)]
+    for workers in (1, 2):
+        a, b = ssx.Worlds(scene, 7, workers=workers), ssx.Worlds(scene, 7, workers=workers)
+        a.step(1)
+        b.step(1)
+        obs = np.empty((7, 4, 16))
+        for values, mask, n in plan:
+            got, near = a.act(NAMES, values, n, mask=mask, sensor="range", width=12, nearest=True, out=obs)
+            assert got is obs
+            b.command_many(NAMES, values)
+            b.step(n, mask=mask)
+            assert np.array_equal(bits(got), bits(b.observe("range", NAMES, width=12)))
+            assert np.array_equal(bits(near), bits(b.nearest(NAMES)))
+            assert np.array_equal(bits(a.states()), bits(b.states()))
+        assert np.array_equal(a.steps, b.steps)
+        assert a.act(NAMES, None, 2) == (None, None)
+        bad = plan[0][0].copy()
+        bad[5, 1, 1] = 9.0  # angular beyond the Pioneer's limit
+        before = a.states()
+        with pytest.raises(ssx.CommandError, match=r"^world 5, robot 'robot_1': artifacts/robot_1/cmd: field 'angular' = 9 is beyond its limit"):
+            a.act(NAMES, bad, 3, sensor="range")
+        assert np.array_equal(bits(a.states()), bits(before))
+    with pytest.raises(ValueError, match=r"nearest_out has shape \[7, 3\]; the distances are \[7, 4\]"):
+        a.act(NAMES, nearest=True, nearest_out=np.empty((7, 3)))
+    with pytest.raises(ValueError, match=r"mask has 2 values for 7 worlds"):
+        a.act(NAMES, mask=np.ones(2, dtype=bool))

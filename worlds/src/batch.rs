@@ -26,7 +26,10 @@ use crate::error::WorldsError;
 use crate::open;
 use crate::rows::sensor_carriers;
 
+mod act;
 mod arrays;
+
+pub use act::{Act, Commands, Observe};
 
 /// Most worlds in a batch.
 pub const MAX_WORLDS: usize = 1 << 20;
@@ -334,14 +337,11 @@ impl Worlds {
                 if !*on {
                     continue;
                 }
-                for _ in 0..n {
-                    if let Err(source) = w.env.step() {
-                        part.error.get_or_insert(WorldsError::Strict {
-                            world: part.first + i,
-                            source,
-                        });
-                        break;
-                    }
+                if let Err(source) = step_world(&mut w.env, n) {
+                    part.error.get_or_insert(WorldsError::Strict {
+                        world: part.first + i,
+                        source,
+                    });
                 }
             }
         });
@@ -404,6 +404,14 @@ impl Worlds {
     pub fn scene_shared(&self) -> bool {
         matches!(self.template, Template::Shared(_))
     }
+}
+
+/// Steps one world `n` times; stops at the first failure (strict mode).
+fn step_world(env: &mut Environment, n: u64) -> Result<(), SsxError> {
+    for _ in 0..n {
+        env.step()?;
+    }
+    Ok(())
 }
 
 /// A world of the batch with seed `seed`, its step times not kept; `loader`: the libraries the

@@ -15,6 +15,6 @@ mod error;
 pub mod open;
 pub mod rows;
 
-pub use batch::{BatchOptions, MAX_WORLDS, Worlds};
+pub use batch::{Act, BatchOptions, Commands, MAX_WORLDS, Observe, Worlds};
 pub use error::WorldsError;
 pub use rows::{STATE_WIDTH, state_row};

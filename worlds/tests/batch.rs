@@ -148,3 +148,80 @@ fn bad_arguments_name_what_is_wrong() {
         Err(WorldsError::Argument(_))
     ));
 }
+
+/// `act` without commands or sensors (the scene has none): its steps with a mask and its
+/// distances are `step_some` and `nearest_into`'s, to the bit; bad buffers are named. The
+/// Python tests check it with commands and observations.
+#[test]
+fn act_steps_and_measures_as_the_separate_calls_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = scene(dir.path());
+    let o = BatchOptions {
+        workers: 2,
+        seed: Some(3),
+        ..BatchOptions::default()
+    };
+    let (mut a, mut b) = (
+        Worlds::new(&path, 5, &o).unwrap(),
+        Worlds::new(&path, 5, &o).unwrap(),
+    );
+    let crates: Vec<usize> = (0..6)
+        .map(|i| a.artifact_index(&format!("crate_{i}")).unwrap())
+        .collect();
+    let mask = [true, false, true, true, false];
+    let (mut near_a, mut near_b) = (vec![0.0; 30], vec![0.0; 30]);
+    for round in 0..4 {
+        let act = ssx_worlds::Act {
+            artifacts: &crates,
+            commands: None,
+            steps: 7,
+            mask: (round % 2 == 0).then_some(&mask[..]),
+            observe: None,
+            nearest: Some(&mut near_a),
+        };
+        assert_eq!(a.act(act).unwrap(), 0);
+        b.step_some(7, (round % 2 == 0).then_some(&mask[..]))
+            .unwrap();
+        b.nearest_into(&crates, &mut near_b).unwrap();
+        let as_bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(as_bits(&near_a), as_bits(&near_b), "round {round}");
+        for k in 0..5 {
+            assert_eq!(bits(a.world(k)), bits(b.world(k)), "world {k}");
+        }
+    }
+    assert_eq!(a.world(1).steps(), 14);
+    assert_eq!(a.world(0).steps(), 28);
+    let mut short = vec![0.0; 29];
+    let act = ssx_worlds::Act {
+        artifacts: &crates,
+        commands: None,
+        steps: 1,
+        mask: None,
+        observe: None,
+        nearest: Some(&mut short),
+    };
+    let e = a.act(act).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the distances need 30 values (5 worlds × 6), the buffer has 29"
+    );
+    assert_eq!(a.world(0).steps(), 28, "nothing stepped");
+    let mut obs = vec![0.0; 5 * 6 * 16];
+    let act = ssx_worlds::Act {
+        artifacts: &crates,
+        commands: None,
+        steps: 1,
+        mask: None,
+        observe: Some(ssx_worlds::Observe {
+            sensor: "range",
+            width: 12,
+            out: &mut obs,
+        }),
+        nearest: None,
+    };
+    let e = a.act(act).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "artifact 'crate_0' has no sensor 'range' (no artifact has a sensor)"
+    );
+}

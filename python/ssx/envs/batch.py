@@ -49,6 +49,9 @@ class SwarmBatch:
         self.num_worlds = len(worlds)
         self.sensor = sensor
         self.reward_fn = reward or (lambda env: 0.0)
+        # A reward that says it reads `nearest()` (``reward.reads_nearest = True``) gets the
+        # distances filled in the step's own pass over the worlds.
+        self._reads_nearest = bool(getattr(self.reward_fn, "reads_nearest", False))
         self.steps_per_action = int(steps_per_action)
         self.max_cycles = int(max_cycles)
         if self.steps_per_action < 1 or self.max_cycles < 1:
@@ -89,7 +92,7 @@ class SwarmBatch:
 
     def _look(self):
         self.obs = self.worlds.observe(self.sensor, self.names, width=self._width, out=self._obs)
-        self._states_now = self._readings_now = None
+        self._states_now = self._readings_now = self._nearest_now = None
 
     @property
     def states(self):
@@ -105,7 +108,9 @@ class SwarmBatch:
 
     def nearest(self):
         """Each robot's distance to the nearest other robot of its world, (K, N)."""
-        return self.worlds.nearest(self.names, out=self._nearest)
+        if self._nearest_now is None:
+            self._nearest_now = self.worlds.nearest(self.names, out=self._nearest)
+        return self._nearest_now
 
     def metric(self, name):
         """Each world's figure ``name`` (``explore.explored``), (K,); NaN where none yet."""
@@ -162,13 +167,26 @@ class SwarmBatch:
         shape = (self.num_worlds, self.num_agents) + self.action_space.shape
         if actions.shape != shape:
             actions = actions.reshape(shape)
-        self.worlds.command_many(self.names, np.clip(actions, -self._high, self._high))
-        self.worlds.step(self.steps_per_action, mask=mask)
+        # One pass a world on the workers: the commands, the steps, the observations and (when
+        # the reward reads them) the distances, while each world is in the caches.
+        _, near = self.worlds.act(
+            self.names,
+            np.clip(actions, -self._high, self._high),
+            self.steps_per_action,
+            mask=mask,
+            sensor=self.sensor,
+            width=self._width,
+            nearest=self._reads_nearest,
+            out=self._obs,
+            nearest_out=self._nearest,
+        )
         if mask is None:
             self.cycles += 1
         else:
             self.cycles[mask] += 1
-        self._look()
+        self.obs = self._obs
+        self._states_now = self._readings_now = None
+        self._nearest_now = near
         obs = self.observe()
         reward = np.asarray(self.reward_fn(self), dtype=np.float64)
         reward = np.broadcast_to(

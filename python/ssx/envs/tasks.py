@@ -128,6 +128,10 @@ def dispersal_reward(env):
     return r - (seen < 0.3)
 
 
+# A batch fills the distances in its step's own pass over the worlds (ssx.envs.batch).
+dispersal_reward.reads_nearest = True
+
+
 def dispersal(
     agents=100,
     engine="kinematic",

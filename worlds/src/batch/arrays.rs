@@ -111,7 +111,12 @@ impl Worlds {
         Ok(widths.into_iter().fold(0.0, f64::max) as usize)
     }
 
-    fn sensor_indices(&self, sensor: &str, artifacts: &[usize]) -> Result<Vec<usize>, WorldsError> {
+    /// Each artifact's index of its sensor `sensor` (an error naming the sensors that exist).
+    pub(super) fn sensor_indices(
+        &self,
+        sensor: &str,
+        artifacts: &[usize],
+    ) -> Result<Vec<usize>, WorldsError> {
         let env = &self.worlds[0].env;
         artifacts
             .iter()
@@ -165,27 +170,9 @@ impl Worlds {
         out: &mut [f64],
     ) -> Result<(), WorldsError> {
         let index = self.sensor_indices(sensor, artifacts)?;
-        let row = width + 4;
-        self.fill(artifacts.len() * row, out, "observations", &|env, dst| {
-            let states = env.states();
-            for ((&a, &s), dst) in artifacts.iter().zip(&index).zip(dst.chunks_exact_mut(row)) {
-                let values = env.reading_at(a, s).map_or(&[][..], |r| r.values());
-                let n = values.len().min(width);
-                for (d, &v) in dst[..n].iter_mut().zip(&values[..n]) {
-                    *d = if v.is_nan() { 0.0 } else { v };
-                }
-                dst[n..width].fill(0.0);
-                let b = &states[env.artifacts()[a].bodies.start as usize];
-                let t = b.pose.translation.vector;
-                let q = b.pose.rotation.coords; // x, y, z, w
-                let c = 1.0 - 2.0 * (q[1] * q[1] + q[2] * q[2]);
-                let s = 2.0 * (q[3] * q[2] + q[0] * q[1]);
-                let mut r = c.hypot(s);
-                if r == 0.0 {
-                    r = 1.0;
-                }
-                dst[width..].copy_from_slice(&[t.x, t.y, c / r, s / r]);
-            }
+        let per_world = artifacts.len() * (width + 4);
+        self.fill(per_world, out, "observations", &|env, dst| {
+            observe_world(env, artifacts, &index, width, dst)
         })
     }
 
@@ -199,29 +186,7 @@ impl Worlds {
         out: &mut [f64],
     ) -> Result<(), WorldsError> {
         self.fill(artifacts.len(), out, "distances", &|env, dst| {
-            let states = env.states();
-            let xy: Vec<(f64, f64)> = artifacts
-                .iter()
-                .map(|&a| {
-                    let t = states[env.artifacts()[a].bodies.start as usize]
-                        .pose
-                        .translation
-                        .vector;
-                    (t.x, t.y)
-                })
-                .collect();
-            for (i, d) in dst.iter_mut().enumerate() {
-                let (x, y) = xy[i];
-                let mut best = f64::INFINITY;
-                for (j, &(u, v)) in xy.iter().enumerate() {
-                    let (dx, dy) = (x - u, y - v);
-                    let d2 = dx * dx + dy * dy;
-                    if j != i && d2 < best {
-                        best = d2;
-                    }
-                }
-                *d = best.sqrt();
-            }
+            nearest_world(env, artifacts, dst)
         })
     }
 
@@ -238,6 +203,46 @@ impl Worlds {
         width: usize,
         pattern: &str,
     ) -> Result<usize, WorldsError> {
+        if !self.check_commands(artifacts, values, width, pattern)? {
+            return Ok(0);
+        }
+        let n = artifacts.len();
+        let mut rows: Vec<(&mut World, &[f64], usize)> = self
+            .worlds
+            .iter_mut()
+            .zip(values.chunks_exact(n * width))
+            .map(|(w, v)| (w, v, 0))
+            .collect();
+        let (keys, names) = (&self.command_keys, &self.names);
+        let mut work = parts(&mut rows, self.pool.workers());
+        self.pool.for_each_mut(&mut work, &|_, part| {
+            for (i, (w, v, now)) in part.items.iter_mut().enumerate() {
+                match hand_over(w, keys, v, width) {
+                    Ok(sent) => *now = sent,
+                    Err((j, m)) => {
+                        let e = refused(names, keys, artifacts, part.first + i, j, m);
+                        part.error.get_or_insert(e);
+                    }
+                }
+            }
+        });
+        if let Some(e) = work.into_iter().find_map(|p| p.error) {
+            return Err(e);
+        }
+        Ok(rows.iter().map(|r| r.2).sum())
+    }
+
+    /// Checks `values` (K × artifacts × width) as commands on `pattern` before any is handed
+    /// over: the shapes, then every row on the workers as the Zenoh bridge checks a command.
+    /// Keeps the keys' inboxes for [`hand_over`]. False when there is nothing to hand over
+    /// (no artifact).
+    pub(super) fn check_commands(
+        &mut self,
+        artifacts: &[usize],
+        values: &[f64],
+        width: usize,
+        pattern: &str,
+    ) -> Result<bool, WorldsError> {
         let n = artifacts.len();
         let need = self.worlds.len() * n * width;
         if values.len() != need {
@@ -253,7 +258,7 @@ impl Worlds {
             ));
         }
         if n == 0 {
-            return Ok(0);
+            return Ok(false);
         }
         let keys: Vec<String> = artifacts
             .iter()
@@ -265,25 +270,16 @@ impl Worlds {
             }
             self.command_keys = keys;
         }
-        // On the workers, each its share of the worlds: first every row is checked, then (if
-        // none was refused) every row is handed over.
         let (keys, names) = (&self.command_keys, &self.names);
-        let refused = |world: usize, j: usize, message: String| WorldsError::Command {
-            world,
-            robot: names[artifacts[j]].clone(),
-            key: keys[j].clone(),
-            message,
-        };
-        let mut rows: Vec<(&mut World, &[f64], usize)> = self
+        let mut rows: Vec<(&mut World, &[f64])> = self
             .worlds
             .iter_mut()
             .zip(values.chunks_exact(n * width))
-            .map(|(w, v)| (w, v, 0))
             .collect();
         let mut work = parts(&mut rows, self.pool.workers());
         self.pool.for_each_mut(&mut work, &|_, part| {
             let mut scratch = [0.0; ssx_sdk::bus::MAX_VALUES];
-            for (i, (w, v, _)) in part.items.iter_mut().enumerate() {
+            for (i, (w, v)) in part.items.iter_mut().enumerate() {
                 for (j, row) in v.chunks_exact(width).enumerate() {
                     if w.inboxes[j].is_none() {
                         w.inboxes[j] = w.bus.inbox_for(&keys[j]);
@@ -291,41 +287,17 @@ impl Worlds {
                     if let Some(inbox) = &w.inboxes[j]
                         && let Err(m) = inbox.spec.from_values(row, &mut scratch)
                     {
-                        part.error.get_or_insert(refused(part.first + i, j, m));
+                        let e = refused(names, keys, artifacts, part.first + i, j, m);
+                        part.error.get_or_insert(e);
                         return;
                     }
                 }
             }
         });
-        if let Some(e) = work.into_iter().find_map(|p| p.error) {
-            return Err(e);
+        match work.into_iter().find_map(|p| p.error) {
+            Some(e) => Err(e),
+            None => Ok(true),
         }
-        let mut work = parts(&mut rows, self.pool.workers());
-        self.pool.for_each_mut(&mut work, &|_, part| {
-            for (i, (w, v, now)) in part.items.iter_mut().enumerate() {
-                for (j, row) in v.chunks_exact(width).enumerate() {
-                    let row = Message::Values(row);
-                    let sent = match &w.inboxes[j] {
-                        Some(inbox) => inbox.put(row).map(|()| true),
-                        None => w
-                            .bus
-                            .put(&keys[j], row)
-                            .map(|d| matches!(d, crate::bus::Delivered::Now)),
-                    };
-                    match sent {
-                        Ok(true) => *now += 1,
-                        Ok(false) => {}
-                        Err(m) => {
-                            part.error.get_or_insert(refused(part.first + i, j, m));
-                        }
-                    }
-                }
-            }
-        });
-        if let Some(e) = work.into_iter().find_map(|p| p.error) {
-            return Err(e);
-        }
-        Ok(rows.iter().map(|r| r.2).sum())
     }
 
     /// Each world's figure `name` as its extensions report it (`explore.explored`), NaN where
@@ -341,5 +313,105 @@ impl Worlds {
                     .map_or(f64::NAN, |(_, v)| *v)
             })
             .collect()
+    }
+}
+
+/// A command refused for world `world`'s `artifacts[j]`.
+pub(super) fn refused(
+    names: &[String],
+    keys: &[String],
+    artifacts: &[usize],
+    world: usize,
+    j: usize,
+    message: String,
+) -> WorldsError {
+    WorldsError::Command {
+        world,
+        robot: names[artifacts[j]].clone(),
+        key: keys[j].clone(),
+        message,
+    }
+}
+
+/// Hands world `w` its rows of checked commands (`values`: artifacts × width, on `keys`):
+/// how many reached a driver now, or the row refused and why.
+pub(super) fn hand_over(
+    w: &mut World,
+    keys: &[String],
+    values: &[f64],
+    width: usize,
+) -> Result<usize, (usize, String)> {
+    let mut now = 0;
+    for (j, row) in values.chunks_exact(width).enumerate() {
+        let row = Message::Values(row);
+        let sent = match &w.inboxes[j] {
+            Some(inbox) => inbox.put(row).map(|()| true),
+            None => w
+                .bus
+                .put(&keys[j], row)
+                .map(|d| matches!(d, crate::bus::Delivered::Now)),
+        };
+        match sent {
+            Ok(true) => now += 1,
+            Ok(false) => {}
+            Err(m) => return Err((j, m)),
+        }
+    }
+    Ok(now)
+}
+
+/// One world's observations (artifacts × (width + 4)): see [`Worlds::observe_into`].
+pub(super) fn observe_world(
+    env: &Environment,
+    artifacts: &[usize],
+    index: &[usize],
+    width: usize,
+    dst: &mut [f64],
+) {
+    let states = env.states();
+    let rows = dst.chunks_exact_mut(width + 4);
+    for ((&a, &s), dst) in artifacts.iter().zip(index).zip(rows) {
+        let values = env.reading_at(a, s).map_or(&[][..], |r| r.values());
+        let n = values.len().min(width);
+        for (d, &v) in dst[..n].iter_mut().zip(&values[..n]) {
+            *d = if v.is_nan() { 0.0 } else { v };
+        }
+        dst[n..width].fill(0.0);
+        let b = &states[env.artifacts()[a].bodies.start as usize];
+        let t = b.pose.translation.vector;
+        let q = b.pose.rotation.coords; // x, y, z, w
+        let c = 1.0 - 2.0 * (q[1] * q[1] + q[2] * q[2]);
+        let s = 2.0 * (q[3] * q[2] + q[0] * q[1]);
+        let mut r = c.hypot(s);
+        if r == 0.0 {
+            r = 1.0;
+        }
+        dst[width..].copy_from_slice(&[t.x, t.y, c / r, s / r]);
+    }
+}
+
+/// One world's distances to the nearest other artifact (one value an artifact): see
+/// [`Worlds::nearest_into`].
+pub(super) fn nearest_world(env: &Environment, artifacts: &[usize], dst: &mut [f64]) {
+    let states = env.states();
+    let xy = |a: usize| {
+        let t = states[env.artifacts()[a].bodies.start as usize]
+            .pose
+            .translation
+            .vector;
+        (t.x, t.y)
+    };
+    for (i, d) in dst.iter_mut().enumerate() {
+        let (x, y) = xy(artifacts[i]);
+        let mut best = f64::INFINITY;
+        for (j, &a) in artifacts.iter().enumerate() {
+            let (u, v) = xy(a);
+            let (dx, dy) = (x - u, y - v);
+            let d2 = dx * dx + dy * dy;
+            if j != i && d2 < best {
+                best = d2;
+            }
+        }
+        *d = best.sqrt();
     }
 }

@@ -1,0 +1,196 @@
+//! A learning env's step as one pass a world: the commands handed over, the steps, then the
+//! observations and distances filled while the world is still in the caches. The same values
+//! as [`Worlds::command_many`], [`Worlds::step_some`], [`Worlds::observe_into`] and
+//! [`Worlds::nearest_into`] called one after the other, to the bit; each of those visits every
+//! world once more, and a batch of 1024 small worlds does not fit in the caches.
+
+use super::arrays::{hand_over, nearest_world, observe_world, refused};
+use super::{World, Worlds, parts, step_world};
+use crate::error::WorldsError;
+
+/// Commands for [`Act`]: K × artifacts × `width` values, each row in the order of its
+/// subscription's fields, on `pattern` (`{}` for the artifact's name).
+#[derive(Clone, Copy, Debug)]
+pub struct Commands<'a> {
+    /// The values, world after world, robot after robot.
+    pub values: &'a [f64],
+    /// Values a command.
+    pub width: usize,
+    /// The key, `{}` for the artifact's name (`artifacts/{}/cmd`).
+    pub pattern: &'a str,
+}
+
+/// Observations for [`Act`]: K × artifacts × (`width` + 4), as [`Worlds::observe_into`].
+#[derive(Debug)]
+pub struct Observe<'a> {
+    /// The sensor read.
+    pub sensor: &'a str,
+    /// Its values kept a row.
+    pub width: usize,
+    /// Where they go.
+    pub out: &'a mut [f64],
+}
+
+/// What [`Worlds::act`] does for every world, in one pass.
+#[derive(Debug)]
+pub struct Act<'a> {
+    /// The robots (artifact indices) that the commands, observations and distances are of.
+    pub artifacts: &'a [usize],
+    /// Commands handed over first, to every world (also those the mask leaves out, as
+    /// [`Worlds::command_many`] does); checked, every row, before any is handed over.
+    pub commands: Option<Commands<'a>>,
+    /// Steps each world takes.
+    pub steps: u64,
+    /// The worlds that step (None: all).
+    pub mask: Option<&'a [bool]>,
+    /// Observations filled after the steps, for every world.
+    pub observe: Option<Observe<'a>>,
+    /// Each robot's distance to its world's nearest other (K × artifacts), after the steps.
+    pub nearest: Option<&'a mut [f64]>,
+}
+
+/// One world's share of an [`Act`].
+struct Row<'a> {
+    world: &'a mut World,
+    commands: &'a [f64],
+    on: bool,
+    observe: Option<&'a mut [f64]>,
+    nearest: Option<&'a mut [f64]>,
+    sent: usize,
+}
+
+/// Cuts `out` into `k` rows of `per_world` values (`None` each when there is no buffer).
+fn rows_of(out: Option<&mut [f64]>, k: usize, per_world: usize) -> Vec<Option<&mut [f64]>> {
+    match out {
+        Some(o) if per_world > 0 => o.chunks_exact_mut(per_world).map(Some).collect(),
+        Some(_) => (0..k).map(|_| Some(&mut [][..])).collect(),
+        None => (0..k).map(|_| None).collect(),
+    }
+}
+
+/// An error for a buffer of `got` values where `need` were due.
+fn size(what: &str, need: usize, got: usize, k: usize, per_world: usize) -> WorldsError {
+    WorldsError::Argument(format!(
+        "the {what} need {need} values ({k} worlds × {per_world}), the buffer has {got}"
+    ))
+}
+
+impl Worlds {
+    /// A learning env's step in one pass a world (see [`Act`]): returns how many commands
+    /// reached a driver now. A refused command fails the whole call before anything is handed
+    /// over or stepped, naming world and robot; a plugin failing in strict mode names the
+    /// first world it failed in, and the others have done their steps.
+    pub fn act(&mut self, act: Act<'_>) -> Result<usize, WorldsError> {
+        let Act {
+            artifacts,
+            commands,
+            steps,
+            mask,
+            observe,
+            nearest,
+        } = act;
+        let k = self.worlds.len();
+        let n = artifacts.len();
+        if let Some(m) = mask
+            && m.len() != k
+        {
+            return Err(WorldsError::Argument(format!(
+                "mask has {} values for {k} worlds",
+                m.len()
+            )));
+        }
+        if let Some(&a) = artifacts.iter().find(|&&a| a >= self.names.len()) {
+            return Err(WorldsError::Argument(format!(
+                "no artifact {a}: the scene has {}",
+                self.names.len()
+            )));
+        }
+        let (sensor, width, observe) = match observe {
+            Some(o) => {
+                let per_world = n * (o.width + 4);
+                if o.out.len() != k * per_world {
+                    return Err(size(
+                        "observations",
+                        k * per_world,
+                        o.out.len(),
+                        k,
+                        per_world,
+                    ));
+                }
+                (Some(o.sensor), o.width, Some(o.out))
+            }
+            None => (None, 0, None),
+        };
+        if let Some(d) = &nearest
+            && d.len() != k * n
+        {
+            return Err(size("distances", k * n, d.len(), k, n));
+        }
+        let index = match sensor {
+            Some(s) => self.sensor_indices(s, artifacts)?,
+            None => Vec::new(),
+        };
+        let (values, cwidth) = match commands {
+            Some(c) if self.check_commands(artifacts, c.values, c.width, c.pattern)? => {
+                (c.values, c.width)
+            }
+            _ => (&[][..], 0),
+        };
+        let per_world_commands = n * cwidth;
+        let observe = rows_of(observe, k, n * (width + 4));
+        let nearest = rows_of(nearest, k, n);
+        let mut rows: Vec<Row<'_>> = self
+            .worlds
+            .iter_mut()
+            .zip(observe)
+            .zip(nearest)
+            .enumerate()
+            .map(|(i, ((world, observe), nearest))| Row {
+                world,
+                commands: if cwidth == 0 {
+                    &[]
+                } else {
+                    &values[i * per_world_commands..(i + 1) * per_world_commands]
+                },
+                on: mask.is_none_or(|m| m[i]),
+                observe,
+                nearest,
+                sent: 0,
+            })
+            .collect();
+        let (keys, names) = (&self.command_keys, &self.names);
+        let mut work = parts(&mut rows, self.pool.workers());
+        self.pool.for_each_mut(&mut work, &|_, part| {
+            for (i, row) in part.items.iter_mut().enumerate() {
+                let world = part.first + i;
+                if cwidth > 0 {
+                    match hand_over(row.world, keys, row.commands, cwidth) {
+                        Ok(sent) => row.sent = sent,
+                        Err((j, m)) => {
+                            part.error
+                                .get_or_insert(refused(names, keys, artifacts, world, j, m));
+                            continue;
+                        }
+                    }
+                }
+                if row.on
+                    && let Err(source) = step_world(&mut row.world.env, steps)
+                {
+                    part.error
+                        .get_or_insert(WorldsError::Strict { world, source });
+                }
+                let env = &row.world.env;
+                if let Some(dst) = row.observe.as_deref_mut() {
+                    observe_world(env, artifacts, &index, width, dst);
+                }
+                if let Some(dst) = row.nearest.as_deref_mut() {
+                    nearest_world(env, artifacts, dst);
+                }
+            }
+        });
+        if let Some(e) = work.into_iter().find_map(|p| p.error) {
+            return Err(e);
+        }
+        Ok(rows.iter().map(|r| r.sent).sum())
+    }
+}
