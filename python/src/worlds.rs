@@ -112,6 +112,27 @@ fn indices(w: &ssx_worlds::Worlds, names: Option<&[String]>) -> PyResult<Option<
         .transpose()
 }
 
+/// A (K, N) buffer when `wanted`: `out` when its shape is `shape`, else a new array; None
+/// when not wanted. `name` and `what` name the argument and its values in the error.
+fn per_robot<'py>(
+    py: Python<'py>,
+    wanted: bool,
+    out: Option<Bound<'py, PyArray2<f64>>>,
+    shape: [usize; 2],
+    name: &str,
+    what: &str,
+) -> PyResult<Option<Bound<'py, PyArray2<f64>>>> {
+    match (wanted, out) {
+        (false, _) => Ok(None),
+        (true, Some(a)) if a.shape() == shape && a.is_c_contiguous() => Ok(Some(a)),
+        (true, Some(a)) => Err(PyValueError::new_err(format!(
+            "{name} has shape {:?}; the {what} are {shape:?} (C-contiguous float64)",
+            a.shape()
+        ))),
+        (true, None) => Ok(Some(PyArray2::zeros(py, shape, false))),
+    }
+}
+
 /// `out` when its shape is `shape`, else a new array of that shape.
 fn out_or_new<'py>(
     py: Python<'py>,
@@ -445,16 +466,7 @@ impl Worlds {
         let mut w = self.open(py)?;
         let which = indices(&w, Some(&artifacts))?.expect("given");
         let shape = [w.len(), which.len()];
-        let array = match out {
-            Some(a) if a.shape() == shape && a.is_c_contiguous() => a,
-            Some(a) => {
-                return Err(PyValueError::new_err(format!(
-                    "out has shape {:?}; the distances are {shape:?} (C-contiguous float64)",
-                    a.shape()
-                )));
-            }
-            None => PyArray2::zeros(py, shape, false),
-        };
+        let array = per_robot(py, true, out, shape, "out", "distances")?.expect("wanted");
         {
             let mut rw = array.try_readwrite()?;
             let flat = rw.as_slice_mut().expect("checked contiguous");
@@ -493,13 +505,14 @@ impl Worlds {
     /// released: `values` (a (K, N, F) array, as for `command_many`, or None) handed to
     /// `artifacts`' drivers in every world, `n` steps of the worlds where `mask` is true (None:
     /// all), then, when `sensor` is given, the observations of `observe` (into `out` when
-    /// given), and with `nearest=True` the distances of `nearest` (into `nearest_out`). The
-    /// same values as those calls one after the other, to the bit, without visiting every
-    /// world again for each. Returns (observations, distances), None for what was not asked.
-    /// Every command is checked before any is sent (CommandError, nothing done); a plugin
-    /// failing in strict mode raises PluginError naming the world. Ctrl-C is seen after the
-    /// call (`step` looks between chunks of steps).
-    #[pyo3(signature = (artifacts, values=None, n=1, mask=None, key=None, sensor=None, width=None, nearest=false, out=None, nearest_out=None))]
+    /// given), with `nearest=True` the distances of `nearest` (into `nearest_out`), and with
+    /// `reward="dispersal"` (needs both) `ssx.envs.dispersal_reward`'s values (into
+    /// `reward_out`). The same values as those calls and that function one after the other, to
+    /// the bit, without visiting every world again for each. Returns (observations, distances,
+    /// rewards), None for what was not asked. Every command is checked before any is sent
+    /// (CommandError, nothing done); a plugin failing in strict mode raises PluginError naming
+    /// the world. Ctrl-C is seen after the call (`step` looks between chunks of steps).
+    #[pyo3(signature = (artifacts, values=None, n=1, mask=None, key=None, sensor=None, width=None, nearest=false, reward=None, out=None, nearest_out=None, reward_out=None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn act<'py>(
         &self,
@@ -512,12 +525,24 @@ impl Worlds {
         sensor: Option<String>,
         width: Option<usize>,
         nearest: bool,
+        reward: Option<&str>,
         out: Option<Bound<'py, PyArray3<f64>>>,
         nearest_out: Option<Bound<'py, PyArray2<f64>>>,
+        reward_out: Option<Bound<'py, PyArray2<f64>>>,
     ) -> PyResult<(
         Option<Bound<'py, PyArray3<f64>>>,
         Option<Bound<'py, PyArray2<f64>>>,
+        Option<Bound<'py, PyArray2<f64>>>,
     )> {
+        let task = match reward {
+            None => None,
+            Some("dispersal") => Some(ssx_worlds::Reward::Dispersal),
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "reward must be None or 'dispersal', not {other:?}"
+                )));
+            }
+        };
         let values = values
             .map(|v| self.command_values(&artifacts, v))
             .transpose()?;
@@ -539,17 +564,15 @@ impl Worlds {
             None => None,
         };
         let shape = [self.count, which.len()];
-        let dist = match (nearest, nearest_out) {
-            (false, _) => None,
-            (true, Some(a)) if a.shape() == shape && a.is_c_contiguous() => Some(a),
-            (true, Some(a)) => {
-                return Err(PyValueError::new_err(format!(
-                    "nearest_out has shape {:?}; the distances are {shape:?} (C-contiguous float64)",
-                    a.shape()
-                )));
-            }
-            (true, None) => Some(PyArray2::zeros(py, shape, false)),
-        };
+        let dist = per_robot(py, nearest, nearest_out, shape, "nearest_out", "distances")?;
+        let rewards = per_robot(
+            py,
+            task.is_some(),
+            reward_out,
+            shape,
+            "reward_out",
+            "rewards",
+        )?;
         {
             let flat = values
                 .as_ref()
@@ -561,6 +584,7 @@ impl Worlds {
                 .transpose()?;
             let mut obs_rw = obs.as_ref().map(|a| a.try_readwrite()).transpose()?;
             let mut dist_rw = dist.as_ref().map(|a| a.try_readwrite()).transpose()?;
+            let mut reward_rw = rewards.as_ref().map(|a| a.try_readwrite()).transpose()?;
             let pattern = key.as_deref().unwrap_or("artifacts/{}/cmd");
             let act = ssx_worlds::Act {
                 artifacts: &which,
@@ -582,11 +606,16 @@ impl Worlds {
                 nearest: dist_rw
                     .as_mut()
                     .map(|rw| rw.as_slice_mut().expect("checked contiguous")),
+                reward: task.zip(
+                    reward_rw
+                        .as_mut()
+                        .map(|rw| rw.as_slice_mut().expect("checked contiguous")),
+                ),
             };
             let worlds: &mut ssx_worlds::Worlds = &mut open;
             py.detach(|| worlds.act(act)).map_err(to_py_batch)?;
         }
-        Ok((obs, dist))
+        Ok((obs, dist, rewards))
     }
 
     /// The fields of the commands on `key` as (name, number of values, largest magnitude),

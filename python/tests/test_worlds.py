@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import types
 
 import numpy as np
 import pytest
@@ -271,22 +272,31 @@ def test_act_is_command_many_step_observe_and_nearest_to_the_bit(scene):
     """The learning env's one-pass step gives what the four calls give one after the other, with
     a mask, on 1 and 2 workers; a refused command does nothing."""
     rng = np.random.default_rng(9)
-    plan = [(actions(rng, 7), rng.random(7) < 0.6, int(n)) for n in rng.integers(1, 4, size=12)]
+    # Forward at 0.6 m/s, turning at random, long enough to come within 0.3 m of a wall.
+    ahead = np.array([0.6, 0.0])
+    plan = [(actions(rng, 7) * [0, 1] + ahead, rng.random(7) < 0.7, int(n)) for n in rng.integers(10, 30, size=20)]
     for workers in (1, 2):
         a, b = ssx.Worlds(scene, 7, workers=workers), ssx.Worlds(scene, 7, workers=workers)
         a.step(1)
         b.step(1)
         obs = np.empty((7, 4, 16))
+        penalised = 0
         for values, mask, n in plan:
-            got, near = a.act(NAMES, values, n, mask=mask, sensor="range", width=12, nearest=True, out=obs)
+            got, near, reward = a.act(
+                NAMES, values, n, mask=mask, sensor="range", width=12, nearest=True, reward="dispersal", out=obs
+            )
             assert got is obs
             b.command_many(NAMES, values)
             b.step(n, mask=mask)
             assert np.array_equal(bits(got), bits(b.observe("range", NAMES, width=12)))
             assert np.array_equal(bits(near), bits(b.nearest(NAMES)))
             assert np.array_equal(bits(a.states()), bits(b.states()))
+            shim = types.SimpleNamespace(obs=b.observe("range", NAMES, width=12), nearest=lambda: b.nearest(NAMES))
+            assert np.array_equal(bits(reward), bits(envs.dispersal_reward(shim)))
+            penalised += int((reward < 0).sum())
+        assert penalised > 0, "some robot saw something within 0.3 m: the penalty was checked"
         assert np.array_equal(a.steps, b.steps)
-        assert a.act(NAMES, None, 2) == (None, None)
+        assert a.act(NAMES, None, 2) == (None, None, None)
         bad = plan[0][0].copy()
         bad[5, 1, 1] = 9.0  # angular beyond the Pioneer's limit
         before = a.states()
@@ -297,3 +307,7 @@ def test_act_is_command_many_step_observe_and_nearest_to_the_bit(scene):
         a.act(NAMES, nearest=True, nearest_out=np.empty((7, 3)))
     with pytest.raises(ValueError, match=r"mask has 2 values for 7 worlds"):
         a.act(NAMES, mask=np.ones(2, dtype=bool))
+    with pytest.raises(ValueError, match=r"^the dispersal reward reads the observations and the distances: ask for both$"):
+        a.act(NAMES, sensor="range", reward="dispersal")
+    with pytest.raises(ValueError, match=r"^reward must be None or 'dispersal', not \"explore\"$"):
+        a.act(NAMES, reward="explore")

@@ -29,7 +29,7 @@ use crate::rows::sensor_carriers;
 mod act;
 mod arrays;
 
-pub use act::{Act, Commands, Observe};
+pub use act::{Act, Commands, Observe, Reward};
 
 /// Most worlds in a batch.
 pub const MAX_WORLDS: usize = 1 << 20;

@@ -15,6 +15,6 @@ mod error;
 pub mod open;
 pub mod rows;
 
-pub use batch::{Act, BatchOptions, Commands, MAX_WORLDS, Observe, Worlds};
+pub use batch::{Act, BatchOptions, Commands, MAX_WORLDS, Observe, Reward, Worlds};
 pub use error::WorldsError;
 pub use rows::{STATE_WIDTH, state_row};

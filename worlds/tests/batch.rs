@@ -178,6 +178,7 @@ fn act_steps_and_measures_as_the_separate_calls_do() {
             mask: (round % 2 == 0).then_some(&mask[..]),
             observe: None,
             nearest: Some(&mut near_a),
+            reward: None,
         };
         assert_eq!(a.act(act).unwrap(), 0);
         b.step_some(7, (round % 2 == 0).then_some(&mask[..]))
@@ -191,37 +192,39 @@ fn act_steps_and_measures_as_the_separate_calls_do() {
     }
     assert_eq!(a.world(1).steps(), 14);
     assert_eq!(a.world(0).steps(), 28);
-    let mut short = vec![0.0; 29];
-    let act = ssx_worlds::Act {
+    // One step of every world, measured as asked: each call below is refused before it steps.
+    let once = |observe, nearest, reward| ssx_worlds::Act {
         artifacts: &crates,
         commands: None,
         steps: 1,
         mask: None,
-        observe: None,
-        nearest: Some(&mut short),
+        observe,
+        nearest,
+        reward,
     };
-    let e = a.act(act).unwrap_err();
+    let mut short = vec![0.0; 29];
+    let e = a.act(once(None, Some(&mut short), None)).unwrap_err();
     assert_eq!(
         e.to_string(),
         "the distances need 30 values (5 worlds × 6), the buffer has 29"
     );
-    assert_eq!(a.world(0).steps(), 28, "nothing stepped");
     let mut obs = vec![0.0; 5 * 6 * 16];
-    let act = ssx_worlds::Act {
-        artifacts: &crates,
-        commands: None,
-        steps: 1,
-        mask: None,
-        observe: Some(ssx_worlds::Observe {
-            sensor: "range",
-            width: 12,
-            out: &mut obs,
-        }),
-        nearest: None,
+    let observe = ssx_worlds::Observe {
+        sensor: "range",
+        width: 12,
+        out: &mut obs,
     };
-    let e = a.act(act).unwrap_err();
+    let e = a.act(once(Some(observe), None, None)).unwrap_err();
     assert_eq!(
         e.to_string(),
         "artifact 'crate_0' has no sensor 'range' (no artifact has a sensor)"
     );
+    let mut rewards = vec![0.0; 30];
+    let dispersal = Some((ssx_worlds::Reward::Dispersal, &mut rewards[..]));
+    let e = a.act(once(None, Some(&mut near_a), dispersal)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the dispersal reward reads the observations and the distances: ask for both"
+    );
+    assert_eq!(a.world(0).steps(), 28, "nothing stepped");
 }

@@ -50,8 +50,10 @@ class SwarmBatch:
         self.sensor = sensor
         self.reward_fn = reward or (lambda env: 0.0)
         # A reward that says it reads `nearest()` (``reward.reads_nearest = True``) gets the
-        # distances filled in the step's own pass over the worlds.
+        # distances filled in the step's own pass over the worlds; a shipped task's reward that
+        # the batch computes there too (``reward.batch_reward = "dispersal"``) is not called.
         self._reads_nearest = bool(getattr(self.reward_fn, "reads_nearest", False))
+        self._batch_reward = getattr(self.reward_fn, "batch_reward", None)
         self.steps_per_action = int(steps_per_action)
         self.max_cycles = int(max_cycles)
         if self.steps_per_action < 1 or self.max_cycles < 1:
@@ -169,14 +171,15 @@ class SwarmBatch:
             actions = actions.reshape(shape)
         # One pass a world on the workers: the commands, the steps, the observations and (when
         # the reward reads them) the distances, while each world is in the caches.
-        _, near = self.worlds.act(
+        _, near, reward = self.worlds.act(
             self.names,
             np.clip(actions, -self._high, self._high),
             self.steps_per_action,
             mask=mask,
             sensor=self.sensor,
             width=self._width,
-            nearest=self._reads_nearest,
+            nearest=self._reads_nearest or self._batch_reward is not None,
+            reward=self._batch_reward,
             out=self._obs,
             nearest_out=self._nearest,
         )
@@ -188,10 +191,11 @@ class SwarmBatch:
         self._states_now = self._readings_now = None
         self._nearest_now = near
         obs = self.observe()
-        reward = np.asarray(self.reward_fn(self), dtype=np.float64)
-        reward = np.broadcast_to(
-            reward.reshape(reward.shape + (1,) * (2 - reward.ndim)), (self.num_worlds, self.num_agents)
-        ).copy()
+        if reward is None:
+            reward = np.asarray(self.reward_fn(self), dtype=np.float64)
+            reward = np.broadcast_to(
+                reward.reshape(reward.shape + (1,) * (2 - reward.ndim)), (self.num_worlds, self.num_agents)
+            ).copy()
         truncated = np.repeat((self.cycles >= self.max_cycles)[:, None], self.num_agents, axis=1)
         terminated = np.zeros_like(truncated)
         return obs, reward, terminated, truncated, {"cycles": self.cycles.copy()}

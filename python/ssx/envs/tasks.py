@@ -128,8 +128,10 @@ def dispersal_reward(env):
     return r - (seen < 0.3)
 
 
-# A batch fills the distances in its step's own pass over the worlds (ssx.envs.batch).
+# A batch computes this reward in its step's own pass over the worlds, on the workers, to the
+# bit of this function (ssx.envs.batch, Worlds.act(reward="dispersal")).
 dispersal_reward.reads_nearest = True
+dispersal_reward.batch_reward = "dispersal"
 
 
 def dispersal(

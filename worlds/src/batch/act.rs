@@ -1,5 +1,5 @@
 //! A learning env's step as one pass a world: the commands handed over, the steps, then the
-//! observations and distances filled while the world is still in the caches. The same values
+//! observations, distances and the task's reward filled while the world is still in the caches. The same values
 //! as [`Worlds::command_many`], [`Worlds::step_some`], [`Worlds::observe_into`] and
 //! [`Worlds::nearest_into`] called one after the other, to the bit; each of those visits every
 //! world once more, and a batch of 1024 small worlds does not fit in the caches.
@@ -31,6 +31,43 @@ pub struct Observe<'a> {
     pub out: &'a mut [f64],
 }
 
+/// A shipped task's reward, one value a robot, computed in the pass from its observations and
+/// distances as the task's Python function computes it from the same arrays, to the bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reward {
+    /// `ssx.envs.dispersal_reward`: min(nearest / 2, 1), less 1 when a range in the
+    /// observation is above 0 and below 0.3 (0 there: nothing seen).
+    Dispersal,
+}
+
+impl Reward {
+    /// Its name in Python (`reward="dispersal"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Reward::Dispersal => "dispersal",
+        }
+    }
+
+    /// One world's rewards from its observations (artifacts × (width + 4)) and distances.
+    fn fill(self, obs: &[f64], nearest: &[f64], width: usize, out: &mut [f64]) {
+        match self {
+            Reward::Dispersal => {
+                for ((o, &d), r) in obs.chunks_exact(width + 4).zip(nearest).zip(out) {
+                    let near = o[..width].iter().any(|&v| v > 0.0 && v < 0.3);
+                    // np.minimum's: NaN stays NaN (f64::min would give 1).
+                    let half = d / 2.0;
+                    let capped = if half.is_nan() || half < 1.0 {
+                        half
+                    } else {
+                        1.0
+                    };
+                    *r = capped - if near { 1.0 } else { 0.0 };
+                }
+            }
+        }
+    }
+}
+
 /// What [`Worlds::act`] does for every world, in one pass.
 #[derive(Debug)]
 pub struct Act<'a> {
@@ -47,6 +84,8 @@ pub struct Act<'a> {
     pub observe: Option<Observe<'a>>,
     /// Each robot's distance to its world's nearest other (K × artifacts), after the steps.
     pub nearest: Option<&'a mut [f64]>,
+    /// A task's reward (K × artifacts) from the observations and distances; needs both.
+    pub reward: Option<(Reward, &'a mut [f64])>,
 }
 
 /// One world's share of an [`Act`].
@@ -56,6 +95,7 @@ struct Row<'a> {
     on: bool,
     observe: Option<&'a mut [f64]>,
     nearest: Option<&'a mut [f64]>,
+    reward: Option<&'a mut [f64]>,
     sent: usize,
 }
 
@@ -88,6 +128,7 @@ impl Worlds {
             mask,
             observe,
             nearest,
+            reward,
         } = act;
         let k = self.worlds.len();
         let n = artifacts.len();
@@ -126,6 +167,21 @@ impl Worlds {
         {
             return Err(size("distances", k * n, d.len(), k, n));
         }
+        let (task, reward) = match reward {
+            Some((task, out)) => {
+                if observe.is_none() || nearest.is_none() {
+                    return Err(WorldsError::Argument(format!(
+                        "the {} reward reads the observations and the distances: ask for both",
+                        task.name()
+                    )));
+                }
+                if out.len() != k * n {
+                    return Err(size("rewards", k * n, out.len(), k, n));
+                }
+                (Some(task), Some(out))
+            }
+            None => (None, None),
+        };
         let index = match sensor {
             Some(s) => self.sensor_indices(s, artifacts)?,
             None => Vec::new(),
@@ -139,13 +195,15 @@ impl Worlds {
         let per_world_commands = n * cwidth;
         let observe = rows_of(observe, k, n * (width + 4));
         let nearest = rows_of(nearest, k, n);
+        let reward = rows_of(reward, k, n);
         let mut rows: Vec<Row<'_>> = self
             .worlds
             .iter_mut()
             .zip(observe)
             .zip(nearest)
+            .zip(reward)
             .enumerate()
-            .map(|(i, ((world, observe), nearest))| Row {
+            .map(|(i, (((world, observe), nearest), reward))| Row {
                 world,
                 commands: if cwidth == 0 {
                     &[]
@@ -155,6 +213,7 @@ impl Worlds {
                 on: mask.is_none_or(|m| m[i]),
                 observe,
                 nearest,
+                reward,
                 sent: 0,
             })
             .collect();
@@ -186,11 +245,41 @@ impl Worlds {
                 if let Some(dst) = row.nearest.as_deref_mut() {
                     nearest_world(env, artifacts, dst);
                 }
+                if let (Some(task), Some(out), Some(obs), Some(near)) = (
+                    task,
+                    row.reward.as_deref_mut(),
+                    row.observe.as_deref(),
+                    row.nearest.as_deref(),
+                ) {
+                    task.fill(obs, near, width, out);
+                }
             }
         });
         if let Some(e) = work.into_iter().find_map(|p| p.error) {
             return Err(e);
         }
         Ok(rows.iter().map(|r| r.sent).sum())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Reward;
+
+    /// The dispersal reward of three robots, by hand: the distance halved and capped at 1, less
+    /// 1 where a range above 0 (0: nothing seen) is below 0.3; the pose columns are not ranges.
+    #[test]
+    fn the_dispersal_reward_by_hand() {
+        let width = 3;
+        #[rustfmt::skip]
+        let obs = [
+            0.0, 0.5, 2.0,   0.1, 0.2, 0.0, 0.0,  // nothing within 0.3 (the x of 0.1 is a pose)
+            0.0, 0.29, 0.0,  5.0, 5.0, 1.0, 0.0,  // 0.29 seen
+            0.3, 0.0, 0.0,   0.0, 0.0, 1.0, 0.0,  // 0.3 is not below 0.3
+        ];
+        let nearest = [0.8, 3.0, f64::INFINITY];
+        let mut out = [0.0; 3];
+        Reward::Dispersal.fill(&obs, &nearest, width, &mut out);
+        assert_eq!(out, [0.4, 0.0, 1.0]);
     }
 }
