@@ -3,7 +3,6 @@
 //! numpy arrays filled in Rust.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -44,10 +43,12 @@ pub(crate) struct Worlds {
     /// None once closed; waited for with the GIL released (`lock.rs`).
     inner: Mutex<Option<ssx_worlds::Worlds>>,
     count: usize,
-    /// Steps `step` hands over at once, kept from call to call: a batch of 1024 worlds takes
-    /// milliseconds a step, and starting again from one made `step(10)` four passes over the
-    /// batch (1, 2, 4 and 3 steps), each visiting every world cold.
-    chunk: AtomicU64,
+    /// Steps `step` hands over at once, kept from call to call with the number of worlds that
+    /// stepped (another mask starts again from one, so a size learnt on a few worlds is never
+    /// used on all): a batch of 1024 worlds takes milliseconds a step, and starting again from
+    /// one made `step(10)` four passes over the batch (1, 2, 4 and 3 steps), each visiting
+    /// every world cold.
+    chunk: Mutex<(usize, u64)>,
 }
 
 struct Open<'a>(MutexGuard<'a, Option<ssx_worlds::Worlds>>);
@@ -194,7 +195,7 @@ impl Worlds {
         Ok(Self {
             inner: Mutex::new(Some(worlds)),
             count,
-            chunk: AtomicU64::new(1),
+            chunk: Mutex::new((0, 1)),
         })
     }
 
@@ -210,9 +211,14 @@ impl Worlds {
         mask: Option<PyReadonlyArray1<'_, bool>>,
     ) -> PyResult<()> {
         let mask: Option<Vec<bool>> = mask.map(|m| m.as_array().to_vec());
+        let stepping = mask
+            .as_ref()
+            .map_or(self.count, |m| m.iter().filter(|&&on| on).count());
         let mut open = self.open(py)?;
         let worlds: &mut ssx_worlds::Worlds = &mut open;
-        let (mut left, mut chunk) = (n, self.chunk.load(Ordering::Relaxed).max(1));
+        let kept = *self.chunk.lock().unwrap_or_else(|e| e.into_inner());
+        let mut chunk = if kept.0 == stepping { kept.1.max(1) } else { 1 };
+        let mut left = n;
         while left > 0 {
             // Back to Python about every 20-50 ms to look for a signal: the chunk grows only
             // when a whole one took less than 20 ms.
@@ -229,7 +235,7 @@ impl Worlds {
             }
             py.check_signals()?;
         }
-        self.chunk.store(chunk, Ordering::Relaxed);
+        *self.chunk.lock().unwrap_or_else(|e| e.into_inner()) = (stepping, chunk);
         Ok(())
     }
 

@@ -1,8 +1,9 @@
 //! A learning env's step as one pass a world: the commands handed over, the steps, then the
-//! observations, distances and the task's reward filled while the world is still in the caches. The same values
-//! as [`Worlds::command_many`], [`Worlds::step_some`], [`Worlds::observe_into`] and
-//! [`Worlds::nearest_into`] called one after the other, to the bit; each of those visits every
-//! world once more, and a batch of 1024 small worlds does not fit in the caches.
+//! observations, distances and the task's reward filled while the world is still in the
+//! caches. The same values as [`Worlds::command_many`], [`Worlds::step_some`],
+//! [`Worlds::observe_into`] and [`Worlds::nearest_into`] called one after the other (and the
+//! task's Python reward on their arrays), to the bit; each of those visits every world once
+//! more, and a batch of 1024 small worlds does not fit in the caches.
 
 use super::arrays::{hand_over, nearest_world, observe_world, refused};
 use super::{World, Worlds, parts, step_world};
