@@ -21,8 +21,8 @@ use clap::Parser;
 use cli::*;
 use ssx_artifacts::Scene;
 use ssx_core::{
-    Environment, LatePolicy, Mode, MonotonicClock, NullRenderEngine, PluginKind, PluginRegistry,
-    RenderEngine, SsxError,
+    Environment, EnvironmentConfig, LatePolicy, Mode, MonotonicClock, NullRenderEngine, PluginKind,
+    PluginRegistry, RenderEngine, SsxError,
 };
 
 /// Exit status for bad input (scene, flags, files).
@@ -318,6 +318,7 @@ fn check_output_path(path: &Path) -> Result<(), SsxError> {
 fn output(
     o: &RunArgs,
     scene: &Scene,
+    config: &EnvironmentConfig,
     hub: &ssx_view::Hub,
 ) -> Result<Option<ssx_view::Output>, SsxError> {
     if !o.view && o.record.is_none() {
@@ -347,12 +348,17 @@ fn output(
             ..defaults
         }
     });
-    let record = o.record.as_ref().map(|path| ssx_view::RecordOptions {
-        path: path.clone(),
-        every: o.record_every,
-        // Fast runs have no deadline to protect: the recording is complete instead.
-        lossless: o.mode == ModeArg::Fast,
-    });
+    let record = match &o.record {
+        Some(path) => Some(ssx_view::RecordOptions {
+            path: path.clone(),
+            every: o.record_every,
+            // Fast runs have no deadline to protect: the recording is complete instead.
+            lossless: o.mode == ModeArg::Fast,
+            run: ssx_view::RunRecord::of(&scene.file, config)
+                .map_err(|e| SsxError::Config(e.to_string()))?,
+        }),
+        None => None,
+    };
     ssx_view::Output::new(hub.clone(), view.as_ref(), record.as_ref())
         .map(Some)
         .map_err(|e| SsxError::Config(e.to_string()))
@@ -459,7 +465,7 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
         LatePolicyArg::Reanchor => LatePolicy::Reanchor,
     };
     let config = scene.config(workers, mode, late_policy, o.strict);
-    let render: Box<dyn RenderEngine> = match output(o, &scene, hub)? {
+    let render: Box<dyn RenderEngine> = match output(o, &scene, &config, hub)? {
         Some(out) => {
             if let Some((ws, page)) = out.endpoints() {
                 tracing::info!("live view: open {page} in a browser, or connect Foxglove to {ws}");

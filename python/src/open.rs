@@ -69,6 +69,8 @@ pub(crate) fn build(py: Python<'_>, scene: &Path, o: Options) -> PyResult<Opened
             path,
             every: o.record_every,
             lossless: mode == Mode::Fast,
+            // Filled from the scene once it is read (`ssx_worlds::open`).
+            run: ssx_view::RunRecord::default(),
         }),
         network: o.network,
         strict: o.strict,

@@ -184,6 +184,22 @@ def test_a_recording_keeps_the_run(tmp_path):
         sim.step(100)
     data = path.read_bytes()
     assert data[:8] == b"\x89MCAP0\r\n" and data[-8:] == b"\x89MCAP0\r\n"
+    # What made the run: the `ssx.run` metadata and the scene file, as read.
+    reader = pytest.importorskip("mcap.reader", reason="the mcap package reads the file back")
+    with open(path, "rb") as f:
+        r = reader.make_reader(f)
+        run = {m.name: m.metadata for m in r.iter_metadata()}["ssx.run"]
+        files = [(a.name, a.data) for a in r.iter_attachments()]
+    assert {k: run[k] for k in ("scene_file", "engine", "seed", "timestep", "mode", "strict")} == {
+        "scene_file": "minimal.json",
+        "engine": "rapier",
+        "seed": "0",
+        "timestep": "0.01",
+        "mode": "fast",
+        "strict": "false",
+    }
+    with open(ssx.scene("minimal.json"), "rb") as f:
+        assert files == [("minimal.json", f.read())]
 
 
 def test_with_the_network_the_scenes_zenoh_takes_the_commands(tmp_path):

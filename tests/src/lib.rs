@@ -127,6 +127,7 @@ pub fn build_recorded(
             path: path.to_path_buf(),
             every: 1,
             lossless: true,
+            run: ssx_view::RunRecord::default(),
         }),
     )
     .map_err(|e| SsxError::Config(e.to_string()))?;

@@ -172,16 +172,22 @@ pub fn open(scene: &Path, o: &Options) -> Result<Opened, SsxError> {
         o.network,
         PluginLoader::default(),
     )?;
+    let config = loaded.config(o.workers, o.mode, LatePolicy::CatchUp, o.strict);
     let (render, hub): (Box<dyn RenderEngine>, _) = match &o.record {
         Some(record) => {
             let hub = ssx_view::Hub::new();
-            let out = ssx_view::Output::new(hub.clone(), None, Some(record))
-                .map_err(|e| SsxError::Config(e.to_string()))?;
+            let config_error = |e: ssx_view::ViewError| SsxError::Config(e.to_string());
+            // What made the run, from the scene as read.
+            let record = ssx_view::RecordOptions {
+                run: ssx_view::RunRecord::of(&loaded.file, &config).map_err(config_error)?,
+                ..record.clone()
+            };
+            let out =
+                ssx_view::Output::new(hub.clone(), None, Some(&record)).map_err(config_error)?;
             (Box::new(out), Some(hub))
         }
         None => (Box::new(NullRenderEngine::default()), None),
     };
-    let config = loaded.config(o.workers, o.mode, LatePolicy::CatchUp, o.strict);
     let libraries = std::mem::take(&mut loaded.libraries);
     let (mut env, bus) = build_loaded(&loaded, config, &base, render, libraries)?;
     // A reset with a new seed reads the scene again, with the bus in the registry it names.

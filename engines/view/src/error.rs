@@ -25,6 +25,14 @@ pub enum ViewError {
         /// What the system said.
         source: std::io::Error,
     },
+    /// The scene file cannot be read to keep it in the recording.
+    #[error("--record: cannot read the scene file '{}' to keep it in the recording: {source}", path.display())]
+    SceneFile {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
     /// A recorder is started once.
     #[error("the recording was already started")]
     AlreadyStarted,

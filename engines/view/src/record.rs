@@ -1,15 +1,18 @@
 //! MCAP recordings: the same channels as the live view, every snapshot the loop hands over,
 //! written by a thread of their own into zstd chunks.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufWriter;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use foxglove::{Context, McapCompression, McapWriteOptions, McapWriter};
+use foxglove::{Context, McapAttachment, McapCompression, McapWriteOptions, McapWriter};
+use ssx_core::{EnvironmentConfig, LatePolicy, Mode};
 
 use crate::ViewError;
 use crate::frame::Queues;
@@ -28,6 +31,67 @@ pub struct RecordOptions {
     /// Wait for the writer instead of dropping snapshots when it is behind. For runs without
     /// deadlines (`--mode fast`); a real-time run never waits.
     pub lossless: bool,
+    /// What made the run, written at the start of the file.
+    pub run: RunRecord,
+}
+
+/// What made a run, kept in its recording (docs/view.md "What a recording says of its run"):
+/// the `ssx.run` metadata record and the scene file, attached under its name.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunRecord {
+    /// The `ssx.run` record's names and values.
+    pub metadata: BTreeMap<String, String>,
+    /// Files attached: (name, bytes).
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+impl RunRecord {
+    /// The run `config` makes of the scene file `scene`: ssx's version, the scene's name and
+    /// file, the engine, seed, workers, timestep, gravity, mode, late policy and strictness;
+    /// and the file's bytes (the artifact files it names are not attached).
+    pub fn of(scene: &Path, config: &EnvironmentConfig) -> Result<Self, ViewError> {
+        let bytes = std::fs::read(scene).map_err(|source| ViewError::SceneFile {
+            path: scene.to_path_buf(),
+            source,
+        })?;
+        let file = scene
+            .file_name()
+            .map_or_else(|| "scene.json".into(), |n| n.to_string_lossy().into_owned());
+        let g = config.gravity;
+        let metadata = [
+            ("ssx_version", env!("CARGO_PKG_VERSION").to_string()),
+            ("scene", config.scene.clone()),
+            ("scene_file", file.clone()),
+            ("engine", config.engine.clone()),
+            ("seed", config.seed.to_string()),
+            ("workers", config.workers.to_string()),
+            ("timestep", config.timestep.to_string()),
+            ("gravity", format!("{} {} {}", g.x, g.y, g.z)),
+            (
+                "mode",
+                match config.mode {
+                    Mode::Fast => "fast".to_string(),
+                    Mode::Realtime { factor } => format!("realtime x{factor}"),
+                },
+            ),
+            (
+                "late_policy",
+                match config.late_policy {
+                    LatePolicy::CatchUp => "catch-up",
+                    LatePolicy::Reanchor => "reanchor",
+                }
+                .to_string(),
+            ),
+            ("strict", config.strict.to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        Ok(RunRecord {
+            metadata,
+            files: vec![(file, bytes)],
+        })
+    }
 }
 
 /// The writer's chunks are closed at least this often, so a killed run loses at most this much.
@@ -39,6 +103,7 @@ const CHUNK_SIZE: u64 = 1 << 20;
 
 pub(crate) struct Recorder {
     file: Option<File>,
+    run: RunRecord,
     state: Arc<RecordState>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -59,6 +124,7 @@ impl Recorder {
         })?;
         Ok(Self {
             file: Some(file),
+            run: o.run.clone(),
             state: Arc::new(RecordState {
                 path: Some(o.path.clone()),
                 ..Default::default()
@@ -90,6 +156,22 @@ impl Recorder {
             .context(&ctx)
             .create(BufWriter::new(file))
             .map_err(ViewError::Writer)?;
+        // What made the run, before any message (so a killed run's file has it too).
+        if !self.run.metadata.is_empty() {
+            (writer.write_metadata("ssx.run", std::mem::take(&mut self.run.metadata)))
+                .map_err(ViewError::Writer)?;
+        }
+        for (name, data) in std::mem::take(&mut self.run.files) {
+            writer
+                .attach(&McapAttachment {
+                    log_time: 0,
+                    create_time: 0,
+                    name,
+                    media_type: "application/json".into(),
+                    data: Cow::Owned(data),
+                })
+                .map_err(ViewError::Writer)?;
+        }
         let mut ch = Channels::new(&ctx, scene, RAYS_HZ, usize::MAX, Links::Embed)?;
         let state = Arc::clone(&self.state);
         let stop = Arc::clone(&self.stop);

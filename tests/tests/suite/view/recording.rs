@@ -1,6 +1,8 @@
 //! Recordings: every channel in the MCAP file, finished on SIGTERM and readable after SIGKILL,
 //! cameras, explorations, resets and meshes carried in the file.
 
+use std::collections::BTreeMap;
+
 use super::*;
 
 #[test]
@@ -172,6 +174,26 @@ fn record_until(file: &Path, after: Duration, sig: &str) -> (Option<i32>, f64) {
     (wait_exit(&mut d, Duration::from_secs(15)), alive)
 }
 
+/// A recording's attachments: (name, bytes).
+type Attached = Vec<(String, Vec<u8>)>;
+
+/// The file's `ssx.run` metadata and its attachments, read record by record from the start (a
+/// killed run's file has no summary to look them up in).
+fn run_record(bytes: &[u8]) -> (BTreeMap<String, String>, Attached) {
+    let (mut run, mut files) = (BTreeMap::new(), Vec::new());
+    for r in mcap::read::LinearReader::new(bytes).expect("an MCAP file") {
+        match r {
+            Ok(mcap::records::Record::Metadata(m)) if m.name == "ssx.run" => run = m.metadata,
+            Ok(mcap::records::Record::Attachment { header, data, .. }) => {
+                files.push((header.name, data.into_owned()))
+            }
+            Ok(_) => {}
+            Err(_) => break, // a killed run's last, unfinished record
+        }
+    }
+    (run, files)
+}
+
 #[test]
 fn a_recording_is_finished_on_sigterm_and_still_reads_after_sigkill() {
     let dir = Workspace::new();
@@ -180,6 +202,34 @@ fn a_recording_is_finished_on_sigterm_and_still_reads_after_sigkill() {
         // Past the writer's first one-second flush.
         let (code, _) = record_until(&file, Duration::from_millis(2500), sig);
         let bytes = std::fs::read(&file).unwrap();
+        // What made the run, at the start of the file (so also in a killed run's).
+        let (run, files) = run_record(&bytes);
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let expected: BTreeMap<String, String> = [
+            ("ssx_version", env!("CARGO_PKG_VERSION").to_string()),
+            ("scene", "quickstart".into()),
+            ("scene_file", "quickstart.json".into()),
+            ("engine", "rapier".into()),
+            ("seed", "7".into()),
+            ("workers", workers.to_string()),
+            ("timestep", "0.001".into()),
+            ("gravity", "0 0 -9.81".into()),
+            ("mode", "realtime x1".into()),
+            ("late_policy", "catch-up".into()),
+            ("strict", "false".into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        assert_eq!(run, expected, "{sig}");
+        assert_eq!(
+            files,
+            vec![(
+                "quickstart.json".to_string(),
+                std::fs::read(quickstart()).unwrap()
+            )],
+            "{sig}: the scene file, as it was read"
+        );
         let (tf, clean) = count_tf(&file);
         if sig == "-TERM" {
             assert_eq!(code, Some(0));
@@ -296,6 +346,10 @@ fn the_docs_recover_py_makes_a_complete_file_of_a_killed_recording() {
     let bytes = std::fs::read(&recovered).unwrap();
     let summary = mcap::Summary::read(&bytes).unwrap().expect("a summary");
     assert_eq!(summary.stats.expect("statistics").message_count, n as u64);
+    // What made the run comes along.
+    let (run, files) = run_record(&bytes);
+    assert_eq!((run, files), run_record(&std::fs::read(&killed).unwrap()));
+    assert_eq!(run_record(&bytes).0["scene"], "quickstart");
 }
 
 #[test]
