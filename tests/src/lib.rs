@@ -417,11 +417,22 @@ pub struct Bounded {
 /// Runs ssxd under `prlimit` (address space at most `memory` bytes) and kills it after
 /// `seconds`; panics if it had to be killed.
 pub fn ssxd_bounded(args: &[&str], seconds: u64, memory: u64) -> Bounded {
+    ssxd_bounded_in(args, seconds, memory, None)
+}
+
+/// [`ssxd_bounded`] with its temporary files (the plugin copies) in `tmp` when given, where no
+/// other process's are: the folders a killed ssxd left in the shared one are swept, and said
+/// in the log, by the next ssxd that starts there.
+pub fn ssxd_bounded_in(args: &[&str], seconds: u64, memory: u64, tmp: Option<&Path>) -> Bounded {
     use std::os::unix::process::ExitStatusExt;
     // Built (once) before the clock starts.
     let exe = ssxd();
     let started = std::time::Instant::now();
-    let mut child = std::process::Command::new("prlimit")
+    let mut command = std::process::Command::new("prlimit");
+    if let Some(dir) = tmp {
+        command.env("TMPDIR", dir);
+    }
+    let mut child = command
         .arg(format!("--as={memory}"))
         .arg("--")
         .arg(exe)

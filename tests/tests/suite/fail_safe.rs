@@ -516,7 +516,11 @@ fn logs_are_plain_text_when_not_on_a_terminal_and_quiet_is_quiet() {
         "colour codes on a pipe: {:?}",
         r.stderr
     );
-    let r = bounded(&[
+    // Its plugin copies in a folder of its own: in the shared one, a copy folder that a killed
+    // ssxd of another test left is swept and said at the info level (CI on 2026-11-29 failed
+    // here so).
+    let tmp = Workspace::new();
+    let args = [
         "run",
         scene.to_str().unwrap(),
         "--mode",
@@ -524,7 +528,8 @@ fn logs_are_plain_text_when_not_on_a_terminal_and_quiet_is_quiet() {
         "--steps",
         "5",
         "--quiet",
-    ]);
+    ];
+    let r = ssx_tests::ssxd_bounded_in(&args, 20, MEMORY, Some(tmp.path()));
     assert_eq!(r.code, Some(0), "{r:?}");
     assert_eq!(r.stderr, "", "--quiet printed: {}", r.stderr);
 }
