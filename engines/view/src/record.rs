@@ -70,8 +70,8 @@ impl RunRecord {
             (
                 "mode",
                 match config.mode {
-                    Mode::Fast => "fast".to_string(),
-                    Mode::Realtime { factor } => format!("realtime x{factor}"),
+                    Mode::Fast => config.mode.name().to_string(),
+                    Mode::Realtime { factor } => format!("{} x{factor}", config.mode.name()),
                 },
             ),
             (
