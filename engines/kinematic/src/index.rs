@@ -107,13 +107,23 @@ impl KinematicEngine {
 
     /// Files every moving prim under its bounds swept over the coming step.
     pub(crate) fn index_movers(&mut self, dt: f64, par: &dyn Parallel) {
+        if std::mem::take(&mut self.grown) {
+            // The world is built (bodies come before the first step): the lists grown by
+            // doubling keep only what they hold, which is most of a small world's memory in a
+            // batch of thousands (issue 60).
+            self.bodies.shrink_to_fit();
+            self.motion.shrink_to_fit();
+            self.prims.shrink_to_fit();
+            self.planes.shrink_to_fit();
+            self.moving_ids.shrink_to_fit();
+        }
         self.small = self.prims.len() <= self.small_limit;
         if self.small {
             self.indexed = false;
             self.entries.clear();
             self.outside.clear();
             self.moving = (self.bodies.iter())
-                .filter(|b| b.moves() && b.carrier.is_none())
+                .filter(|b| b.moves() && b.carried_by.is_none())
                 .count();
             return;
         }
@@ -162,14 +172,16 @@ impl KinematicEngine {
         if !body.moves() {
             return;
         }
-        lane.moving += usize::from(body.carrier.is_none());
+        lane.moving += usize::from(body.carried_by.is_none());
         // A carried body turns about its carrier: its reach counts from there.
-        let arm = body.carrier.map_or(body.reach, |(_, o)| {
+        let arm = body.carrier().map_or(body.reach, |(_, o)| {
             o.translation.vector.xy().norm() + body.reach
         });
         // It moves as its carrier does now: the carrier's integrated velocity, not the copy
         // it took when its own turn came (before a carrier of a later id was integrated).
-        let m = self.motion.get(body.carrier.map_or(b, |(c, _)| c as usize));
+        let m = self
+            .motion
+            .get(body.carrier().map_or(b, |(c, _)| c as usize));
         let reach = m.linvel.xy().norm() * dt + m.angvel.norm() * dt * arm + 1e-6;
         for i in body.prims() {
             let a = self.prims.get_ref(i).aabb;

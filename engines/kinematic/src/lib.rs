@@ -43,32 +43,44 @@ use ssx_core::math::{Point3, Pose, Vec3};
 use ssx_core::parallel::{self, Parallel};
 use ssx_core::spatial::{Grid, Layout, ListGrid};
 
-/// A body as the engine keeps it.
+/// A body as the engine keeps it: what every step reads inline, the rest boxed (a world's
+/// walls and robots are read each step, and their size was most of a small world's engine).
 #[derive(Clone, Debug)]
 struct Body {
     kind: BodyKind,
-    /// A kinematic body's commanded velocity, kept through stalls.
-    command: (Vec3, Vec3),
-    mass: f64,
-    /// Inertia about the body origin, body frame (zero for non-dynamic bodies).
-    inertia: Matrix3<f64>,
-    principal: Vec3,
-    linear_damping: f64,
-    angular_damping: f64,
     planar: bool,
-    /// Colliders other than planes, in the body frame.
-    colliders: Vec<(Shape, Pose)>,
     /// Its prims: `prims[first..first + colliders.len()]`.
     first: usize,
     /// The farthest a collider reaches from the body origin in the plane (bounds how far a
     /// turn moves any point).
     reach: f64,
+    /// A kinematic body's commanded velocity, kept through stalls.
+    command: (Vec3, Vec3),
     force: Vec3,
     torque: Vec3,
+    mass: f64,
+    linear_damping: f64,
+    angular_damping: f64,
+    /// A planar dynamic body's moment about z, when its principal moment about z is positive
+    /// (else torques do not turn it).
+    spin: Option<f64>,
+    /// A dynamic body's inertia; `None` for the others.
+    inertia: Option<Box<Inertia>>,
+    /// Colliders other than planes, in the body frame.
+    colliders: Box<[(Shape, Pose)]>,
     /// The body carrying this one and where (its pose in the carrier's frame).
-    carrier: Option<(u32, Pose)>,
+    carried_by: Option<Box<(u32, Pose)>>,
     /// The bodies this one carries.
     cargo: Vec<u32>,
+}
+
+/// A dynamic body's inertia.
+#[derive(Clone, Debug)]
+struct Inertia {
+    /// About the body origin, body frame.
+    about: Matrix3<f64>,
+    /// Its principal moments.
+    principal: Vec3,
 }
 
 /// Where a body is and how it moves: what the move phase writes.
@@ -92,6 +104,11 @@ impl Motion {
 impl Body {
     fn moves(&self) -> bool {
         self.kind != BodyKind::Static
+    }
+    /// The body carrying this one and where.
+    #[inline]
+    fn carrier(&self) -> Option<(u32, Pose)> {
+        self.carried_by.as_deref().copied()
     }
     fn prims(&self) -> std::ops::Range<usize> {
         self.first..self.first + self.colliders.len()
@@ -154,6 +171,8 @@ pub struct KinematicEngine {
     /// The order the movers move in, and the workers' lanes (motion.rs).
     plan: motion::Plan,
     lanes: Vec<motion::Lane>,
+    /// Bodies were added since the last step: the next step gives back the lists' spare room.
+    grown: bool,
 }
 
 impl KinematicEngine {
@@ -183,6 +202,7 @@ impl KinematicEngine {
             sweep_lanes: Vec::new(),
             plan: motion::Plan::default(),
             lanes: Vec::new(),
+            grown: false,
         }
     }
 
@@ -204,7 +224,7 @@ impl KinematicEngine {
         let n = self.bodies.len();
         let carried = std::mem::take(&mut self.carried);
         let carrier_later =
-            |e: &Self, b: u32| e.bodies[b as usize].carrier.is_some_and(|(c, _)| c > b);
+            |e: &Self, b: u32| e.bodies[b as usize].carrier().is_some_and(|(c, _)| c > b);
         for &b in &carried {
             if carrier_later(self, b) {
                 self.accelerate_carried(b as usize);
@@ -226,7 +246,7 @@ impl KinematicEngine {
                 .collect();
             parallel::for_each_mut(par, &mut parts, &|_, (bodies, motion)| {
                 for (body, m) in bodies.iter_mut().zip(motion.iter_mut()) {
-                    if body.carrier.is_none() {
+                    if body.carried_by.is_none() {
                         accelerate_free(body, m.get_mut(), gravity, dt);
                     }
                 }
@@ -242,7 +262,7 @@ impl KinematicEngine {
 
     /// A carried body moves as its carrier does (for the swept bounds), nothing else.
     fn accelerate_carried(&mut self, b: usize) {
-        let Some((c, _)) = self.bodies[b].carrier else {
+        let Some((c, _)) = self.bodies[b].carrier() else {
             return;
         };
         let carrier = self.motion.get(c as usize);
@@ -267,13 +287,13 @@ fn accelerate_free(body: &mut Body, m: &mut Motion, gravity: Vec3, dt: f64) {
             m.linvel += acc * dt;
             m.linvel *= 1.0 / (1.0 + dt * body.linear_damping);
             if body.planar {
-                if body.principal.z > 0.0 {
-                    m.angvel.z += body.torque.z / body.inertia[(2, 2)] * dt;
+                if let Some(izz) = body.spin {
+                    m.angvel.z += body.torque.z / izz * dt;
                 }
-            } else {
+            } else if let Some(inertia) = &body.inertia {
                 // Euler's equations in the world frame: I ω' = τ − ω × I ω.
                 let r = m.pose.rotation.to_rotation_matrix();
-                let world = r.matrix() * body.inertia * r.matrix().transpose();
+                let world = r.matrix() * inertia.about * r.matrix().transpose();
                 if let Some(inv) = world.try_inverse() {
                     let w = m.angvel;
                     m.angvel += inv * (body.torque - w.cross(&(world * w))) * dt;
@@ -354,7 +374,9 @@ impl PhysicEngine for KinematicEngine {
     fn add_body(&mut self, spec: &BodySpec) -> Result<BodyId, String> {
         let id = self.bodies.len() as u32;
         let (mass, inertia, principal) = mass_properties(spec)?;
-        let mut colliders = Vec::new();
+        // Sized to the spec: most bodies have one collider, and a vector grown by push holds
+        // four (issue 60's small worlds).
+        let mut colliders = Vec::with_capacity(spec.colliders.len());
         for c in &spec.colliders {
             if matches!(c.shape, Shape::Plane) {
                 let w = spec.pose * c.local_pose;
@@ -384,6 +406,7 @@ impl PhysicEngine for KinematicEngine {
         }
         // Until the next step files it, queries test every prim one by one.
         self.indexed = false;
+        self.grown = true;
         if spec.kind == BodyKind::Static {
             self.static_dirty = true;
         } else {
@@ -394,21 +417,27 @@ impl PhysicEngine for KinematicEngine {
             linvel: Vec3::zeros(),
             angvel: Vec3::zeros(),
         });
+        let dynamic = spec.kind == BodyKind::Dynamic;
         self.bodies.push(Body {
             kind: spec.kind,
-            command: (Vec3::zeros(), Vec3::zeros()),
-            mass,
-            inertia,
-            principal,
-            linear_damping: spec.linear_damping,
-            angular_damping: spec.angular_damping,
             planar: spec.planar,
-            colliders,
             first,
             reach,
+            command: (Vec3::zeros(), Vec3::zeros()),
             force: Vec3::zeros(),
             torque: Vec3::zeros(),
-            carrier: None,
+            mass,
+            linear_damping: spec.linear_damping,
+            angular_damping: spec.angular_damping,
+            spin: (principal.z > 0.0).then_some(inertia[(2, 2)]),
+            inertia: dynamic.then(|| {
+                Box::new(Inertia {
+                    about: inertia,
+                    principal,
+                })
+            }),
+            colliders: colliders.into_boxed_slice(),
+            carried_by: None,
             cargo: Vec::new(),
         });
         Ok(BodyId(id))
@@ -434,14 +463,14 @@ impl PhysicEngine for KinematicEngine {
                 body.0
             ));
         }
-        if self.bodies[carrier.index()].carrier.is_some() {
+        if self.bodies[carrier.index()].carried_by.is_some() {
             return Err(format!("body {} is carried: it cannot carry", carrier.0));
         }
-        if self.bodies[body.index()].carrier.map(|(c, _)| c) != Some(carrier.0) {
+        if self.bodies[body.index()].carrier().map(|(c, _)| c) != Some(carrier.0) {
             self.detach(body);
             self.bodies[carrier.index()].cargo.push(body.0);
         }
-        self.bodies[body.index()].carrier = Some((carrier.0, offset));
+        self.bodies[body.index()].carried_by = Some(Box::new((carrier.0, offset)));
         if let Err(at) = self.carried.binary_search(&body.0) {
             self.carried.insert(at, body.0);
         }
@@ -452,7 +481,7 @@ impl PhysicEngine for KinematicEngine {
         let Some(b) = self.bodies.get_mut(body.index()) else {
             return;
         };
-        let Some((c, _)) = b.carrier.take() else {
+        let Some((c, _)) = b.carried_by.take().map(|c| *c) else {
             return;
         };
         // Nothing here would ever slow a glide (no friction): a released body drops straight
@@ -464,7 +493,7 @@ impl PhysicEngine for KinematicEngine {
     }
 
     fn attachment(&self, body: BodyId) -> Option<(BodyId, Pose)> {
-        let (c, offset) = self.bodies.get(body.index())?.carrier?;
+        let (c, offset) = self.bodies.get(body.index())?.carrier()?;
         Some((BodyId(c), offset))
     }
 
@@ -475,7 +504,8 @@ impl PhysicEngine for KinematicEngine {
     fn body_inertia(&self, body: BodyId) -> Vec3 {
         self.bodies
             .get(body.index())
-            .map_or(Vec3::zeros(), |b| b.principal)
+            .and_then(|b| b.inertia.as_ref())
+            .map_or(Vec3::zeros(), |i| i.principal)
     }
 
     fn apply(&mut self, command: &BodyCommand) {

@@ -112,7 +112,7 @@ impl KinematicEngine {
             let lane = &mut lanes[0];
             lane.contacts.clear();
             for b in 0..self.bodies.len() {
-                if self.bodies[b].moves() && self.bodies[b].carrier.is_none() {
+                if self.bodies[b].moves() && self.bodies[b].carried_by.is_none() {
                     // SAFETY: this thread alone moves bodies in this world (no pass runs).
                     unsafe { self.advance(lane, b, dt) };
                 }
@@ -197,7 +197,7 @@ impl KinematicEngine {
         plan.start.resize(strips + 1, 0);
         for (b, body) in self.bodies.iter().enumerate() {
             let mut strip = u32::MAX;
-            if body.moves() && body.carrier.is_none() {
+            if body.moves() && body.carried_by.is_none() {
                 match layout.and_then(|layout| {
                     let (mut bounds, mut inside) = self.sweeps[b];
                     let here = self.motion.get(b).pose;
@@ -315,7 +315,7 @@ impl KinematicEngine {
                 Self::prims_at(&body.colliders, pose, id, &mut cand);
                 for &m in &body.cargo {
                     let carried = &self.bodies[m as usize];
-                    let offset = carried.carrier.map_or(Pose::identity(), |(_, o)| o);
+                    let offset = carried.carrier().map_or(Pose::identity(), |(_, o)| o);
                     Self::prims_at(&carried.colliders, &(pose * offset), m, &mut cargo_prims);
                     cand.extend_from_slice(&cargo_prims);
                 }
@@ -400,7 +400,7 @@ impl KinematicEngine {
         let mut scratch = std::mem::take(&mut lane.cargo_scratch);
         for &m in &self.bodies[b].cargo {
             let carried = &self.bodies[m as usize];
-            let offset = carried.carrier.map_or(Pose::identity(), |(_, o)| o);
+            let offset = carried.carrier().map_or(Pose::identity(), |(_, o)| o);
             let placed = pose * offset;
             let arm = placed.translation.vector - pose.translation.vector;
             let moved = Motion {
@@ -505,7 +505,7 @@ fn union(a: &[f64; 4], b: &[f64; 4]) -> [f64; 4] {
 
 /// Whether carried body `m` is where its carrier, at `carrier`, holds it.
 fn placed(bodies: &[crate::Body], motion: &crate::Slots<Motion>, m: usize, carrier: &Pose) -> bool {
-    let Some((_, offset)) = bodies[m].carrier else {
+    let Some((_, offset)) = bodies[m].carrier() else {
         return false;
     };
     let want = carrier * offset;
@@ -703,7 +703,7 @@ mod tests {
                 KinematicEngine::prims_at(&body.colliders, &pose, id.0, &mut cand);
                 for &c in &body.cargo {
                     let carried = &e.bodies[c as usize];
-                    let offset = carried.carrier.map_or(Pose::identity(), |(_, o)| o);
+                    let offset = carried.carrier().map_or(Pose::identity(), |(_, o)| o);
                     let mut more = Vec::new();
                     KinematicEngine::prims_at(&carried.colliders, &(pose * offset), c, &mut more);
                     cand.extend(more);

@@ -27,6 +27,11 @@ impl<T: Copy> Slots<T> {
         self.0.is_empty()
     }
 
+    /// Gives back the room beyond its length.
+    pub fn shrink_to_fit(&mut self) {
+        self.0.shrink_to_fit();
+    }
+
     pub fn push(&mut self, value: T) {
         self.0.push(UnsafeCell::new(value));
     }
