@@ -33,6 +33,17 @@ pub struct Msg {
     pub values: [f64; MAX_VALUES],
 }
 
+/// Where an inbox keeps its messages. The mailbox stays inline on purpose: drivers read it
+/// every step, and a box would put a pointer chase in each read.
+#[allow(clippy::large_enum_variant)]
+enum Store {
+    /// The newest message (seq 0: nothing yet).
+    Latest(AtomicCell<Msg>),
+    /// The queue, boxed: its head and tail are each alone on a cache line pair, and inline
+    /// they made every inbox a 1 KiB allocation, mailboxes too (issue 60's small worlds).
+    Queue(Box<ArrayQueue<Msg>>),
+}
+
 /// A subscription's mailbox (the newest message, for every reader) or bounded queue (oldest
 /// kept, newest dropped when full), and its counters.
 pub struct Inbox {
@@ -44,9 +55,7 @@ pub struct Inbox {
     /// fields (in a batch of 1024 worlds each read found them out of cache, which was nearly
     /// all of a read's time).
     width: usize,
-    queue: ArrayQueue<Msg>,
-    /// The mailbox (seq 0: nothing yet); None for a queue.
-    latest: Option<AtomicCell<Msg>>,
+    store: Store,
     /// Messages accepted into the inbox.
     pub accepted: AtomicU64,
     /// Messages dropped as malformed.
@@ -59,17 +68,17 @@ pub struct Inbox {
 impl Inbox {
     /// An empty inbox for `spec` on `key`.
     pub fn new(key: String, spec: SubSpec) -> Inbox {
-        let latest = (spec.queue == 0).then(|| {
-            AtomicCell::new(Msg {
+        let store = match spec.queue {
+            0 => Store::Latest(AtomicCell::new(Msg {
                 seq: 0,
                 values: [0.0; MAX_VALUES],
-            })
-        });
+            })),
+            n => Store::Queue(Box::new(ArrayQueue::new(n as usize))),
+        };
         Inbox {
             key,
             width: spec.width(),
-            queue: ArrayQueue::new(spec.queue.max(1) as usize),
-            latest,
+            store,
             spec,
             accepted: AtomicU64::new(0),
             malformed: AtomicU64::new(0),
@@ -145,13 +154,13 @@ impl Inbox {
     /// Forgets every message held (a reset: what was sent before it is not read after it);
     /// the counters go on.
     pub fn clear(&self) {
-        if let Some(cell) = &self.latest {
-            cell.store(Msg {
+        match &self.store {
+            Store::Latest(cell) => cell.store(Msg {
                 seq: 0,
                 values: [0.0; MAX_VALUES],
-            });
+            }),
+            Store::Queue(queue) => while queue.pop().is_some() {},
         }
-        while self.queue.pop().is_some() {}
     }
 
     fn accept(&self, decoded: Result<[f64; MAX_VALUES], String>, from: &str) -> Option<String> {
@@ -169,23 +178,26 @@ impl Inbox {
         };
         let seq = self.accepted.fetch_add(1, Ordering::Relaxed) + 1;
         let msg = Msg { seq, values };
-        if let Some(cell) = &self.latest {
-            cell.store(msg);
-            None
-        } else if self.queue.push(msg).is_err() {
-            self.accepted.fetch_sub(1, Ordering::Relaxed);
-            self.overflow.fetch_add(1, Ordering::Relaxed);
-            self.warn.due().map(|dropped| {
-                format!(
-                    "zenoh: queue of {} full on '{}', dropped the newest message ({dropped} dropped on this key in the last second{})",
-                    self.queue.capacity(),
-                    self.key,
-                    self.totals()
-                )
-            })
-        } else {
-            None
+        let queue = match &self.store {
+            Store::Latest(cell) => {
+                cell.store(msg);
+                return None;
+            }
+            Store::Queue(queue) => queue,
+        };
+        if queue.push(msg).is_ok() {
+            return None;
         }
+        self.accepted.fetch_sub(1, Ordering::Relaxed);
+        self.overflow.fetch_add(1, Ordering::Relaxed);
+        self.warn.due().map(|dropped| {
+            format!(
+                "zenoh: queue of {} full on '{}', dropped the newest message ({dropped} dropped on this key in the last second{})",
+                queue.capacity(),
+                self.key,
+                self.totals()
+            )
+        })
     }
 
     /// The warning a rate limit held back, once its interval has passed: the count of
@@ -213,9 +225,9 @@ impl Inbox {
     /// compare `seq`) or the oldest unread one (queue). Never waits on the network, never
     /// allocates.
     pub fn take(&self) -> Option<Msg> {
-        match &self.latest {
-            Some(cell) => Some(cell.load()).filter(|m| m.seq > 0),
-            None => self.queue.pop(),
+        match &self.store {
+            Store::Latest(cell) => Some(cell.load()).filter(|m| m.seq > 0),
+            Store::Queue(queue) => queue.pop(),
         }
     }
 }
