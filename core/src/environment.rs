@@ -11,10 +11,12 @@ mod build;
 mod calls;
 mod control;
 mod reset;
+mod share;
 mod step;
 mod swaps;
 
 pub use reset::{Rebuilt, SceneSource};
+pub use share::Commons;
 pub use swaps::{SwapDone, SwapEvent};
 
 pub use crate::spec::{
@@ -227,7 +229,8 @@ pub struct Environment {
     metrics: Vec<(String, f64)>,
     /// Extensions whose `after_step` failed and is no longer called.
     extension_failed: Vec<bool>,
-    catalog: Catalog,
+    /// Shared with the other worlds of a batch where equal ([`Environment::share`]).
+    catalog: Arc<Catalog>,
     states: Vec<BodyState>,
     config: EnvironmentConfig,
     clock: Arc<dyn Clock>,
@@ -249,8 +252,9 @@ pub struct Environment {
     pending_steps: u64,
     /// What creates engines and built-in plugins, again at a reset.
     registry: PluginRegistry,
-    /// The artifacts the world was built from (a reset builds them again).
-    specs: Vec<ArtifactSpec>,
+    /// The artifacts the world was built from (a reset builds them again); shared with the
+    /// other worlds of a batch where equal ([`Environment::share`]).
+    specs: Vec<Arc<ArtifactSpec>>,
     /// The extensions, for one that must be created anew at a reset.
     extension_specs: Vec<ExtensionSpec>,
     /// Makes the artifacts anew for another seed ([`Environment::set_scene_source`]).

@@ -43,8 +43,8 @@ pub use engine::{
     MassSpec, Mesh, MeshFit, PhysicEngine, RayHit, Shape,
 };
 pub use environment::{
-    ArtifactSpec, Environment, EnvironmentConfig, ExtensionSpec, PluginSpec, Rebuilt, SceneSource,
-    SensorSpec, Status, StepReport,
+    ArtifactSpec, Commons, Environment, EnvironmentConfig, ExtensionSpec, PluginSpec, Rebuilt,
+    SceneSource, SensorSpec, Status, StepReport,
 };
 pub use error::{Origin, PluginFault, SsxError};
 pub use pacer::{LatePolicy, Mode, PaceOutcome, Pacer};

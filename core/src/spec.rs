@@ -2,13 +2,15 @@
 //! driver and sensors), its extensions, and how to run. The scene loader (`ssx-artifacts`)
 //! makes these; [`crate::Environment`] is built from them.
 
+use std::sync::Arc;
+
 use crate::engine::{BodySpec, JointDynamics, JointKind, Shape};
 use crate::error::Origin;
 use crate::math::{Pose, Vec3};
 use crate::pacer::{LatePolicy, Mode};
 
 /// A plugin to create: its registered name, its JSON descriptor and where that came from.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PluginSpec {
     /// Registered name (`"hover"`), or the name inside `library`.
     pub plugin: String,
@@ -16,13 +18,13 @@ pub struct PluginSpec {
     pub library: Option<std::path::PathBuf>,
     /// JSON descriptor handed to the factory. Shared: a world's recipes for swaps and resets,
     /// and the worlds of a batch whose descriptors are equal, hold one copy (issue 60).
-    pub descriptor: std::sync::Arc<serde_json::Value>,
+    pub descriptor: Arc<serde_json::Value>,
     /// Where the spec is written, for messages.
     pub origin: Option<Origin>,
 }
 
 /// A sensor of an artifact: a name unique within the artifact, and the plugin.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SensorSpec {
     /// Name within the artifact (`"imu"`).
     pub name: String,
@@ -31,7 +33,7 @@ pub struct SensorSpec {
 }
 
 /// A joint between two bodies of one artifact (indices into its body list).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ArtifactJoint {
     /// Joint name.
     pub name: String,
@@ -50,7 +52,7 @@ pub struct ArtifactJoint {
 }
 
 /// A visual of one body of an artifact.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ArtifactVisual {
     /// Body index within the artifact.
     pub body: usize,
@@ -75,7 +77,7 @@ pub struct RobotModel {
 }
 
 /// One artifact instance, fully resolved: world poses, joints, visuals, plugins.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ArtifactSpec {
     /// Unique name in the scene.
     pub name: String,
@@ -90,7 +92,7 @@ pub struct ArtifactSpec {
     /// Any number of sensors.
     pub sensors: Vec<SensorSpec>,
     /// What its robot model file says of its links, if it came from one.
-    pub model: Option<std::sync::Arc<RobotModel>>,
+    pub model: Option<Arc<RobotModel>>,
 }
 
 /// A simulation extension instance.
@@ -124,7 +126,7 @@ pub struct EnvironmentConfig {
     /// Stop the run when a plugin fails instead of disabling it.
     pub strict: bool,
     /// The scene's map, if it has one (plugins read it through the host's `map`).
-    pub map: Option<std::sync::Arc<crate::world::MapGrid>>,
+    pub map: Option<Arc<crate::world::MapGrid>>,
 }
 
 impl EnvironmentConfig {
@@ -149,21 +151,47 @@ impl EnvironmentConfig {
 /// artifact by artifact and plugin by plugin (the same scene read for another seed, or the
 /// world a batch built first): a world then holds no descriptor of its own that another
 /// already holds (issue 60's small worlds). Specs that differ in shape are left as they are.
-pub fn share_descriptors(specs: &mut [ArtifactSpec], like: &[ArtifactSpec]) {
+pub fn share_descriptors<L: AsRef<ArtifactSpec>>(specs: &mut [ArtifactSpec], like: &[L]) {
+    for (mine, theirs) in specs.iter_mut().zip(like) {
+        share_artifact_descriptors(mine, theirs.as_ref());
+    }
+}
+
+fn share_artifact_descriptors(mine: &mut ArtifactSpec, theirs: &ArtifactSpec) {
     let share = |mine: &mut PluginSpec, theirs: &PluginSpec| {
-        if !std::sync::Arc::ptr_eq(&mine.descriptor, &theirs.descriptor)
+        if !Arc::ptr_eq(&mine.descriptor, &theirs.descriptor)
             && mine.descriptor == theirs.descriptor
         {
-            mine.descriptor = std::sync::Arc::clone(&theirs.descriptor);
+            mine.descriptor = Arc::clone(&theirs.descriptor);
         }
     };
+    if let (Some(a), Some(b)) = (&mut mine.driver, &theirs.driver) {
+        share(a, b);
+    }
+    for (a, b) in mine.sensors.iter_mut().zip(&theirs.sensors) {
+        share(&mut a.plugin, &b.plugin);
+    }
+}
+
+/// Makes `specs` hold `like`'s artifacts wherever the two are equal (a batch's walls, and its
+/// robots when the seed does not place them), artifact by artifact, and share the plugin
+/// descriptors of the others that no one else holds yet (as [`share_descriptors`]).
+pub fn share_artifacts(specs: &mut [Arc<ArtifactSpec>], like: &[Arc<ArtifactSpec>]) {
     for (mine, theirs) in specs.iter_mut().zip(like) {
-        if let (Some(a), Some(b)) = (&mut mine.driver, &theirs.driver) {
-            share(a, b);
+        if Arc::ptr_eq(mine, theirs) {
+            continue;
         }
-        for (a, b) in mine.sensors.iter_mut().zip(&theirs.sensors) {
-            share(&mut a.plugin, &b.plugin);
+        if **mine == **theirs {
+            *mine = Arc::clone(theirs);
+        } else if let Some(m) = Arc::get_mut(mine) {
+            share_artifact_descriptors(m, theirs);
         }
+    }
+}
+
+impl AsRef<ArtifactSpec> for ArtifactSpec {
+    fn as_ref(&self) -> &ArtifactSpec {
+        self
     }
 }
 
@@ -173,7 +201,7 @@ mod tests {
 
     use serde_json::json;
 
-    use super::{ArtifactSpec, PluginSpec, SensorSpec, share_descriptors};
+    use super::{ArtifactSpec, PluginSpec, SensorSpec, share_artifacts, share_descriptors};
 
     fn plugin(descriptor: serde_json::Value) -> PluginSpec {
         PluginSpec {
@@ -234,5 +262,34 @@ mod tests {
         assert_eq!(*specs[0].sensors[1].plugin.descriptor, json!({"rate": 5}));
         assert_eq!(*driver(&specs[1]).descriptor, json!({"gain": 3}));
         assert_eq!(*driver(&specs[2]).descriptor, json!({"gain": 2}));
+    }
+
+    #[test]
+    fn equal_artifacts_are_shared_whole_and_the_others_share_their_descriptors() {
+        let like: Vec<Arc<ArtifactSpec>> = vec![
+            Arc::new(artifact(json!({"gain": 1}), &[json!({"rays": 12})])),
+            Arc::new(artifact(json!({"gain": 2}), &[json!({"rays": 12})])),
+        ];
+        let mut moved = artifact(json!({"gain": 2}), &[json!({"rays": 12})]);
+        moved.name = "moved".into();
+        let mut specs = vec![
+            Arc::new(artifact(json!({"gain": 1}), &[json!({"rays": 12})])),
+            Arc::new(moved),
+        ];
+        share_artifacts(&mut specs, &like);
+        assert!(Arc::ptr_eq(&specs[0], &like[0]));
+        // Not equal (its name differs): its own, but its descriptors are the other's.
+        assert!(!Arc::ptr_eq(&specs[1], &like[1]));
+        assert_eq!(specs[1].name, "moved");
+        let descriptor = |s: &ArtifactSpec| Arc::clone(&s.sensors[0].plugin.descriptor);
+        assert!(Arc::ptr_eq(&descriptor(&specs[1]), &descriptor(&like[1])));
+        // An artifact someone else holds too is left as it is (its descriptors stay its own).
+        let mut held = artifact(json!({"gain": 2}), &[json!({"rays": 12})]);
+        held.name = "held".into();
+        let held = Arc::new(held);
+        let mut specs = vec![Arc::clone(&held), Arc::clone(&held)];
+        share_artifacts(&mut specs, &like);
+        assert!(Arc::ptr_eq(&specs[1], &held));
+        assert!(!Arc::ptr_eq(&descriptor(&specs[1]), &descriptor(&like[1])));
     }
 }

@@ -18,7 +18,7 @@ impl ArtifactId {
 }
 
 /// What the world knows of an artifact that never changes while it runs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ArtifactInfo {
     /// Unique name in the scene.
     pub name: String,
@@ -81,7 +81,7 @@ const SHARED_RAYS: usize = 256;
 pub const DEFAULT_BODY_COLOR: [f32; 4] = [0.7, 0.7, 0.7, 1.0];
 
 /// Static facts about every artifact and body, built once with the world.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Catalog {
     pub(crate) artifacts: Vec<ArtifactInfo>,
     pub(crate) by_name: HashMap<String, ArtifactId>,

@@ -16,8 +16,8 @@ use ssx_core::abi::PluginLoader;
 use ssx_core::parallel::share;
 use ssx_core::spec::{ArtifactSpec, share_descriptors};
 use ssx_core::{
-    Environment, EnvironmentConfig, LatePolicy, MapGrid, Mode, NullRenderEngine, PluginRegistry,
-    Rebuilt, SceneSource, SsxError, WorkerPool,
+    Commons, Environment, EnvironmentConfig, LatePolicy, MapGrid, Mode, NullRenderEngine,
+    PluginRegistry, Rebuilt, SceneSource, SsxError, WorkerPool,
 };
 use ssx_zenoh::mailbox::Inbox;
 
@@ -190,21 +190,28 @@ impl Worlds {
             let map = scene.map.as_ref().map(|l| Arc::new(l.grid()));
             Template::Shared(Arc::new(SharedScene { scene, map }))
         };
+        // World 0 first, alone: the others hold its copy of whatever of theirs equals it (the
+        // artifacts, the catalog), each as soon as it is built.
+        let world_error = |k: usize, source| WorldsError::World {
+            world: k,
+            seed: seeds[k],
+            source,
+        };
+        let first_world = build_world(&template, &base, seeds[0], o.strict, &loader, None)
+            .map_err(|s| world_error(0, s))?;
+        let commons = first_world.env.commons();
         let mut built: Vec<Option<World>> = (0..count).map(|_| None).collect();
+        built[0] = Some(first_world);
         {
-            let mut work = parts(&mut built, pool.workers());
-            let (template, base, seeds, loader) = (&template, &base, &seeds, &loader);
+            let mut work = parts(&mut built[1..], pool.workers());
+            let (template, base, loader, commons) = (&template, &base, &loader, &commons);
             pool.for_each_mut(&mut work, &|_, part| {
                 for (i, slot) in part.items.iter_mut().enumerate() {
-                    let k = part.first + i;
-                    match build_world(template, base, seeds[k], o.strict, loader) {
+                    let k = 1 + part.first + i;
+                    match build_world(template, base, seeds[k], o.strict, loader, Some(commons)) {
                         Ok(w) => *slot = Some(w),
                         Err(source) => {
-                            part.error = Some(WorldsError::World {
-                                world: k,
-                                seed: seeds[k],
-                                source,
-                            });
+                            part.error = Some(world_error(k, source));
                             return;
                         }
                     }
@@ -415,13 +422,14 @@ fn step_world(env: &mut Environment, n: u64) -> Result<(), SsxError> {
 }
 
 /// A world of the batch with seed `seed`, its step times not kept; `loader`: the libraries the
-/// batch's scene opened.
+/// batch's scene opened; `like`: what world 0 holds, shared where equal.
 fn build_world(
     template: &Template,
     base: &PluginRegistry,
     seed: u64,
     strict: bool,
     loader: &PluginLoader,
+    like: Option<&Commons>,
 ) -> Result<World, SsxError> {
     let (mut env, bus) = match template {
         Template::Shared(shared) => {
@@ -435,7 +443,7 @@ fn build_world(
                 &shared.scene,
                 config,
                 base,
-                Box::new(NullRenderEngine::default()),
+                Box::new(NullRenderEngine::counting()),
                 loader.clone(),
             )?;
             env.set_scene_source(Box::new(SharedSource(Arc::clone(shared))));
@@ -463,7 +471,7 @@ fn build_world(
                 &scene,
                 config,
                 base,
-                Box::new(NullRenderEngine::default()),
+                Box::new(NullRenderEngine::counting()),
                 libraries,
             )?;
             env.set_scene_source(Box::new(
@@ -473,6 +481,9 @@ fn build_world(
         }
     };
     env.drop_step_times();
+    if let Some(like) = like {
+        env.share(like);
+    }
     Ok(World {
         env,
         bus,

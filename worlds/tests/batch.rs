@@ -99,6 +99,13 @@ fn each_world_equals_a_lone_world_with_its_seed_whatever_the_workers_and_resets(
             "seeds 40 and 42 differ"
         );
         assert_eq!(batch.seeds(), [40, 77, 42, 43]);
+        // What the worlds hold once between them, resets included: the ground and the catalog
+        // are world 0's copies; the crates, placed by each seed, are each world's own.
+        let first = batch.world(0).commons();
+        for k in 1..4 {
+            assert_eq!(batch.world(k).shared_with(&first), (1, true), "world {k}");
+        }
+        assert_eq!(alone[0].shared_with(&first), (0, false));
     }
 }
 

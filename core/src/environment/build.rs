@@ -107,7 +107,7 @@ pub(super) fn create_engine(
 
 /// Every visual of `artifacts` as the render engine takes it (bodies numbered in scene order,
 /// as the engines hand out their ids).
-pub(super) fn render_nodes(artifacts: &[ArtifactSpec]) -> Vec<RenderNode> {
+pub(super) fn render_nodes(artifacts: &[Arc<ArtifactSpec>]) -> Vec<RenderNode> {
     let mut first = 0u32;
     let mut nodes = Vec::new();
     for art in artifacts {
@@ -195,6 +195,7 @@ impl Environment {
             .map_err(|e| SsxError::Config(format!("cannot start worker threads: {e}")))?;
         let pacer = Pacer::new(config.mode, config.timestep, config.late_policy);
         let wake_tolerance = pacer.period() / 10;
+        let specs: Vec<Arc<ArtifactSpec>> = artifacts.iter().cloned().map(Arc::new).collect();
         let mut env = Environment {
             sensor_shards: Vec::new(),
             driver_shards: Vec::new(),
@@ -211,10 +212,7 @@ impl Environment {
             extension_failed: vec![false; ext.list.len()],
             extensions: ext,
             metrics: Vec::new(),
-            catalog: Catalog {
-                map: config.map.clone(),
-                ..Catalog::default()
-            },
+            catalog: Arc::default(),
             states: Vec::new(),
             clock,
             pacer,
@@ -230,23 +228,24 @@ impl Environment {
             paused: false,
             pending_steps: 0,
             registry: registry.clone(),
-            specs: artifacts.to_vec(),
+            specs: Vec::new(),
             extension_specs: extensions.to_vec(),
             source: None,
             config,
         };
         let building = guard::enter(env.engine_label, Phase::Build, 0);
-        env.add_bodies(artifacts)?;
+        env.add_bodies(&specs)?;
         drop(building);
-        env.add_plugins(artifacts, registry)?;
-        for node in render_nodes(artifacts) {
+        env.add_plugins(&specs, registry)?;
+        for node in render_nodes(&specs) {
             env.render.add_node(node);
         }
+        env.specs = specs;
         let scene = RenderScene {
             name: &env.config.scene,
             timestep: env.config.timestep,
             artifacts: &env.catalog.artifacts,
-            specs: artifacts,
+            specs: &env.specs,
         };
         env.render.start(&scene).map_err(|m| {
             SsxError::Config(format!("render backend '{}': {m}", env.render.name()))
@@ -254,20 +253,27 @@ impl Environment {
         Ok(env)
     }
 
-    pub(super) fn add_bodies(&mut self, artifacts: &[ArtifactSpec]) -> Result<(), SsxError> {
+    /// Adds every artifact's bodies and joints to the engine and makes the catalog anew: the
+    /// old one is kept where the new one equals it (a reset that moved only bodies), since a
+    /// batch's worlds share it ([`Environment::share`]).
+    pub(super) fn add_bodies(&mut self, artifacts: &[Arc<ArtifactSpec>]) -> Result<(), SsxError> {
+        let mut catalog = Catalog {
+            map: self.config.map.clone(),
+            ..Catalog::default()
+        };
         let engine_err = |e: &dyn PhysicEngine, a: &str, m: String| SsxError::Engine {
             engine: e.name().into(),
             message: format!("artifact '{a}': {m}"),
         };
         for (ai, art) in artifacts.iter().enumerate() {
             let id = ArtifactId(ai as u32);
-            if self.catalog.by_name.insert(art.name.clone(), id).is_some() {
+            if catalog.by_name.insert(art.name.clone(), id).is_some() {
                 return Err(SsxError::Config(format!(
                     "duplicate artifact name '{}'",
                     art.name
                 )));
             }
-            let first = self.catalog.body_mass.len() as u32;
+            let first = catalog.body_mass.len() as u32;
             for (bi, (body_name, spec)) in art.bodies.iter().enumerate() {
                 let body = self.engine.add_body(spec).map_err(|m| {
                     engine_err(&*self.engine, &art.name, format!("body '{body_name}': {m}"))
@@ -279,21 +285,19 @@ impl Environment {
                         "engine handed out body ids out of order".into(),
                     ));
                 }
-                self.catalog.body_mass.push(self.engine.body_mass(body));
-                self.catalog
-                    .body_inertia
-                    .push(self.engine.body_inertia(body));
-                self.catalog.body_kind.push(spec.kind);
-                self.catalog.body_bounds.push(spec.bounds());
+                catalog.body_mass.push(self.engine.body_mass(body));
+                catalog.body_inertia.push(self.engine.body_inertia(body));
+                catalog.body_kind.push(spec.kind);
+                catalog.body_bounds.push(spec.bounds());
                 let color = art.visuals.iter().find(|v| v.body == bi).map(|v| v.color);
-                self.catalog
+                catalog
                     .body_color
                     .push(color.unwrap_or(crate::world::DEFAULT_BODY_COLOR));
-                self.catalog.body_artifact.push(id);
-                self.catalog.body_local.push(bi as u32);
+                catalog.body_artifact.push(id);
+                catalog.body_local.push(bi as u32);
             }
             let bodies = first..first + art.bodies.len() as u32;
-            let first_joint = self.catalog.joints.len() as u32;
+            let first_joint = catalog.joints.len() as u32;
             for j in &art.joints {
                 let spec = JointSpec {
                     kind: j.kind,
@@ -306,17 +310,17 @@ impl Environment {
                 let joint = self.engine.add_joint(&spec).map_err(|m| {
                     engine_err(&*self.engine, &art.name, format!("joint '{}': {m}", j.name))
                 })?;
-                if joint.0 != self.catalog.joints.len() as u32 {
+                if joint.0 != catalog.joints.len() as u32 {
                     return Err(engine_err(
                         &*self.engine,
                         &art.name,
                         "engine handed out joint ids out of order".into(),
                     ));
                 }
-                self.catalog.joints.push(spec);
+                catalog.joints.push(spec);
             }
-            let joints = first_joint..self.catalog.joints.len() as u32;
-            self.catalog.artifacts.push(ArtifactInfo {
+            let joints = first_joint..catalog.joints.len() as u32;
+            catalog.artifacts.push(ArtifactInfo {
                 name: art.name.clone(),
                 bodies,
                 body_names: art.bodies.iter().map(|(n, _)| n.clone()).collect(),
@@ -326,6 +330,9 @@ impl Environment {
                 robot_model: art.model.as_deref().map(model_json),
             });
         }
+        if *self.catalog != catalog {
+            self.catalog = Arc::new(catalog);
+        }
         self.states = vec![BodyState::default(); self.catalog.body_mass.len()];
         self.engine.read_state(&mut self.states);
         Ok(())
@@ -333,7 +340,7 @@ impl Environment {
 
     pub(super) fn add_plugins(
         &mut self,
-        artifacts: &[ArtifactSpec],
+        artifacts: &[Arc<ArtifactSpec>],
         registry: &PluginRegistry,
     ) -> Result<(), SsxError> {
         let workers = self.pool.workers();

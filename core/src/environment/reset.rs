@@ -11,9 +11,9 @@ use crate::error::{PluginFault, SsxError};
 use crate::guard::{self, Phase};
 use crate::pacer::Pacer;
 use crate::render::{RenderReset, RenderScene};
-use crate::spec::share_descriptors;
+use crate::spec::share_artifacts;
 use crate::stats::MissReporter;
-use crate::world::{Catalog, MapGrid};
+use crate::world::MapGrid;
 
 /// Makes a scene's artifacts anew for another seed: the program that read the scene file knows
 /// how (ssxd and the Python package hand [`Environment::set_scene_source`] one that loads it
@@ -81,16 +81,12 @@ impl Environment {
         if let Some((seed, r)) = rebuilt {
             self.config.seed = seed;
             self.config.map = r.map;
-            let mut specs = r.artifacts;
-            share_descriptors(&mut specs, &self.specs);
+            let mut specs: Vec<Arc<ArtifactSpec>> = r.artifacts.into_iter().map(Arc::new).collect();
+            share_artifacts(&mut specs, &self.specs);
             self.specs = specs;
         }
         self.reset_extensions();
         self.engine = create_engine(&self.registry, &self.config)?;
-        self.catalog = Catalog {
-            map: self.config.map.clone(),
-            ..Catalog::default()
-        };
         self.reading_index = vec![None; self.specs.len()];
         let specs = std::mem::take(&mut self.specs);
         let registry = self.registry.clone();
