@@ -1,4 +1,4 @@
-//! The command line: `ssxd run`, `check`, `plugins`, `map` and `sweep`, their flags and the
+//! The command line: `ssxd run`, `replay`, `check`, `plugins`, `map` and `sweep`, their flags and the
 //! accepted ranges of the numbers.
 
 use std::path::PathBuf;
@@ -98,12 +98,38 @@ pub(crate) enum Command {
         #[arg(long, value_name = "DIR", conflicts_with_all = ["sweep", "out", "jobs", "yes", "slurm", "task"])]
         summary: Option<PathBuf>,
     },
+    /// Simulate a recorded run again from its recording (`--record`), in fast mode with no
+    /// network (docs/replay.md).
+    Replay(ReplayArgs),
     /// List the plugins a library exports, with its ABI version.
     Plugins {
         /// The plugin library (a path, or a file name searched in SSX_PLUGIN_PATH and next to
         /// ssxd).
         library: PathBuf,
     },
+}
+
+#[derive(Args)]
+pub(crate) struct ReplayArgs {
+    /// The recording (`ssxd run --record`, `ssx.Sim(record=...)`).
+    pub(crate) recording: PathBuf,
+    /// Compare every pose snapshot of the recording with the replay's, to the bit; the first
+    /// difference is named (step, body) and the exit status is 1.
+    #[arg(long)]
+    pub(crate) verify: bool,
+    /// Stop after this many steps in all (resets do not start the count again).
+    #[arg(long, value_name = "STEP", value_parser = parse_steps)]
+    pub(crate) until: Option<u64>,
+    /// Worker threads, the stepping thread included (default: the recorded run's).
+    #[arg(long)]
+    pub(crate) workers: Option<usize>,
+    /// Find the scene's relative paths from DIR instead of where the recording says the run
+    /// found them.
+    #[arg(long)]
+    pub(crate) scene_dir: Option<PathBuf>,
+    /// Record the replay into a new MCAP file (every snapshot, as a fast run's recording).
+    #[arg(long, value_name = "PATH.mcap")]
+    pub(crate) record: Option<PathBuf>,
 }
 
 #[derive(Args)]

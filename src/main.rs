@@ -7,6 +7,7 @@
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod cli;
+mod replay;
 mod rt;
 mod safety;
 mod sweep;
@@ -82,6 +83,10 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Check { scene } => check(scene),
         Command::Run(args) => run(args, &hub),
+        Command::Replay(args) => match replay::replay(args) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Command::Plugins { library } => plugins(library),
         Command::Map { scene, out } => write_map(scene, out),
         Command::Sweep {
@@ -354,7 +359,7 @@ fn output(
             every: o.record_every,
             // Fast runs have no deadline to protect: the recording is complete instead.
             lossless: o.mode == ModeArg::Fast,
-            run: ssx_view::RunRecord::of(&scene.file, config)
+            run: ssx_view::RunRecord::of(&scene.file, o.scene_dir.as_deref(), config)
                 .map_err(|e| SsxError::Config(e.to_string()))?,
         }),
         None => None,
@@ -364,12 +369,12 @@ fn output(
         .map_err(|e| SsxError::Config(e.to_string()))
 }
 
-fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
+/// A flag the first SIGINT or SIGTERM sets, asking for a clean stop at the next step boundary;
+/// a second one, while the flag is already set, exits at once. Installed first: loading the
+/// scene already makes plugin copies, which a signal's default action would leave behind.
+pub(crate) fn stop_on_signals() -> Result<Arc<AtomicBool>, SsxError> {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // The first signal asks for a clean stop at the next step boundary; a second one, while
-        // the flag is already set, exits at once. Installed first: loading the scene already
-        // makes plugin copies, which a signal's default action would leave behind.
         signal_hook::flag::register_conditional_shutdown(
             sig,
             EXIT_SECOND_SIGNAL,
@@ -378,6 +383,11 @@ fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
         .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop)))
         .map_err(|e| SsxError::Config(format!("cannot install signal handlers: {e}")))?;
     }
+    Ok(stop)
+}
+
+fn run(o: &RunArgs, hub: &ssx_view::Hub) -> Result<(), SsxError> {
+    let stop = stop_on_signals()?;
 
     let path = o.scene.as_path();
     let mode = match (o.mode, o.rt_factor) {

@@ -36,7 +36,7 @@ ROOMS = [
     # Above the engines and the extensions: worlds in one program.
     ("worlds", ["core", "sdk", "artifacts", "engines/*", "extensions/zenoh"]),
     # The programs.
-    (".", ["core", "sdk", "artifacts", "engines/*", "tests"]),
+    (".", ["core", "sdk", "artifacts", "engines/*", "worlds", "tests"]),
     ("python", ["core", "sdk", "artifacts", "engines/*", "worlds", "extensions/zenoh"]),
     ("tests", ["core", "sdk", "artifacts", "engines/*", "worlds", "drivers/quadrotor", "extensions/ros2"]),
 ]

@@ -198,6 +198,7 @@ def test_a_recording_keeps_the_run(tmp_path):
         "mode": "fast",
         "strict": "false",
     }
+    assert run["scene_dir"] == os.path.abspath(os.path.dirname(ssx.scene("minimal.json")))
     with open(ssx.scene("minimal.json"), "rb") as f:
         assert files == [("minimal.json", f.read())]
 

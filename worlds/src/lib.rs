@@ -6,6 +6,8 @@
 //!   readings and commands as arrays over the batch: what the Python package's `Worlds` and its
 //!   vector environments are.
 //!
+//! - [`replay`]: a recorded run simulated again from its recording, and checked against it.
+//!
 //! This crate sits beside the programs (ssxd, the Python module): above ssx-core, the scene
 //! loader (ssx-artifacts) and the built-in engines.
 
@@ -13,6 +15,7 @@ pub mod batch;
 pub mod bus;
 mod error;
 pub mod open;
+pub mod replay;
 pub mod rows;
 
 pub use batch::{Act, BatchOptions, Commands, MAX_WORLDS, Observe, Reward, Worlds};

@@ -179,7 +179,7 @@ pub fn open(scene: &Path, o: &Options) -> Result<Opened, SsxError> {
             let config_error = |e: ssx_view::ViewError| SsxError::Config(e.to_string());
             // What made the run, from the scene as read.
             let record = ssx_view::RecordOptions {
-                run: ssx_view::RunRecord::of(&loaded.file, &config).map_err(config_error)?,
+                run: ssx_view::RunRecord::of(&loaded.file, home, &config).map_err(config_error)?,
                 ..record.clone()
             };
             let out =

@@ -33,6 +33,14 @@ pub enum ViewError {
         /// What the system said.
         source: std::io::Error,
     },
+    /// A recording cannot be read back for a replay.
+    #[error("cannot replay '{}': {why}", path.display())]
+    Playback {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
     /// A recorder is started once.
     #[error("the recording was already started")]
     AlreadyStarted,

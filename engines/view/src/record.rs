@@ -47,9 +47,14 @@ pub struct RunRecord {
 
 impl RunRecord {
     /// The run `config` makes of the scene file `scene`: ssx's version, the scene's name and
-    /// file, the engine, seed, workers, timestep, gravity, mode, late policy and strictness;
-    /// and the file's bytes (the artifact files it names are not attached).
-    pub fn of(scene: &Path, config: &EnvironmentConfig) -> Result<Self, ViewError> {
+    /// file, the directory its relative paths were found in (`scene_dir`, else the file's own,
+    /// made absolute), the engine, seed, workers, timestep, gravity, mode, late policy and
+    /// strictness; and the file's bytes (the artifact files it names are not attached).
+    pub fn of(
+        scene: &Path,
+        scene_dir: Option<&Path>,
+        config: &EnvironmentConfig,
+    ) -> Result<Self, ViewError> {
         let bytes = std::fs::read(scene).map_err(|source| ViewError::SceneFile {
             path: scene.to_path_buf(),
             source,
@@ -58,10 +63,19 @@ impl RunRecord {
             .file_name()
             .map_or_else(|| "scene.json".into(), |n| n.to_string_lossy().into_owned());
         let g = config.gravity;
+        let dir = scene_dir
+            .or_else(|| scene.parent())
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let dir = std::path::absolute(dir).map_err(|source| ViewError::SceneFile {
+            path: scene.to_path_buf(),
+            source,
+        })?;
         let metadata = [
             ("ssx_version", env!("CARGO_PKG_VERSION").to_string()),
             ("scene", config.scene.clone()),
             ("scene_file", file.clone()),
+            ("scene_dir", dir.to_string_lossy().into_owned()),
             ("engine", config.engine.clone()),
             ("seed", config.seed.to_string()),
             ("workers", config.workers.to_string()),

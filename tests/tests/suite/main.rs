@@ -18,6 +18,7 @@ mod maps;
 mod models;
 mod physics;
 mod plugins;
+mod replay;
 mod robots;
 mod ros2;
 mod security;

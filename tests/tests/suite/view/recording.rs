@@ -209,6 +209,13 @@ fn a_recording_is_finished_on_sigterm_and_still_reads_after_sigkill() {
             ("ssx_version", env!("CARGO_PKG_VERSION").to_string()),
             ("scene", "quickstart".into()),
             ("scene_file", "quickstart.json".into()),
+            (
+                "scene_dir",
+                std::path::absolute(quickstart().parent().unwrap())
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
             ("engine", "rapier".into()),
             ("seed", "7".into()),
             ("workers", workers.to_string()),
@@ -249,6 +256,28 @@ fn a_recording_is_finished_on_sigterm_and_still_reads_after_sigkill() {
             assert!(!clean, "a killed recording ends mid-file");
             assert!(tf >= 900, "{tf} poses survived a kill after 2.5 s at 1 kHz");
         }
+        // Either file replays, a killed one up to its last complete snapshot, every snapshot
+        // equal to the bit (docs/replay.md).
+        let r = ssx_tests::ssxd_bounded(
+            &[
+                "replay",
+                file.to_str().unwrap(),
+                "--verify",
+                "--workers",
+                "1",
+            ],
+            60,
+            4 << 30,
+        );
+        assert_eq!(r.code, Some(0), "{sig}: {}", r.stderr);
+        let verified = format!("verified: {tf} snapshots equal to the bit");
+        assert!(r.stdout.contains(&verified), "{sig}: {}", r.stdout);
+        assert_eq!(
+            r.stdout.contains("cut short"),
+            sig == "-KILL",
+            "{}",
+            r.stdout
+        );
     }
 }
 

@@ -1,0 +1,186 @@
+//! `ssxd replay`: recorded runs simulated again from the recording alone and checked against it
+//! to the bit (resets with new seeds included, on any worker count); a changed artifact file
+//! named at the first step where it shows; bad recordings refused with what is wrong. A
+//! killed run's recording is replayed in view::recording.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ssx_core::{LatePolicy, Mode, MonotonicClock};
+use ssx_tests::{Workspace, build_rendered, library, ssxd_bounded};
+
+/// Robots placed at random from the seed, turning away from what their range rings see, in a
+/// walled square: every step depends on the one before, the seed and the artifact files.
+fn swarm(ws: &Workspace) -> std::path::PathBuf {
+    let robot = std::fs::read_to_string(library("pioneer.json")).unwrap();
+    ws.write("bot.json", &robot);
+    let wall = |name: &str, x: f64, y: f64, yaw: f64| {
+        serde_json::json!({
+            "name": name, "artifact": library("wall.json"),
+            "pose": {"position": [x, y, 0], "rpy": [0, 0, yaw]},
+            "replicate": {"grid": {"count": 4, "columns": 4, "spacing": [1, 1]}}
+        })
+    };
+    let h = std::f64::consts::FRAC_PI_2;
+    let scene = serde_json::json!({
+        "name": "swarm", "timestep": 0.05, "seed": 11, "engine": "kinematic",
+        "artifacts": [
+            {"name": "ground", "artifact": library("ground.json")},
+            {"name": "robot", "artifact": "bot.json", "pose": {"position": [0, 0, 0.12]},
+             "replicate": {"random": {"count": 5, "min": [-1.4, -1.4, 0], "max": [1.4, 1.4, 0],
+                                      "clearance": 0.6}},
+             "overrides": {"driver": {"behaviour": {"dispersal": {}}},
+                           "sensors": {"range": {"count": 12, "max_range": 2.0}}}},
+            wall("wall_s", -1.5, -2.0, 0.0), wall("wall_n", -1.5, 2.0, 0.0),
+            wall("wall_w", -2.0, -1.5, h), wall("wall_e", 2.0, -1.5, h)
+        ]
+    });
+    ws.write("swarm.json", &scene.to_string())
+}
+
+fn replay(args: &[&str]) -> ssx_tests::Bounded {
+    let mut all = vec!["replay"];
+    all.extend_from_slice(args);
+    ssxd_bounded(&all, 60, 4 << 30)
+}
+
+#[test]
+fn a_run_with_resets_replays_to_the_bit_on_any_worker_count() {
+    let ws = Workspace::new();
+    let scene = swarm(&ws);
+    let file = ws.path().join("run.mcap");
+    // A run embedded in a program, recorded as ssx.Sim(record=...) records: 40 steps, a reset
+    // with another seed (other places), 30 steps, a reset with that seed again, 20 steps.
+    let registry = ssx_tests::registry();
+    let loaded = ssx_artifacts::Scene::load(&scene, &registry).unwrap();
+    let config = loaded.config(2, Mode::Fast, LatePolicy::CatchUp, false);
+    let out = ssx_view::Output::new(
+        ssx_view::Hub::new(),
+        None,
+        Some(&ssx_view::RecordOptions {
+            path: file.clone(),
+            every: 1,
+            lossless: true,
+            run: ssx_view::RunRecord::of(&scene, None, &config).unwrap(),
+        }),
+    )
+    .unwrap();
+    let clock = Arc::new(MonotonicClock::new(Duration::ZERO));
+    let mut env = build_rendered(
+        &scene,
+        &registry,
+        2,
+        Mode::Fast,
+        false,
+        clock,
+        Box::new(out),
+    )
+    .unwrap();
+    ssx_tests::step_n(&mut env, 40);
+    env.reset(Some(99)).unwrap();
+    ssx_tests::step_n(&mut env, 30);
+    env.reset(None).unwrap();
+    ssx_tests::step_n(&mut env, 20);
+    let last = ssx_tests::state_bits(env.states());
+    drop(env); // finishes the file
+    for workers in ["1", "2", "3"] {
+        let r = replay(&[file.to_str().unwrap(), "--verify", "--workers", workers]);
+        assert_eq!(r.code, Some(0), "{workers} workers: {}", r.stderr);
+        assert!(
+            r.stdout.contains("90 steps, 2 reset(s)"),
+            "{workers} workers: {}",
+            r.stdout
+        );
+        // Every step's snapshot, and the two worlds as they stood after each reset.
+        assert!(
+            r.stdout.contains("verified: 92 snapshots equal to the bit"),
+            "{workers} workers: {}",
+            r.stdout
+        );
+    }
+    // --until stops early; --record keeps the replay, whose last pose is the run's.
+    let again = ws.path().join("again.mcap");
+    let r = replay(&[file.to_str().unwrap(), "--record", again.to_str().unwrap()]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let p = ssx_view::Playback::read(&again).unwrap();
+    let end = p.snapshots.last().unwrap();
+    assert_eq!((end.episode, end.step), (2, 20));
+    // state_bits: x, y, z, w, i, j, k, then velocities; a snapshot: x, y, z, i, j, k, w.
+    let recorded: Vec<u64> = last
+        .chunks(13)
+        .flat_map(|s| [s[0], s[1], s[2], s[4], s[5], s[6], s[3]])
+        .collect();
+    let replayed: Vec<u64> = end.poses.iter().flat_map(|q| q.map(f64::to_bits)).collect();
+    assert_eq!(replayed, recorded);
+    let r = replay(&[file.to_str().unwrap(), "--verify", "--until", "55"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("55 steps, 1 reset(s)"), "{}", r.stdout);
+}
+
+#[test]
+fn a_changed_artifact_file_is_named_at_the_first_step_it_shows() {
+    let ws = Workspace::new();
+    let scene = swarm(&ws);
+    let file = ws.path().join("run.mcap");
+    let scene_arg = scene.to_str().unwrap();
+    let file_arg = file.to_str().unwrap();
+    let run = ssxd_bounded(
+        &[
+            "run", scene_arg, "--mode", "fast", "--steps", "200", "--quiet", "--record", file_arg,
+        ],
+        60,
+        4 << 30,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        replay(&[file_arg, "--verify"])
+            .stdout
+            .contains("verified: 200 snapshots")
+    );
+    // The robot's artifact file edited after the run: its box 5 cm longer. The scene file is in
+    // the recording; the artifact files it names are read from where the run found them.
+    let bot = ws.path().join("bot.json");
+    let text = std::fs::read_to_string(&bot).unwrap();
+    assert!(text.contains("[0.45, 0.38, 0.22]"));
+    std::fs::write(
+        &bot,
+        text.replace("[0.45, 0.38, 0.22]", "[0.5, 0.38, 0.22]"),
+    )
+    .unwrap();
+    let r = replay(&[file_arg, "--verify"]);
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    let line = r.stderr.lines().last().unwrap_or_default();
+    assert!(
+        line.starts_with("error: the replay differs from the recording at step ")
+            && line.contains(" of episode 0 ")
+            && line.contains("'robot_"),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_recording_that_cannot_be_replayed_says_why() {
+    let ws = Workspace::new();
+    let refused = |path: &Path| {
+        let r = replay(&[path.to_str().unwrap(), "--verify"]);
+        assert_eq!(r.code, Some(2), "{}", r.stdout);
+        r.stderr.trim().to_string()
+    };
+    let missing = ws.path().join("missing.mcap");
+    assert_eq!(
+        refused(&missing),
+        format!(
+            "error: cannot replay '{}': No such file or directory (os error 2)",
+            missing.display()
+        )
+    );
+    let text = ws.write("notes.mcap", "not a recording");
+    assert_eq!(
+        refused(&text),
+        format!(
+            "error: cannot replay '{}': not an MCAP file (its first bytes are not MCAP's magic)",
+            text.display()
+        )
+    );
+}

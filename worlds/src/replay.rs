@@ -1,0 +1,215 @@
+//! A recorded run simulated again from its recording (`ssxd replay`, docs/replay.md): the world
+//! rebuilt from the run's `ssx.run` record and the scene file kept in it, stepped in fast mode
+//! with no network, each recorded reset applied at the step and with the seed it came at; and,
+//! to verify, every recorded pose snapshot compared with the replay's, to the bit.
+//!
+//! Inputs from outside the run (commands over Zenoh or ROS 2, from Python, swaps) are not yet
+//! recorded: a run driven by them replays without them, and `verify` names the first step
+//! where that shows.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ssx_core::{Environment, Mode, SsxError};
+use ssx_view::{Playback, RecordOptions, Snapshot};
+
+use crate::open::{Options, open};
+
+/// How to replay.
+#[derive(Clone, Debug, Default)]
+pub struct ReplayOptions {
+    /// Worker threads (the stepping thread included); the recorded run's count when `None`.
+    pub workers: Option<usize>,
+    /// Stop after this many steps in all (resets do not start the count again).
+    pub until: Option<u64>,
+    /// Compare every recorded pose snapshot with the replay's, to the bit.
+    pub verify: bool,
+    /// Where the scene's relative paths are found, in place of the directory the recording
+    /// names (the scene's files moved since the run).
+    pub scene_dir: Option<PathBuf>,
+    /// A recording of the replay.
+    pub record: Option<RecordOptions>,
+}
+
+/// Where a replay first left the recorded run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Divergence {
+    /// The episode (resets before it) and the step in it.
+    pub episode: u64,
+    /// Steps taken in the episode.
+    pub step: u64,
+    /// The frame (`artifact/body`) whose pose differs first, in body order.
+    pub frame: String,
+    /// Its pose as recorded: x, y, z, then the rotation's x, y, z, w.
+    pub recorded: [f64; 7],
+    /// Its pose in the replay.
+    pub replayed: [f64; 7],
+}
+
+/// What a replay did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplayReport {
+    /// Steps simulated in all.
+    pub steps: u64,
+    /// Resets applied.
+    pub resets: usize,
+    /// Snapshots compared (`verify`), all equal unless `divergence`.
+    pub checked: usize,
+    /// The first snapshot that differs (`verify`).
+    pub divergence: Option<Divergence>,
+    /// The recording was finished (not cut short by a kill).
+    pub complete: bool,
+    /// A stop was asked for (a signal) before the end.
+    pub stopped: bool,
+    /// The replay's own recording (`record`), once finished.
+    pub recording: Option<ssx_view::Report>,
+}
+
+/// Replays the run recorded at `path`; `stop` ends it early between two steps.
+pub fn replay(path: &Path, o: &ReplayOptions, stop: &AtomicBool) -> Result<ReplayReport, SsxError> {
+    let p = Playback::read(path).map_err(|e| SsxError::Config(e.to_string()))?;
+    let fail = |why: String| SsxError::Config(format!("cannot replay '{}': {why}", path.display()));
+    let value = |key: &str| {
+        p.value(key)
+            .ok_or_else(|| fail(format!("its 'ssx.run' record has no '{key}'")))
+    };
+    let number = |key: &str| -> Result<u64, SsxError> {
+        let v = value(key)?;
+        v.parse()
+            .map_err(|_| fail(format!("'ssx.run' {key} '{v}' is not a whole number")))
+    };
+    let (name, bytes) = p
+        .scene_file()
+        .ok_or_else(|| fail("the scene file is not attached to it".into()))?;
+    let scene_dir = match (&o.scene_dir, p.scene_dir()) {
+        (Some(d), _) => d.clone(),
+        (None, Some(d)) => d,
+        (None, None) => {
+            return Err(fail(
+                "it does not say where the scene's files were (made before 'scene_dir' was recorded): give --scene-dir".into(),
+            ));
+        }
+    };
+    // The scene as the run read it, in a folder of its own; its relative paths are found where
+    // the run found them.
+    let folder = tempfile::tempdir().map_err(|e| fail(format!("a temporary folder: {e}")))?;
+    let scene = folder.path().join(name);
+    std::fs::write(&scene, bytes).map_err(|e| fail(format!("writing the scene: {e}")))?;
+    let workers = match o.workers {
+        Some(n) => n,
+        None => number("workers")? as usize,
+    };
+    let scene_dir_shown = scene_dir.display().to_string();
+    let opened = open(
+        &scene,
+        &Options {
+            engine: Some(value("engine")?.to_string()),
+            workers: workers.max(1),
+            seed: Some(number("seed")?),
+            mode: Mode::Fast,
+            record: o.record.clone(),
+            network: false,
+            strict: value("strict")? == "true",
+            scene_dir: Some(scene_dir),
+        },
+    )
+    .map_err(|e| {
+        fail(format!(
+            "the scene kept in it ({name}, its files looked for in {scene_dir_shown}) does not load: {e}"
+        ))
+    })?;
+    let (mut env, hub) = (opened.env, opened.hub);
+    let timestep = env.config().timestep.to_string();
+    if timestep != value("timestep")? {
+        return Err(fail(format!(
+            "the scene's timestep is {timestep} s, the run's was {} s",
+            value("timestep")?
+        )));
+    }
+    let mut report = ReplayReport {
+        steps: 0,
+        resets: 0,
+        checked: 0,
+        divergence: None,
+        complete: p.complete,
+        stopped: false,
+        recording: None,
+    };
+    run(&p, o, stop, &mut env, &mut report)?;
+    // The replay's recording is finished when its world goes.
+    drop(env);
+    report.recording = hub.map(|h| h.report());
+    Ok(report)
+}
+
+/// Steps `env` through the recorded run `p`, resets included, comparing snapshots as asked.
+fn run(
+    p: &Playback,
+    o: &ReplayOptions,
+    stop: &AtomicBool,
+    env: &mut Environment,
+    report: &mut ReplayReport,
+) -> Result<(), SsxError> {
+    let end = p.snapshots.last().map(|s| (s.episode, s.step));
+    let mut snapshots = p.snapshots.iter().peekable();
+    let mut episode = 0;
+    loop {
+        // Compare what the recording has of this step (step 0 included).
+        while let Some(s) = snapshots.next_if(|s| (s.episode, s.step) <= (episode, env.steps())) {
+            if o.verify && (s.episode, s.step) == (episode, env.steps()) {
+                report.checked += 1;
+                if let Some(d) = compare(s, env) {
+                    report.divergence = Some(d);
+                    return Ok(());
+                }
+            }
+        }
+        if end.is_none_or(|e| (episode, env.steps()) >= e)
+            || o.until.is_some_and(|n| report.steps >= n)
+        {
+            break;
+        }
+        if stop.load(Ordering::Relaxed) {
+            report.stopped = true;
+            break;
+        }
+        match p.resets.iter().find(|r| r.episode == episode + 1) {
+            Some(r) if r.step == env.steps() => {
+                let seed = (r.seed != env.config().seed).then_some(r.seed);
+                env.reset(seed)?;
+                episode += 1;
+                report.resets += 1;
+            }
+            _ => {
+                env.step()?;
+                report.steps += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The first frame whose recorded pose is not the replay's to the bit.
+fn compare(s: &Snapshot, env: &Environment) -> Option<Divergence> {
+    let states = env.states();
+    for (k, state) in states.iter().enumerate() {
+        let t = state.pose.translation.vector;
+        let q = state.pose.rotation.quaternion();
+        let replayed = [t.x, t.y, t.z, q.i, q.j, q.k, q.w];
+        let recorded = s.poses.get(k).copied().unwrap_or([f64::NAN; 7]);
+        if recorded.map(f64::to_bits) != replayed.map(f64::to_bits) {
+            return Some(Divergence {
+                episode: s.episode,
+                step: s.step,
+                frame: s
+                    .frames
+                    .get(k)
+                    .cloned()
+                    .unwrap_or_else(|| format!("body {k}")),
+                recorded,
+                replayed,
+            });
+        }
+    }
+    None
+}
