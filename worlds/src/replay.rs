@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ssx_core::{Environment, Mode, SsxError};
-use ssx_view::{Playback, RecordOptions, Snapshot};
+use ssx_view::{Event, Playback, RecordOptions, Snapshot};
 
 use crate::open::{Options, open};
 
@@ -131,61 +131,87 @@ pub fn replay(path: &Path, o: &ReplayOptions, stop: &AtomicBool) -> Result<Repla
         resets: 0,
         checked: 0,
         divergence: None,
-        complete: p.complete,
+        complete: true,
         stopped: false,
         recording: None,
     };
-    run(&p, o, stop, &mut env, &mut report)?;
+    run(&p, o, stop, &mut env, &mut report).map_err(|e| match e {
+        Stepping::Sim(e) => e,
+        Stepping::File(why) => fail(why),
+    })?;
     // The replay's recording is finished when its world goes.
     drop(env);
     report.recording = hub.map(|h| h.report());
     Ok(report)
 }
 
-/// Steps `env` through the recorded run `p`, resets included, comparing snapshots as asked.
+/// Why a replay stopped short of the recording's end.
+enum Stepping {
+    /// The world failed (strict mode, a reset that could not be made).
+    Sim(SsxError),
+    /// A message of the recording does not read.
+    File(String),
+}
+
+impl From<SsxError> for Stepping {
+    fn from(e: SsxError) -> Self {
+        Stepping::Sim(e)
+    }
+}
+
+/// Steps `env` through the recorded run `p` as its events come: to each snapshot's step, which
+/// is compared when asked, and to each reset's, where the world starts over with its seed.
 fn run(
     p: &Playback,
     o: &ReplayOptions,
     stop: &AtomicBool,
     env: &mut Environment,
     report: &mut ReplayReport,
-) -> Result<(), SsxError> {
-    let end = p.snapshots.last().map(|s| (s.episode, s.step));
-    let mut snapshots = p.snapshots.iter().peekable();
+) -> Result<(), Stepping> {
+    let mut events = p.events().map_err(Stepping::File)?;
     let mut episode = 0;
-    loop {
-        // Compare what the recording has of this step (step 0 included).
-        while let Some(s) = snapshots.next_if(|s| (s.episode, s.step) <= (episode, env.steps())) {
-            if o.verify && (s.episode, s.step) == (episode, env.steps()) {
-                report.checked += 1;
-                if let Some(d) = compare(s, env) {
-                    report.divergence = Some(d);
+    // Steps the world up to `step` of the episode; false when --until or a signal stops it.
+    let advance = |env: &mut Environment, report: &mut ReplayReport, step: u64| {
+        while env.steps() < step {
+            if o.until.is_some_and(|n| report.steps >= n) {
+                return Ok(false);
+            }
+            if stop.load(Ordering::Relaxed) {
+                report.stopped = true;
+                return Ok(false);
+            }
+            env.step()?;
+            report.steps += 1;
+        }
+        Ok::<_, SsxError>(true)
+    };
+    for event in &mut events {
+        match event.map_err(Stepping::File)? {
+            Event::Reset(r) => {
+                if !advance(env, report, r.step)? {
                     return Ok(());
                 }
-            }
-        }
-        if end.is_none_or(|e| (episode, env.steps()) >= e)
-            || o.until.is_some_and(|n| report.steps >= n)
-        {
-            break;
-        }
-        if stop.load(Ordering::Relaxed) {
-            report.stopped = true;
-            break;
-        }
-        match p.resets.iter().find(|r| r.episode == episode + 1) {
-            Some(r) if r.step == env.steps() => {
                 let seed = (r.seed != env.config().seed).then_some(r.seed);
                 env.reset(seed)?;
-                episode += 1;
-                report.resets += 1;
+                (episode, report.resets) = (r.episode, report.resets + 1);
             }
-            _ => {
-                env.step()?;
-                report.steps += 1;
+            Event::Snapshot(s) if s.episode == episode => {
+                if !advance(env, report, s.step)? {
+                    return Ok(());
+                }
+                if o.verify && s.step == env.steps() {
+                    report.checked += 1;
+                    if let Some(d) = compare(&s, env) {
+                        report.divergence = Some(d);
+                        return Ok(());
+                    }
+                }
             }
+            // A snapshot of an episode whose reset is not in the file (cut before it).
+            Event::Snapshot(_) => {}
         }
     }
+    report.complete = !events.cut_short();
     Ok(())
 }
 

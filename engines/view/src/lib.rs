@@ -38,7 +38,7 @@ pub use frame::PipeCounters;
 pub use hub::{Hub, Report};
 pub use live::ViewOptions;
 pub use log_layer::LogLayer;
-pub use playback::{Playback, RecordedReset, Snapshot};
+pub use playback::{Event, Events, Playback, RecordedReset, Snapshot};
 pub use publish::{Side, topics};
 pub use record::{RecordOptions, RunRecord};
 pub use scene::{CameraGeometry, RangeGeometry, SceneInfo, SensorKind, WORLD_FRAME};

@@ -104,7 +104,13 @@ fn a_run_with_resets_replays_to_the_bit_on_any_worker_count() {
     let r = replay(&[file.to_str().unwrap(), "--record", again.to_str().unwrap()]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let p = ssx_view::Playback::read(&again).unwrap();
-    let end = p.snapshots.last().unwrap();
+    let end = (p.events().unwrap())
+        .filter_map(|e| match e.unwrap() {
+            ssx_view::Event::Snapshot(s) => Some(s),
+            ssx_view::Event::Reset(_) => None,
+        })
+        .last()
+        .unwrap();
     assert_eq!((end.episode, end.step), (2, 20));
     // state_bits: x, y, z, w, i, j, k, then velocities; a snapshot: x, y, z, i, j, k, w.
     let recorded: Vec<u64> = last
