@@ -92,6 +92,12 @@ pub fn replay(path: &Path, o: &ReplayOptions, stop: &AtomicBool) -> Result<Repla
     };
     // The scene as the run read it, in a folder of its own; its relative paths are found where
     // the run found them.
+    if Path::new(name).file_name() != Some(std::ffi::OsStr::new(name)) {
+        return Err(fail(format!(
+            "its scene file's name '{}' is not a plain file name",
+            ssx_core::text::clip(name, 80)
+        )));
+    }
     let folder = tempfile::tempdir().map_err(|e| fail(format!("a temporary folder: {e}")))?;
     let scene = folder.path().join(name);
     std::fs::write(&scene, bytes).map_err(|e| fail(format!("writing the scene: {e}")))?;

@@ -181,6 +181,43 @@ fn a_recording_that_cannot_be_replayed_says_why() {
             missing.display()
         )
     );
+    // A recording whose scene file is named as a path out of the replay's own folder.
+    let sly = ws.path().join("sly.mcap");
+    {
+        let mut w = mcap::Writer::new(std::io::BufWriter::new(
+            std::fs::File::create(&sly).unwrap(),
+        ))
+        .unwrap();
+        let run = [
+            ("scene_file", "../sly.json"),
+            ("scene_dir", "/tmp"),
+            ("engine", "kinematic"),
+        ];
+        w.write_metadata(&mcap::records::Metadata {
+            name: "ssx.run".into(),
+            metadata: run
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        })
+        .unwrap();
+        w.attach(&mcap::Attachment {
+            log_time: 0,
+            create_time: 0,
+            name: "../sly.json".into(),
+            media_type: "application/json".into(),
+            data: std::borrow::Cow::Borrowed(b"{}"),
+        })
+        .unwrap();
+        w.finish().unwrap();
+    }
+    assert_eq!(
+        refused(&sly),
+        format!(
+            "error: cannot replay '{}': its scene file's name '../sly.json' is not a plain file name",
+            sly.display()
+        )
+    );
     let text = ws.write("notes.mcap", "not a recording");
     assert_eq!(
         refused(&text),
