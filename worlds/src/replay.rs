@@ -166,7 +166,9 @@ impl From<SsxError> for Stepping {
 }
 
 /// Steps `env` through the recorded run `p` as its events come: to each snapshot's step, which
-/// is compared when asked, and to each reset's, where the world starts over with its seed.
+/// is compared when asked, and to each reset's, where the world starts over with its seed. A
+/// thread of its own reads the recording (decompression, decoding) meanwhile, a bounded number
+/// of events ahead, in the file's order.
 fn run(
     p: &Playback,
     o: &ReplayOptions,
@@ -174,7 +176,50 @@ fn run(
     env: &mut Environment,
     report: &mut ReplayReport,
 ) -> Result<(), Stepping> {
-    let mut events = p.events().map_err(Stepping::File)?;
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Event, String>>(READ_AHEAD);
+        let reader = std::thread::Builder::new()
+            .name("ssx-replay-read".into())
+            .spawn_scoped(scope, move || {
+                let mut events = match p.events() {
+                    Ok(e) => e,
+                    Err(why) => {
+                        let _ = tx.send(Err(why));
+                        return false;
+                    }
+                };
+                for e in &mut events {
+                    if tx.send(e).is_err() {
+                        return false; // the replay stopped early
+                    }
+                }
+                events.cut_short()
+            })
+            .map_err(|e| Stepping::File(format!("cannot start the reading thread: {e}")))?;
+        let ended = follow(rx.iter(), o, stop, env, report);
+        // Unblocks the reader if the replay stopped before the end.
+        drop(rx);
+        let cut_short = reader.join().map_err(|_| {
+            Stepping::File("its reading stopped on a panic in the MCAP reader".into())
+        })?;
+        if ended? {
+            report.complete = !cut_short;
+        }
+        Ok(())
+    })
+}
+
+/// Events the reading thread hands over at most this many ahead of the stepping.
+const READ_AHEAD: usize = 256;
+
+/// [`run`]'s stepping over the events; true when it reached their end.
+fn follow(
+    events: impl Iterator<Item = Result<Event, String>>,
+    o: &ReplayOptions,
+    stop: &AtomicBool,
+    env: &mut Environment,
+    report: &mut ReplayReport,
+) -> Result<bool, Stepping> {
     let mut episode = 0;
     // Steps the world up to `step` of the episode; false when --until or a signal stops it.
     let advance = |env: &mut Environment, report: &mut ReplayReport, step: u64| {
@@ -191,11 +236,11 @@ fn run(
         }
         Ok::<_, SsxError>(true)
     };
-    for event in &mut events {
+    for event in events {
         match event.map_err(Stepping::File)? {
             Event::Reset(r) => {
                 if !advance(env, report, r.step)? {
-                    return Ok(());
+                    return Ok(false);
                 }
                 let seed = (r.seed != env.config().seed).then_some(r.seed);
                 env.reset(seed)?;
@@ -203,13 +248,13 @@ fn run(
             }
             Event::Snapshot(s) if s.episode == episode => {
                 if !advance(env, report, s.step)? {
-                    return Ok(());
+                    return Ok(false);
                 }
                 if o.verify && s.step == env.steps() {
                     report.checked += 1;
                     if let Some(d) = compare(&s, env) {
                         report.divergence = Some(d);
-                        return Ok(());
+                        return Ok(false);
                     }
                 }
             }
@@ -217,8 +262,7 @@ fn run(
             Event::Snapshot(_) => {}
         }
     }
-    report.complete = !events.cut_short();
-    Ok(())
+    Ok(true)
 }
 
 /// The first frame whose recorded pose is not the replay's to the bit.
