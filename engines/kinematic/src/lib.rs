@@ -470,7 +470,12 @@ impl PhysicEngine for KinematicEngine {
             self.detach(body);
             self.bodies[carrier.index()].cargo.push(body.0);
         }
-        self.bodies[body.index()].carried_by = Some(Box::new((carrier.0, offset)));
+        // A gripper attaches again each step it lifts: its box is written over, not made anew
+        // (no allocation in a step).
+        match &mut self.bodies[body.index()].carried_by {
+            Some(held) => **held = (carrier.0, offset),
+            held => *held = Some(Box::new((carrier.0, offset))),
+        }
         if let Err(at) = self.carried.binary_search(&body.0) {
             self.carried.insert(at, body.0);
         }
