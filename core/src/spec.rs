@@ -151,9 +151,9 @@ impl EnvironmentConfig {
 /// artifact by artifact and plugin by plugin (the same scene read for another seed, or the
 /// world a batch built first): a world then holds no descriptor of its own that another
 /// already holds (issue 60's small worlds). Specs that differ in shape are left as they are.
-pub fn share_descriptors<L: AsRef<ArtifactSpec>>(specs: &mut [ArtifactSpec], like: &[L]) {
+pub fn share_descriptors(specs: &mut [ArtifactSpec], like: &[ArtifactSpec]) {
     for (mine, theirs) in specs.iter_mut().zip(like) {
-        share_artifact_descriptors(mine, theirs.as_ref());
+        share_artifact_descriptors(mine, theirs);
     }
 }
 
@@ -186,12 +186,6 @@ pub fn share_artifacts(specs: &mut [Arc<ArtifactSpec>], like: &[Arc<ArtifactSpec
         } else if let Some(m) = Arc::get_mut(mine) {
             share_artifact_descriptors(m, theirs);
         }
-    }
-}
-
-impl AsRef<ArtifactSpec> for ArtifactSpec {
-    fn as_ref(&self) -> &ArtifactSpec {
-        self
     }
 }
 
