@@ -2,6 +2,8 @@
 //! of bodies, joints and commands that cross it. No physics library is named here.
 
 use crate::math::{Point3, Pose, Vec3};
+use std::any::Any;
+use std::sync::Arc;
 
 /// Index of a body in the engine, dense and stable for the engine's life (0, 1, 2, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -724,6 +726,17 @@ pub trait PhysicEngine: Send + Sync {
     fn attachment(&self, body: BodyId) -> Option<(BodyId, Pose)> {
         let _ = body;
         None
+    }
+    /// What of this world the engine could hold as one copy with other worlds built from the
+    /// same scene (the worlds of a batch): the kinematic engine's static bodies. `None`: nothing.
+    fn commons(&self) -> Option<Arc<dyn Any + Send + Sync>> {
+        None
+    }
+    /// Holds `part` (another engine's [`PhysicEngine::commons`]) in place of its own copy where
+    /// the two are equal, so that the world steps exactly as before; whether it holds it now.
+    fn share(&mut self, part: &Arc<dyn Any + Send + Sync>) -> bool {
+        let _ = part;
+        false
     }
 }
 

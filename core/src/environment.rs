@@ -16,7 +16,7 @@ mod step;
 mod swaps;
 
 pub use reset::{Rebuilt, SceneSource};
-pub use share::Commons;
+pub use share::{Commons, Shared};
 pub use swaps::{SwapDone, SwapEvent};
 
 pub use crate::spec::{

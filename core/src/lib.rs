@@ -44,7 +44,7 @@ pub use engine::{
 };
 pub use environment::{
     ArtifactSpec, Commons, Environment, EnvironmentConfig, ExtensionSpec, PluginSpec, Rebuilt,
-    SceneSource, SensorSpec, Status, StepReport,
+    SceneSource, SensorSpec, Shared, Status, StepReport,
 };
 pub use error::{Origin, PluginFault, SsxError};
 pub use pacer::{LatePolicy, Mode, PaceOutcome, Pacer};

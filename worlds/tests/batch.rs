@@ -1,27 +1,33 @@
 //! A batch of worlds against lone worlds, bit for bit, on a scene that needs no plugin library:
 //! crates dropped at random places drawn from the seed (so the scene is read again for each
-//! seed and the worlds differ), on Rapier. The Python tests (python/tests/test_worlds.py) do
-//! the same with drivers, sensors and commands.
+//! seed and the worlds differ) beside a wall, on each engine. The Python tests
+//! (python/tests/test_worlds.py) do the same with drivers, sensors and commands.
 
 use std::path::{Path, PathBuf};
 
+use ssx_core::Shared;
 use ssx_worlds::open::{Options, open};
 use ssx_worlds::{BatchOptions, Worlds, WorldsError};
 
 fn scene(dir: &Path) -> PathBuf {
+    scene_on(dir, "rapier")
+}
+
+fn scene_on(dir: &Path, engine: &str) -> PathBuf {
     let library = Path::new(env!("CARGO_MANIFEST_DIR")).join("../artifacts/library");
     let text = serde_json::json!({
         "name": "crates",
         "timestep": 0.01,
         "seed": 7,
-        "engine": "rapier",
+        "engine": engine,
         "artifacts": [
             { "name": "ground", "artifact": library.join("ground.json") },
+            { "name": "wall", "artifact": library.join("wall.json"), "pose": { "position": [0, 1.5, 0] } },
             { "name": "crate", "artifact": library.join("crate.json"),
               "replicate": { "random": { "count": 6, "min": [-1, -1, 0.5], "max": [1, 1, 2], "random_yaw": true } } }
         ]
     });
-    let path = dir.join("crates.json");
+    let path = dir.join(format!("crates-{engine}.json"));
     std::fs::write(&path, text.to_string()).unwrap();
     path
 }
@@ -57,8 +63,13 @@ fn step(env: &mut ssx_core::Environment, n: usize) {
 #[test]
 fn each_world_equals_a_lone_world_with_its_seed_whatever_the_workers_and_resets() {
     let dir = tempfile::tempdir().unwrap();
-    let path = scene(dir.path());
-    for workers in [1, 2, 3] {
+    for (engine, workers) in [
+        ("rapier", 1),
+        ("rapier", 2),
+        ("rapier", 3),
+        ("kinematic", 2),
+    ] {
+        let path = scene_on(dir.path(), engine);
         let o = BatchOptions {
             workers,
             seed: Some(40),
@@ -90,7 +101,7 @@ fn each_world_equals_a_lone_world_with_its_seed_whatever_the_workers_and_resets(
             assert_eq!(
                 bits(batch.world(k)),
                 bits(env),
-                "world {k}, {workers} workers"
+                "world {k}, {workers} workers, {engine}"
             );
         }
         assert_ne!(
@@ -99,13 +110,28 @@ fn each_world_equals_a_lone_world_with_its_seed_whatever_the_workers_and_resets(
             "seeds 40 and 42 differ"
         );
         assert_eq!(batch.seeds(), [40, 77, 42, 43]);
-        // What the worlds hold once between them, resets included: the ground and the catalog
-        // are world 0's copies; the crates, placed by each seed, are each world's own.
+        // What the worlds hold once between them, resets included: the ground, the wall and
+        // the catalog are world 0's copies, and the kinematic engine's static bodies; the
+        // crates, placed by each seed, are each world's own.
         let first = batch.world(0).commons();
+        let shared = Shared {
+            artifacts: 2,
+            catalog: true,
+            engine: engine == "kinematic",
+        };
         for k in 1..4 {
-            assert_eq!(batch.world(k).shared_with(&first), (1, true), "world {k}");
+            assert_eq!(
+                batch.world(k).shared_with(&first),
+                shared,
+                "world {k}, {engine}"
+            );
         }
-        assert_eq!(alone[0].shared_with(&first), (0, false));
+        let nothing = Shared {
+            artifacts: 0,
+            catalog: false,
+            engine: false,
+        };
+        assert_eq!(alone[0].shared_with(&first), nothing);
     }
 }
 
@@ -148,7 +174,7 @@ fn bad_arguments_name_what_is_wrong() {
     assert!(matches!(e, WorldsError::Argument(_)));
     assert_eq!(
         e.to_string(),
-        "the states need 182 values (2 worlds × 91), the buffer has 5"
+        "the states need 208 values (2 worlds × 104), the buffer has 5"
     );
     assert!(matches!(
         Worlds::new(&path, 0, &o),

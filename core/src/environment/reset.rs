@@ -86,6 +86,8 @@ impl Environment {
             self.specs = specs;
         }
         self.reset_extensions();
+        // What the old engine shared with other worlds, to share again where still equal.
+        let kept = self.engine.commons();
         self.engine = create_engine(&self.registry, &self.config)?;
         self.reading_index = vec![None; self.specs.len()];
         let specs = std::mem::take(&mut self.specs);
@@ -93,6 +95,9 @@ impl Environment {
         let building = guard::enter(self.engine_label, Phase::Build, 0);
         let built = self.add_bodies(&specs);
         drop(building);
+        if let (Ok(()), Some(part)) = (&built, &kept) {
+            self.engine.share(part);
+        }
         let built = built.and_then(|()| self.add_plugins(&specs, &registry));
         self.specs = specs;
         built?;

@@ -1,19 +1,33 @@
-//! What the worlds of a batch hold once between them: the artifacts they were built from and
-//! the catalog, wherever a world's equal another's (issue 60's small worlds: the walls of a
-//! 4-robot world were most of its 100 KiB).
+//! What the worlds of a batch hold once between them: the artifacts they were built from, the
+//! catalog and what the engine offers (the kinematic engine's static bodies), wherever a world's
+//! equal another's (issue 60's small worlds: the walls of a 4-robot world were most of its
+//! 100 KiB).
 
+use std::any::Any;
 use std::sync::Arc;
 
 use super::Environment;
 use crate::spec::{ArtifactSpec, share_artifacts};
 use crate::world::Catalog;
 
-/// A world's artifacts and catalog, for others to share ([`Environment::commons`]). Sent to the
-/// threads that build a batch's other worlds.
+/// A world's artifacts, catalog and engine's part, for others to share
+/// ([`Environment::commons`]). Sent to the threads that build a batch's other worlds.
 #[derive(Clone, Debug)]
 pub struct Commons {
     specs: Vec<Arc<ArtifactSpec>>,
     catalog: Arc<Catalog>,
+    engine: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+/// What a world holds as another's own copies ([`Environment::shared_with`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shared {
+    /// How many of its artifacts.
+    pub artifacts: usize,
+    /// Whether its catalog.
+    pub catalog: bool,
+    /// Whether its engine's part ([`crate::PhysicEngine::commons`]).
+    pub engine: bool,
 }
 
 impl Environment {
@@ -22,27 +36,39 @@ impl Environment {
         Commons {
             specs: self.specs.clone(),
             catalog: Arc::clone(&self.catalog),
+            engine: self.engine.commons(),
         }
     }
 
     /// Holds `like`'s copy of every artifact equal to this world's own (the same body, visuals
-    /// and plugins), and of the catalog if it is equal (the same artifacts, names and bodies;
-    /// poses are not in it), in place of its own. What differs stays the world's own, so the
-    /// world steps as before; a reset keeps the sharing (it keeps what it finds equal).
+    /// and plugins), of the catalog if it is equal (the same artifacts, names and bodies; poses
+    /// are not in it), and of the engine's part if equal (the kinematic engine's walls), in
+    /// place of its own. What differs stays the world's own, so the world steps as before; a
+    /// reset keeps the sharing (it keeps what it finds equal).
     pub fn share(&mut self, like: &Commons) {
         share_artifacts(&mut self.specs, &like.specs);
         if !Arc::ptr_eq(&self.catalog, &like.catalog) && *self.catalog == *like.catalog {
             self.catalog = Arc::clone(&like.catalog);
         }
+        if let Some(part) = &like.engine {
+            self.engine.share(part);
+        }
     }
 
-    /// How many of its artifacts, and whether its catalog, this world holds as `like`'s own
-    /// copies (the same memory, not only equal values): what it shares with the world `like`
-    /// came from.
-    pub fn shared_with(&self, like: &Commons) -> (usize, bool) {
+    /// What this world holds as `like`'s own copies (the same memory, not only equal values):
+    /// what it shares with the world `like` came from.
+    pub fn shared_with(&self, like: &Commons) -> Shared {
         let artifacts = (self.specs.iter().zip(&like.specs))
             .filter(|(a, b)| Arc::ptr_eq(a, b))
             .count();
-        (artifacts, Arc::ptr_eq(&self.catalog, &like.catalog))
+        let engine = match (self.engine.commons(), &like.engine) {
+            (Some(mine), Some(theirs)) => Arc::ptr_eq(&mine, theirs),
+            _ => false,
+        };
+        Shared {
+            artifacts,
+            catalog: Arc::ptr_eq(&self.catalog, &like.catalog),
+            engine,
+        }
     }
 }

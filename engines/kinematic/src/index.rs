@@ -38,11 +38,11 @@ impl KinematicEngine {
     /// Calls `f` with every prim whose (swept) bounds may meet `b`, and its index: the statics'
     /// baked copies, then the movers as they are now.
     pub(crate) fn near(&self, b: &[f64; 4], mut f: impl FnMut(u32, &Prim)) {
-        let prim = |i: u32| self.prims.get_ref(i as usize);
+        let prim = |i: u32| self.mover_prim(i);
         match self.index() {
-            None => (0..self.prims.len() as u32).for_each(|i| f(i, prim(i))),
+            None => self.each_prim(f),
             Some(layout) => {
-                self.baked.visit(layout, &self.statics, b, &mut f);
+                self.baked.visit(layout, &self.static_grid, b, &mut f);
                 self.movers.visit(layout, b, |i| f(i, prim(i)));
                 self.outside.iter().for_each(|&i| f(i, prim(i)));
             }
@@ -58,13 +58,13 @@ impl KinematicEngine {
     /// Lays the grid out anew over everything (cells twice the median moving footprint).
     fn relayout(&mut self) {
         let mut bounds = [f64::MAX, f64::MAX, f64::MIN, f64::MIN];
-        for p in self.prims.iter() {
+        self.each_prim(|_, p| {
             bounds[0] = bounds[0].min(p.aabb[0]);
             bounds[1] = bounds[1].min(p.aabb[1]);
             bounds[2] = bounds[2].max(p.aabb[2]);
             bounds[3] = bounds[3].max(p.aabb[3]);
-        }
-        if self.prims.is_empty() {
+        });
+        if self.prim_count() == 0 {
             bounds = [-1.0, -1.0, 1.0, 1.0];
         }
         let margin = 1.0 + 0.1 * (bounds[2] - bounds[0]).max(bounds[3] - bounds[1]);
@@ -75,14 +75,9 @@ impl KinematicEngine {
             bounds[3] + margin,
         ];
         let size = |p: &Prim| (p.aabb[2] - p.aabb[0]).max(p.aabb[3] - p.aabb[1]);
-        let mut sizes: Vec<f64> = self
-            .bodies
-            .iter()
-            .filter(|b| b.moves())
-            .flat_map(|b| b.prims().map(|i| size(&self.prims.get(i))))
-            .collect();
+        let mut sizes: Vec<f64> = self.prims.iter().map(|p| size(&p)).collect();
         if sizes.is_empty() {
-            sizes = self.prims.iter().map(|p| size(&p)).collect();
+            sizes = self.statics.prims.iter().map(size).collect();
         }
         let cell = if sizes.is_empty() {
             1.0
@@ -92,15 +87,11 @@ impl KinematicEngine {
         };
         let layout = Layout::covering(bounds, cell.max(0.05));
         self.entries.clear();
-        for b in self.bodies.iter().filter(|b| !b.moves()) {
-            for i in b.prims() {
-                self.entries.push((i as u32, self.prims.get(i).aabb));
-            }
-        }
-        self.statics.build(&layout, &self.entries);
-        let prims = &self.prims;
+        let walls = &self.statics.prims;
+        (self.entries).extend((0..).zip(walls).map(|(i, p)| (i, p.aabb)));
+        self.static_grid.build(&layout, &self.entries);
         self.baked
-            .bake(&layout, &self.statics, |i| prims.get(i as usize));
+            .bake(&layout, &self.static_grid, |i| walls[i as usize]);
         self.layout = Some(layout);
         self.static_dirty = false;
     }
@@ -111,23 +102,28 @@ impl KinematicEngine {
             // The world is built (bodies come before the first step): the lists grown by
             // doubling keep only what they hold, which is most of a small world's memory in a
             // batch of thousands (issue 60).
+            self.slots.shrink_to_fit();
             self.bodies.shrink_to_fit();
             self.motion.shrink_to_fit();
             self.prims.shrink_to_fit();
             self.planes.shrink_to_fit();
             self.moving_ids.shrink_to_fit();
+            if let Some(statics) = std::sync::Arc::get_mut(&mut self.statics) {
+                statics.poses.shrink_to_fit();
+                statics.prims.shrink_to_fit();
+            }
         }
-        self.small = self.prims.len() <= self.small_limit;
+        self.small = self.prim_count() <= self.small_limit;
         if self.small {
             self.indexed = false;
             self.entries.clear();
             self.outside.clear();
             self.moving = (self.bodies.iter())
-                .filter(|b| b.moves() && b.carried_by.is_none())
+                .filter(|b| b.carried_by.is_none())
                 .count();
             return;
         }
-        let outside_limit = 64.max(self.prims.len() / 10);
+        let outside_limit = 64.max(self.prim_count() / 10);
         if self.layout.is_none() || self.static_dirty || self.outside.len() > outside_limit {
             self.relayout();
         }
@@ -165,13 +161,10 @@ impl KinematicEngine {
         self.indexed = true;
     }
 
-    /// Files body `b`'s prims under their bounds swept over the step into `lane` (or its
-    /// outside list when they leave the grid).
+    /// Files mover `b`'s prims under their bounds swept over the step into `lane` (or its
+    /// outside list when they leave the grid), by their numbers (walls first: statics.rs).
     fn sweep(&self, b: usize, dt: f64, layout: &Layout, lane: &mut SweepLane) {
         let body = &self.bodies[b];
-        if !body.moves() {
-            return;
-        }
         lane.moving += usize::from(body.carried_by.is_none());
         // A carried body turns about its carrier: its reach counts from there.
         let arm = body.carrier().map_or(body.reach, |(_, o)| {
@@ -179,17 +172,19 @@ impl KinematicEngine {
         });
         // It moves as its carrier does now: the carrier's integrated velocity, not the copy
         // it took when its own turn came (before a carrier of a later id was integrated).
-        let m = self
-            .motion
-            .get(body.carrier().map_or(b, |(c, _)| c as usize));
+        let m = body
+            .carrier()
+            .map_or_else(|| self.motion.get(b), |(c, _)| self.motion_of(c));
         let reach = m.linvel.xy().norm() * dt + m.angvel.norm() * dt * arm + 1e-6;
+        let walls = self.statics.prims.len();
         for i in body.prims() {
             let a = self.prims.get_ref(i).aabb;
             let swept = [a[0] - reach, a[1] - reach, a[2] + reach, a[3] + reach];
+            let number = (walls + i) as u32;
             if layout.holds(&swept) {
-                lane.entries.push((i as u32, swept));
+                lane.entries.push((number, swept));
             } else {
-                lane.outside.push(i as u32);
+                lane.outside.push(number);
             }
         }
     }

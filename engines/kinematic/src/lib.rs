@@ -28,6 +28,7 @@ mod rays;
 mod ring;
 mod shape;
 mod slots;
+mod statics;
 
 use baked::Baked;
 use index::SweepLane;
@@ -42,14 +43,19 @@ use ssx_core::math::nalgebra::{Matrix3, SymmetricEigen};
 use ssx_core::math::{Point3, Pose, Vec3};
 use ssx_core::parallel::{self, Parallel};
 use ssx_core::spatial::{Grid, Layout, ListGrid};
+use statics::{Slot, Statics};
+use std::any::Any;
+use std::sync::Arc;
 
-/// A body as the engine keeps it: what every step reads inline, the rest boxed (a world's
-/// walls and robots are read each step, and their size was most of a small world's engine).
+/// A body that moves (dynamic or kinematic) as the engine keeps it: what every step reads
+/// inline, the rest boxed. Static bodies are kept apart (statics.rs).
 #[derive(Clone, Debug)]
 struct Body {
+    /// Its id (the world's numbering: the order bodies were added, statics among them).
+    id: u32,
     kind: BodyKind,
     planar: bool,
-    /// Its prims: `prims[first..first + colliders.len()]`.
+    /// Its prims: the movers' `prims[first..first + colliders.len()]`.
     first: usize,
     /// The farthest a collider reaches from the body origin in the plane (bounds how far a
     /// turn moves any point).
@@ -68,9 +74,9 @@ struct Body {
     inertia: Option<Box<Inertia>>,
     /// Colliders other than planes, in the body frame.
     colliders: Box<[(Shape, Pose)]>,
-    /// The body carrying this one and where (its pose in the carrier's frame).
+    /// The body carrying this one (its id) and where (its pose in the carrier's frame).
     carried_by: Option<Box<(u32, Pose)>>,
-    /// The bodies this one carries.
+    /// The movers this one carries (their indices).
     cargo: Vec<u32>,
 }
 
@@ -102,10 +108,7 @@ impl Motion {
 }
 
 impl Body {
-    fn moves(&self) -> bool {
-        self.kind != BodyKind::Static
-    }
-    /// The body carrying this one and where.
+    /// The body carrying this one (its id) and where.
     #[inline]
     fn carrier(&self) -> Option<(u32, Pose)> {
         self.carried_by.as_deref().copied()
@@ -115,8 +118,9 @@ impl Body {
     }
 }
 
-/// One worker's share of a state update: the ids it copies, the id of its first slot, the slots.
-type StatePart<'a> = (&'a [u32], usize, &'a mut [BodyState]);
+/// One worker's share of a state update: the ids it copies, the mover index of the first, the id
+/// of its first slot, the slots.
+type StatePart<'a> = (&'a [u32], usize, usize, &'a mut [BodyState]);
 
 /// A world of at most this many prims (walls and movers) keeps no grid: every query offers
 /// every prim, culled by its bounds, which costs less than filing them each step (issue 60:
@@ -127,17 +131,22 @@ pub const SMALL_WORLD: usize = 96;
 /// The kinematic 2.5D [`PhysicEngine`].
 pub struct KinematicEngine {
     gravity: Vec3,
+    /// Where each body id's data lies (statics.rs).
+    slots: Vec<Slot>,
+    /// The movers, in id order.
     bodies: Vec<Body>,
-    /// Each body's motion.
+    /// Each mover's motion.
     motion: Slots<Motion>,
-    /// Every collider but planes, grouped by body.
+    /// Every mover's collider but planes, grouped by mover.
     prims: Slots<Prim>,
+    /// The static bodies: one copy for the worlds of a batch where equal.
+    statics: Arc<Statics>,
     /// Horizontal planes: their body and height.
     planes: Vec<(u32, f64)>,
     /// The grid's cells; `None` until the first step (queries then test every prim).
     layout: Option<Layout>,
     /// Static bodies' prims.
-    statics: Grid,
+    static_grid: Grid,
     /// Moving bodies' prims, each under its bounds swept over the step.
     movers: ListGrid,
     /// Moving prims whose bounds left the layout: tested one by one.
@@ -162,9 +171,9 @@ pub struct KinematicEngine {
     sweeps: Vec<([f64; 4], bool)>,
     /// Bodies that move on their own this step (not static, not carried).
     moving: usize,
-    /// The bodies that are not static, in id order.
+    /// The movers' ids, by mover index.
     moving_ids: Vec<u32>,
-    /// The bodies something carries, in id order.
+    /// The movers something carries (their indices), in id order.
     carried: Vec<u32>,
     /// The workers' shares of filing the movers in the grid.
     sweep_lanes: Vec<SweepLane>,
@@ -180,12 +189,14 @@ impl KinematicEngine {
     pub fn new(config: &EngineConfig) -> Self {
         Self {
             gravity: config.gravity,
+            slots: Vec::new(),
             bodies: Vec::new(),
             motion: Slots::default(),
             prims: Slots::default(),
+            statics: Arc::default(),
             planes: Vec::new(),
             layout: None,
-            statics: Grid::default(),
+            static_grid: Grid::default(),
             movers: ListGrid::default(),
             outside: Vec::new(),
             static_dirty: true,
@@ -223,8 +234,10 @@ impl KinematicEngine {
     fn accelerate_all(&mut self, dt: f64, par: &dyn Parallel) {
         let n = self.bodies.len();
         let carried = std::mem::take(&mut self.carried);
-        let carrier_later =
-            |e: &Self, b: u32| e.bodies[b as usize].carrier().is_some_and(|(c, _)| c > b);
+        let carrier_later = |e: &Self, b: u32| {
+            let body = &e.bodies[b as usize];
+            body.carrier().is_some_and(|(c, _)| c > body.id)
+        };
         for &b in &carried {
             if carrier_later(self, b) {
                 self.accelerate_carried(b as usize);
@@ -265,7 +278,7 @@ impl KinematicEngine {
         let Some((c, _)) = self.bodies[b].carrier() else {
             return;
         };
-        let carrier = self.motion.get(c as usize);
+        let carrier = self.motion_of(c);
         let m = self.motion.get_mut(b);
         (m.linvel, m.angvel) = (carrier.linvel, carrier.angvel);
         let body = &mut self.bodies[b];
@@ -372,7 +385,7 @@ impl PhysicEngine for KinematicEngine {
     }
 
     fn add_body(&mut self, spec: &BodySpec) -> Result<BodyId, String> {
-        let id = self.bodies.len() as u32;
+        let id = self.slots.len() as u32;
         let (mass, inertia, principal) = mass_properties(spec)?;
         // Sized to the spec: most bodies have one collider, and a vector grown by push holds
         // four (issue 60's small worlds).
@@ -390,7 +403,6 @@ impl PhysicEngine for KinematicEngine {
                 colliders.push((c.shape.clone(), c.local_pose));
             }
         }
-        let first = self.prims.len();
         let mut prims = Vec::new();
         Self::prims_at(&colliders, &spec.pose, id, &mut prims);
         let origin = spec.pose.translation.vector;
@@ -401,17 +413,24 @@ impl PhysicEngine for KinematicEngine {
                 (p.x - origin.x).hypot(p.y - origin.y) + ex.hypot(ey)
             })
             .fold(0.0, f64::max);
-        for p in prims {
-            self.prims.push(p);
-        }
         // Until the next step files it, queries test every prim one by one.
         self.indexed = false;
         self.grown = true;
         if spec.kind == BodyKind::Static {
+            // A copy of its own if shared: other worlds keep theirs.
+            let statics = Arc::make_mut(&mut self.statics);
+            self.slots.push(Slot::fixed(statics.poses.len()));
+            statics.poses.push(spec.pose);
+            statics.prims.extend(prims);
             self.static_dirty = true;
-        } else {
-            self.moving_ids.push(id);
+            return Ok(BodyId(id));
         }
+        let first = self.prims.len();
+        for p in prims {
+            self.prims.push(p);
+        }
+        self.slots.push(Slot::mover(self.bodies.len()));
+        self.moving_ids.push(id);
         self.motion.push(Motion {
             pose: spec.pose,
             linvel: Vec3::zeros(),
@@ -419,6 +438,7 @@ impl PhysicEngine for KinematicEngine {
         });
         let dynamic = spec.kind == BodyKind::Dynamic;
         self.bodies.push(Body {
+            id,
             kind: spec.kind,
             planar: spec.planar,
             first,
@@ -451,65 +471,67 @@ impl PhysicEngine for KinematicEngine {
     }
 
     fn attach(&mut self, body: BodyId, carrier: BodyId, offset: Pose) -> Result<(), String> {
-        check_attach(
-            body,
-            carrier,
-            |id| self.bodies.get(id.index()).map(|b| b.kind),
-            &offset,
-        )?;
-        if !self.bodies[body.index()].cargo.is_empty() {
+        check_attach(body, carrier, |id| self.kind(id), &offset)?;
+        // Only a dynamic body is carried (checked above): a mover.
+        let mb = self.mover(body.0).expect("a dynamic body moves");
+        let mc = self.mover(carrier.0);
+        if !self.bodies[mb].cargo.is_empty() {
             return Err(format!(
                 "body {} carries others: it cannot be carried itself",
                 body.0
             ));
         }
-        if self.bodies[carrier.index()].carried_by.is_some() {
+        if mc.is_some_and(|c| self.bodies[c].carried_by.is_some()) {
             return Err(format!("body {} is carried: it cannot carry", carrier.0));
         }
-        if self.bodies[body.index()].carrier().map(|(c, _)| c) != Some(carrier.0) {
+        if self.bodies[mb].carrier().map(|(c, _)| c) != Some(carrier.0) {
             self.detach(body);
-            self.bodies[carrier.index()].cargo.push(body.0);
+            // A static carrier holds its cargo still: nothing of it reads a cargo list.
+            if let Some(c) = mc {
+                self.bodies[c].cargo.push(mb as u32);
+            }
         }
         // A gripper attaches again each step it lifts: its box is written over, not made anew
         // (no allocation in a step).
-        match &mut self.bodies[body.index()].carried_by {
+        match &mut self.bodies[mb].carried_by {
             Some(held) => **held = (carrier.0, offset),
             held => *held = Some(Box::new((carrier.0, offset))),
         }
-        if let Err(at) = self.carried.binary_search(&body.0) {
-            self.carried.insert(at, body.0);
+        if let Err(at) = self.carried.binary_search(&(mb as u32)) {
+            self.carried.insert(at, mb as u32);
         }
         Ok(())
     }
 
     fn detach(&mut self, body: BodyId) {
-        let Some(b) = self.bodies.get_mut(body.index()) else {
+        let Some(mb) = self.mover(body.0) else {
             return;
         };
-        let Some((c, _)) = b.carried_by.take().map(|c| *c) else {
+        let Some((c, _)) = self.bodies[mb].carried_by.take().map(|c| *c) else {
             return;
         };
         // Nothing here would ever slow a glide (no friction): a released body drops straight
         // down, as Stage's gripper puts things down.
-        let m = self.motion.get_mut(body.index());
+        let m = self.motion.get_mut(mb);
         (m.linvel.x, m.linvel.y, m.angvel) = (0.0, 0.0, Vec3::zeros());
-        self.bodies[c as usize].cargo.retain(|&m| m != body.0);
-        self.carried.retain(|&m| m != body.0);
+        if let Some(mc) = self.mover(c) {
+            self.bodies[mc].cargo.retain(|&m| m != mb as u32);
+        }
+        self.carried.retain(|&m| m != mb as u32);
     }
 
     fn attachment(&self, body: BodyId) -> Option<(BodyId, Pose)> {
-        let (c, offset) = self.bodies.get(body.index())?.carrier()?;
+        let (c, offset) = self.bodies[self.mover(body.0)?].carrier()?;
         Some((BodyId(c), offset))
     }
 
     fn body_mass(&self, body: BodyId) -> f64 {
-        self.bodies.get(body.index()).map_or(0.0, |b| b.mass)
+        self.mover(body.0).map_or(0.0, |m| self.bodies[m].mass)
     }
 
     fn body_inertia(&self, body: BodyId) -> Vec3 {
-        self.bodies
-            .get(body.index())
-            .and_then(|b| b.inertia.as_ref())
+        self.mover(body.0)
+            .and_then(|m| self.bodies[m].inertia.as_ref())
             .map_or(Vec3::zeros(), |i| i.principal)
     }
 
@@ -525,10 +547,12 @@ impl PhysicEngine for KinematicEngine {
             | BodyCommand::Torque { body, .. }
             | BodyCommand::Velocity { body, .. } => body,
         };
-        let Some(b) = self.bodies.get_mut(body.index()) else {
+        // Static bodies take no command.
+        let Some(i) = self.mover(body.0) else {
             return;
         };
-        let m = self.motion.get_mut(body.index());
+        let b = &mut self.bodies[i];
+        let m = self.motion.get_mut(i);
         match (*command, b.kind) {
             (_, BodyKind::Static) => {}
             (
@@ -582,12 +606,40 @@ impl PhysicEngine for KinematicEngine {
     }
 
     fn read_state(&self, out: &mut [BodyState]) {
-        for (slot, m) in out.iter_mut().zip(self.motion.iter()) {
-            *slot = m.state();
+        for (state, slot) in out.iter_mut().zip(&self.slots) {
+            *state = match (slot.as_mover(), slot.as_static()) {
+                (Some(m), _) => self.motion.get_ref(m).state(),
+                (_, Some(k)) => BodyState {
+                    pose: self.statics.poses[k],
+                    linvel: Vec3::zeros(),
+                    angvel: Vec3::zeros(),
+                },
+                _ => unreachable!("a slot is a mover's or a static body's"),
+            };
         }
     }
 
-    /// Only bodies that move (statics never do here), and on the workers, each an id range with
+    fn commons(&self) -> Option<Arc<dyn Any + Send + Sync>> {
+        Some(Arc::clone(&self.statics) as Arc<dyn Any + Send + Sync>)
+    }
+
+    /// Holds `part`'s static bodies in place of its own when they are equal (the same walls,
+    /// ids, poses and prims): they never change in a step, so the world steps as before.
+    fn share(&mut self, part: &Arc<dyn Any + Send + Sync>) -> bool {
+        let Ok(other) = Arc::clone(part).downcast::<Statics>() else {
+            return false;
+        };
+        if Arc::ptr_eq(&other, &self.statics) {
+            return true;
+        }
+        if *other != *self.statics {
+            return false;
+        }
+        self.statics = other;
+        true
+    }
+
+    /// Only bodies that move (statics never do), and on the workers, each an id range with
     /// an even share of the movers: at 1000 robots the copy on one thread stalled on the lines
     /// the other worker's moves had written, and at 100 robots among 508 wall segments the walls
     /// were five sixths of the copy (BENCHMARKS.md, "Swarm speed, third round"). Below
@@ -604,17 +656,19 @@ impl PhysicEngine for KinematicEngine {
         let mut rest = out;
         let mut at = 0;
         for k in (0..parts).rev() {
-            let mine = &ids[parallel::share(ids.len(), parts, k)];
+            let range = parallel::share(ids.len(), parts, k);
+            let start = range.start;
+            let mine = &ids[range];
             let first = mine.first().map_or(at, |&b| b as usize);
             let (head, tail) = rest.split_at_mut(first.min(rest.len()));
-            chunks.push((mine, first, tail));
+            chunks.push((mine, start, first, tail));
             rest = head;
             at = first;
         }
         chunks.reverse();
-        let copy = |_: usize, (mine, first, slots): &mut StatePart<'_>| {
-            for &b in mine.iter() {
-                slots[b as usize - *first] = self.motion.get_ref(b as usize).state();
+        let copy = |_: usize, (mine, start, first, slots): &mut StatePart<'_>| {
+            for (m, &b) in (*start..).zip(mine.iter()) {
+                slots[b as usize - *first] = self.motion.get_ref(m).state();
             }
         };
         if parts == 1 {

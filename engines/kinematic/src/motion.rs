@@ -112,7 +112,7 @@ impl KinematicEngine {
             let lane = &mut lanes[0];
             lane.contacts.clear();
             for b in 0..self.bodies.len() {
-                if self.bodies[b].moves() && self.bodies[b].carried_by.is_none() {
+                if self.bodies[b].carried_by.is_none() {
                     // SAFETY: this thread alone moves bodies in this world (no pass runs).
                     unsafe { self.advance(lane, b, dt) };
                 }
@@ -181,12 +181,19 @@ impl KinematicEngine {
         let none = ([f64::MAX, f64::MAX, f64::MIN, f64::MIN], true);
         self.sweeps.clear();
         self.sweeps.resize(self.bodies.len(), none);
+        // The movers' prims are filed under their numbers, walls first (statics.rs).
+        let mover = |e: &Self, i: u32| {
+            let id = e.mover_prim(i).body;
+            e.slots[id as usize].as_mover().expect("a mover's prim")
+        };
         for &(i, s) in &self.entries {
-            let sweep = &mut self.sweeps[self.prims.get_ref(i as usize).body as usize].0;
+            let m = mover(self, i);
+            let sweep = &mut self.sweeps[m].0;
             *sweep = union(sweep, &s);
         }
         for &i in &self.outside {
-            self.sweeps[self.prims.get_ref(i as usize).body as usize].1 = false;
+            let m = mover(self, i);
+            self.sweeps[m].1 = false;
         }
         let plan = &mut self.plan;
         plan.serial.clear();
@@ -197,7 +204,7 @@ impl KinematicEngine {
         plan.start.resize(strips + 1, 0);
         for (b, body) in self.bodies.iter().enumerate() {
             let mut strip = u32::MAX;
-            if body.moves() && body.carried_by.is_none() {
+            if body.carried_by.is_none() {
                 match layout.and_then(|layout| {
                     let (mut bounds, mut inside) = self.sweeps[b];
                     let here = self.motion.get(b).pose;
@@ -240,11 +247,13 @@ impl KinematicEngine {
         }
     }
 
-    /// The first other body that `cand` (body `b`'s prims at a new pose) would overlap and its
-    /// old pose does not: (other body, the other's prim, the own prim).
-    fn blocker(&self, b: u32, cand: &[Prim]) -> Option<(u32, usize, usize)> {
-        let cargo = &self.bodies[b as usize].cargo;
-        let group = |body: u32| body == b || cargo.contains(&body);
+    /// The first other body that `cand` (mover `b`'s prims at a new pose) would overlap and its
+    /// old pose does not: (other body's id, the other's prim, the own prim).
+    fn blocker(&self, b: u32, cand: &[Prim]) -> Option<(u32, u32, usize)> {
+        let body = &self.bodies[b as usize];
+        let cargo = &body.cargo;
+        let group =
+            |id: u32| id == body.id || cargo.iter().any(|&m| self.bodies[m as usize].id == id);
         let old_overlaps = |q: &Prim| {
             std::iter::once(b).chain(cargo.iter().copied()).any(|m| {
                 self.bodies[m as usize]
@@ -268,7 +277,7 @@ impl KinematicEngine {
                 }
                 // Leaving an overlap the body (or what it carries) is already in is allowed.
                 if !old_overlaps(q) {
-                    found = Some((q.body, i as usize, k));
+                    found = Some((q.body, i, k));
                 }
             });
             if found.is_some() {
@@ -288,7 +297,7 @@ impl KinematicEngine {
         let body = &self.bodies[b];
         let mut motion = self.motion.get(b);
         let (v, w) = (motion.linvel, motion.angvel);
-        let id = b as u32;
+        let id = body.id;
         let free = body.kind == BodyKind::Kinematic;
         if v.x != 0.0 || v.y != 0.0 || w != Vec3::zeros() {
             counters::add(Work::Move, 1);
@@ -316,11 +325,16 @@ impl KinematicEngine {
                 for &m in &body.cargo {
                     let carried = &self.bodies[m as usize];
                     let offset = carried.carrier().map_or(Pose::identity(), |(_, o)| o);
-                    Self::prims_at(&carried.colliders, &(pose * offset), m, &mut cargo_prims);
+                    let at = pose * offset;
+                    Self::prims_at(&carried.colliders, &at, carried.id, &mut cargo_prims);
                     cand.extend_from_slice(&cargo_prims);
                 }
                 // Nothing stops a kinematic body (as in Rapier); it blocks the others.
-                let blocked = if free { None } else { self.blocker(id, &cand) };
+                let blocked = if free {
+                    None
+                } else {
+                    self.blocker(b as u32, &cand)
+                };
                 match blocked {
                     None => {
                         accepted = Some(*pose);
@@ -335,7 +349,7 @@ impl KinematicEngine {
             if let Some((other, qi, p)) = first_blocker {
                 // The contact that refused the move: on the other's outline nearest to the own
                 // collider, halfway up where the two overlap in height.
-                let q = self.prims.get(qi);
+                let q = *self.prim(qi);
                 let (px, py, _) = q.nearest_flat(p.x, p.y);
                 let pz = 0.5 * (p.z0.max(q.z0) + p.z1.min(q.z1));
                 // The glide is lost either way; the force is what stopped it.
@@ -356,7 +370,7 @@ impl KinematicEngine {
                 // own, then each carried body's in cargo order.
                 motion.pose = pose;
                 let mut from = cand.iter();
-                for m in std::iter::once(id).chain(body.cargo.iter().copied()) {
+                for m in std::iter::once(b as u32).chain(body.cargo.iter().copied()) {
                     for (i, p) in self.bodies[m as usize].prims().zip(&mut from) {
                         // SAFETY: a prim of `b` or its cargo (this function's contract).
                         unsafe { self.prims.set_shared(i, *p) };
@@ -408,7 +422,7 @@ impl KinematicEngine {
                 linvel: v + w.cross(&arm),
                 angvel: w,
             };
-            Self::prims_at(&carried.colliders, &placed, m, &mut scratch);
+            Self::prims_at(&carried.colliders, &placed, carried.id, &mut scratch);
             // SAFETY: `m` is carried by `b`, so the caller's too (contract).
             unsafe {
                 self.motion.set_shared(m as usize, moved);
@@ -440,8 +454,8 @@ impl KinematicEngine {
     /// # Safety
     /// As [`KinematicEngine::advance`] for `b`.
     unsafe fn rise_or_fall(&self, lane: &mut Lane, b: usize, motion: &mut Motion, dt: f64) {
-        let id = b as u32;
         let body = &self.bodies[b];
+        let id = body.id;
         let vz = motion.linvel.z;
         let travel = vz * dt;
         let mut limit = travel;

@@ -146,20 +146,11 @@ impl KinematicEngine {
         let Some(layout) = self.index() else {
             // Without a grid every prim is offered: culled in a small world, else (the grid
             // dropped, or a body added since the step) unculled, the tests' brute force.
-            for i in 0..self.prims.len() {
-                let p = self.prims.get_ref(i);
-                Self::hit_prim(&ray, p, self.small, exclude, &mut best);
-            }
+            self.each_prim(|_, p| Self::hit_prim(&ray, p, self.small, exclude, &mut best));
             return best;
         };
         for &i in &self.outside {
-            Self::hit_prim(
-                &ray,
-                self.prims.get_ref(i as usize),
-                true,
-                exclude,
-                &mut best,
-            );
+            Self::hit_prim(&ray, self.mover_prim(i), true, exclude, &mut best);
         }
         self.walk_cells(layout, &ray, exclude, &mut best, |_, _| false);
         best
@@ -178,7 +169,7 @@ impl KinematicEngine {
     ) {
         // A moving prim, read through its index (it moved in place this step).
         let mover = |i: u32, best: &mut Option<RayHit>| {
-            Self::hit_prim(ray, self.prims.get_ref(i as usize), true, exclude, best)
+            Self::hit_prim(ray, self.mover_prim(i), true, exclude, best)
         };
         counters::add(Work::Walk, 1);
         let (statics, movers) = (self.baked.bits(), self.movers.bits());

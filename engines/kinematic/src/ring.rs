@@ -310,11 +310,10 @@ impl KinematicEngine {
                 }
                 if walls[c / 64] & bit != 0 {
                     self.baked
-                        .cell_ids(&self.statics, c, |i, at| f(i, self.baked.prim(at)));
+                        .cell_ids(&self.static_grid, c, |i, at| f(i, self.baked.prim(at)));
                 }
                 if movers[c / 64] & bit != 0 {
-                    self.movers
-                        .cell(layout, x, y, |i| f(i, self.prims.get_ref(i as usize)));
+                    self.movers.cell(layout, x, y, |i| f(i, self.mover_prim(i)));
                 }
             }
         }
@@ -397,13 +396,12 @@ impl KinematicEngine {
             Some(layout) => self.ring_in_cells(layout, &o, max, exclude, s),
             None => {
                 // A small world: every prim once, the sensor's own body before any test.
-                counters::add(Work::RingPrim, self.prims.len() as u64);
-                for i in 0..self.prims.len() {
-                    let p = self.prims.get_ref(i);
+                counters::add(Work::RingPrim, self.prim_count() as u64);
+                self.each_prim(|_, p| {
                     if !exclude(BodyId(p.body)) {
                         offer_to_ring(&s.placed, &s.sorted, &o, max, p, &mut s.best);
                     }
-                }
+                });
             }
         }
         for (r, best) in s.placed.iter().zip(&s.best) {
@@ -423,7 +421,7 @@ impl KinematicEngine {
         // The near cells, the block of those within a cell's side of the origin (all within
         // reach when the rays are shorter), each prim filed there met once (the scratch lists
         // serve any engine on this thread: the marks are by ring).
-        s.next_ring(self.prims.len());
+        s.next_ring(self.prim_count());
         let near = max.min(layout.cell);
         let block = layout.span(&[o.x - near, o.y - near, o.x + near, o.y + near]);
         let (x0, y0, x1, y1) = block;
@@ -440,7 +438,7 @@ impl KinematicEngine {
         };
         self.gather(layout, block, |_, _| false, &mut |i, p| meet(s, i, p));
         for &i in &self.outside {
-            meet(s, i, self.prims.get_ref(i as usize));
+            meet(s, i, self.mover_prim(i));
         }
         // A ray whose best hit lies nearer than the block's edge is done: whatever is filed
         // only beyond the edge lies further (the grid's own edges bound nothing: beyond them

@@ -23,10 +23,6 @@ impl<T: Copy> Slots<T> {
         self.0.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// Gives back the room beyond its length.
     pub fn shrink_to_fit(&mut self) {
         self.0.shrink_to_fit();
