@@ -41,10 +41,15 @@ pub(crate) fn replay(o: &ReplayArgs) -> Result<ExitCode, SsxError> {
     )?;
     let wall = started.elapsed().as_secs_f64();
     println!(
-        "replayed '{}': {} steps, {} reset(s), in {wall:.2} s{}",
+        "replayed '{}': {} steps, {} reset(s), in {wall:.2} s{}{}",
         o.recording.display(),
         r.steps,
         r.resets,
+        if r.inputs {
+            ", the plugins given the recorded inputs"
+        } else {
+            ", no inputs in the recording (extensions called as they are)"
+        },
         if r.stopped {
             ", stopped by a signal"
         } else {
@@ -61,6 +66,13 @@ pub(crate) fn replay(o: &ReplayArgs) -> Result<ExitCode, SsxError> {
         if let Some(e) = &rec.record_error {
             return Err(SsxError::Config(format!("the recording failed: {e}")));
         }
+    }
+    if let Some((episode, what)) = &r.asked_otherwise {
+        eprintln!(
+            "error: the replay's plugins asked otherwise than the run's in episode {episode}, so the recorded inputs no longer apply (stopped there): {}",
+            ssx_core::text::escape_controls(what)
+        );
+        return Ok(ExitCode::from(EXIT_RUN_FAILED));
     }
     if !o.verify {
         return Ok(ExitCode::SUCCESS);

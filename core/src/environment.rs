@@ -14,6 +14,7 @@ mod reset;
 mod share;
 mod step;
 mod swaps;
+mod tape;
 
 pub use reset::{Rebuilt, SceneSource};
 pub use share::{Commons, Shared};
@@ -38,6 +39,7 @@ use crate::pool::WorkerPool;
 use crate::render::RenderEngine;
 use crate::stats::{MissReporter, PhaseTimes, Stats, StatsSummary};
 use crate::swap::{Recipe, Swapper};
+use crate::tape::Tape;
 use crate::world::{ArtifactId, ArtifactInfo, Catalog, ExtensionDirectory, World};
 
 /// What one step did.
@@ -176,6 +178,8 @@ const PAUSE_POLL: Duration = Duration::from_millis(50);
 struct Extensions {
     list: Vec<(String, Box<dyn SimulationExtension>)>,
     labels: Vec<&'static Label>,
+    /// What they answered the plugins, recorded or replayed.
+    tape: Tape,
 }
 
 impl ExtensionDirectory for Extensions {
@@ -187,6 +191,12 @@ impl ExtensionDirectory for Extensions {
     }
     fn label(&self, index: usize) -> Option<&'static Label> {
         self.labels.get(index).copied()
+    }
+    fn name(&self, index: usize) -> Option<&str> {
+        self.list.get(index).map(|(n, _)| n.as_str())
+    }
+    fn tape(&self) -> Option<&Tape> {
+        Some(&self.tape)
     }
 }
 

@@ -30,6 +30,7 @@ pub mod spec;
 pub mod spelling;
 pub mod stats;
 pub mod swap;
+pub mod tape;
 pub mod wake;
 pub mod world;
 

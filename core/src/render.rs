@@ -133,6 +133,15 @@ pub trait RenderEngine: Send {
     fn wants_overlays(&self) -> bool {
         false
     }
+    /// Whether it keeps what the extensions answered the plugins at each step (a recording, for
+    /// a replay: `crate::tape`); asked once, when the run starts.
+    fn wants_answers(&self) -> bool {
+        false
+    }
+    /// What the extensions answered the drivers and sensors in step `step` (only steps with
+    /// any, in artifact order), before that step's `sync`; on the stepping thread, so it must
+    /// not block. The default drops them.
+    fn answers(&mut self, _step: u64, _answers: Vec<crate::tape::Answer>) {}
     /// The backend as `Any`, to reach its concrete type (e.g. in tests and tools).
     fn as_any(&self) -> &dyn std::any::Any;
 }

@@ -252,6 +252,14 @@ pub trait ExtensionDirectory: Sync {
     fn entry(&self, index: usize) -> Option<&dyn std::any::Any>;
     /// What the crash handler and the watchdog call the extension at `index`.
     fn label(&self, index: usize) -> Option<&'static crate::guard::Label>;
+    /// The name of the extension at `index`.
+    fn name(&self, _index: usize) -> Option<&str> {
+        None
+    }
+    /// What the extensions answered the plugins, recorded or replayed (`crate::tape`).
+    fn tape(&self) -> Option<&crate::tape::Tape> {
+        None
+    }
 }
 
 /// No extensions (the world seen while extensions are being stepped themselves).

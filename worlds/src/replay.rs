@@ -1,15 +1,19 @@
 //! A recorded run simulated again from its recording (`ssxd replay`, docs/replay.md): the world
 //! rebuilt from the run's `ssx.run` record and the scene file kept in it, stepped in fast mode
-//! with no network, each recorded reset applied at the step and with the seed it came at; and,
-//! to verify, every recorded pose snapshot compared with the replay's, to the bit.
+//! with no network, each recorded reset applied at the step and with the seed it came at, and
+//! every driver's and sensor's extension call answered as it was in the run (the `/inputs`
+//! channel: commands over Zenoh or ROS 2 or from Python, a handle's samples, a robot's pose;
+//! `ssx_core::tape`); and, to verify, every recorded pose snapshot compared with the replay's,
+//! to the bit.
 //!
-//! Inputs from outside the run (commands over Zenoh or ROS 2, from Python, swaps) are not yet
-//! recorded: a run driven by them replays without them, and `verify` names the first step
-//! where that shows.
+//! A recording made before the inputs were recorded replays with the extensions called as they
+//! are (no network: nothing comes from outside). Library swaps are not recorded yet.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use ssx_core::tape::Answer;
 use ssx_core::{Environment, Mode, SsxError};
 use ssx_view::{Event, Playback, RecordOptions, Snapshot};
 
@@ -57,6 +61,13 @@ pub struct ReplayReport {
     pub checked: usize,
     /// The first snapshot that differs (`verify`).
     pub divergence: Option<Divergence>,
+    /// The first step at which a plugin asked an extension what the run's plugins did not
+    /// (or did not ask what they did): the recorded answers no longer apply, so the replay
+    /// stopped there. Episode, and what differed.
+    pub asked_otherwise: Option<(u64, String)>,
+    /// Whether the plugins were given the recorded answers (a recording made before the
+    /// inputs were recorded has none).
+    pub inputs: bool,
     /// The recording was finished (not cut short by a kill).
     pub complete: bool,
     /// A stop was asked for (a signal) before the end.
@@ -125,6 +136,9 @@ pub fn replay(path: &Path, o: &ReplayOptions, stop: &AtomicBool) -> Result<Repla
         ))
     })?;
     let (mut env, hub) = (opened.env, opened.hub);
+    if p.has_inputs() {
+        env.replay_answers();
+    }
     let timestep = env.config().timestep.to_string();
     if timestep != value("timestep")? {
         return Err(fail(format!(
@@ -137,6 +151,8 @@ pub fn replay(path: &Path, o: &ReplayOptions, stop: &AtomicBool) -> Result<Repla
         resets: 0,
         checked: 0,
         divergence: None,
+        asked_otherwise: None,
+        inputs: p.has_inputs(),
         complete: true,
         stopped: false,
         recording: None,
@@ -221,8 +237,15 @@ fn follow(
     report: &mut ReplayReport,
 ) -> Result<bool, Stepping> {
     let mut episode = 0;
-    // Steps the world up to `step` of the episode; false when --until or a signal stops it.
-    let advance = |env: &mut Environment, report: &mut ReplayReport, step: u64| {
+    // Each step's recorded answers, by episode and step, until the step is taken.
+    let mut inputs: BTreeMap<(u64, u64), Vec<Answer>> = BTreeMap::new();
+    // Steps the world up to `step` of the episode, each with its answers; false when --until,
+    // a signal or a call the recording does not have stops it.
+    let advance = |env: &mut Environment,
+                   report: &mut ReplayReport,
+                   inputs: &mut BTreeMap<(u64, u64), Vec<Answer>>,
+                   episode: u64,
+                   step: u64| {
         while env.steps() < step {
             if o.until.is_some_and(|n| report.steps >= n) {
                 return Ok(false);
@@ -231,23 +254,40 @@ fn follow(
                 report.stopped = true;
                 return Ok(false);
             }
+            if report.inputs {
+                let next = (episode, env.steps() + 1);
+                env.load_answers(inputs.remove(&next).unwrap_or_default());
+            }
             env.step()?;
             report.steps += 1;
+            if let Some(what) = env.answers_difference() {
+                report.asked_otherwise = Some((episode, what));
+                return Ok(false);
+            }
         }
         Ok::<_, SsxError>(true)
     };
     for event in events {
         match event.map_err(Stepping::File)? {
+            Event::Inputs {
+                episode: e,
+                step,
+                answers,
+            } => {
+                inputs.insert((e, step), answers);
+            }
             Event::Reset(r) => {
-                if !advance(env, report, r.step)? {
+                if !advance(env, report, &mut inputs, episode, r.step)? {
                     return Ok(false);
                 }
                 let seed = (r.seed != env.config().seed).then_some(r.seed);
                 env.reset(seed)?;
                 (episode, report.resets) = (r.episode, report.resets + 1);
+                // The old episode's answers past the reset were never asked for in the run.
+                inputs.retain(|&(e, _), _| e >= episode);
             }
             Event::Snapshot(s) if s.episode == episode => {
-                if !advance(env, report, s.step)? {
+                if !advance(env, report, &mut inputs, episode, s.step)? {
                     return Ok(false);
                 }
                 if o.verify && s.step == env.steps() {

@@ -250,6 +250,9 @@ impl Environment {
         env.render.start(&scene).map_err(|m| {
             SsxError::Config(format!("render backend '{}': {m}", env.render.name()))
         })?;
+        if env.render.wants_answers() {
+            env.extensions.tape.record();
+        }
         Ok(env)
     }
 

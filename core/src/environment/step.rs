@@ -171,6 +171,13 @@ impl Environment {
 
     /// Gives the render engine this step's frame (it keeps what it needs).
     pub(super) fn publish_frame(&mut self, at: Duration) {
+        // What the extensions answered the plugins in this step, for a replay (tape.rs).
+        if self.extensions.tape.keeps() {
+            let answers = self.extensions.tape.take();
+            if !answers.is_empty() {
+                self.render.answers(self.steps, answers);
+            }
+        }
         let readings = Readings {
             index: &self.reading_index,
             shards: &self.sensor_shards,

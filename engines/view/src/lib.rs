@@ -15,6 +15,7 @@ mod convert;
 mod error;
 mod frame;
 mod hub;
+pub mod inputs;
 mod live;
 mod log_layer;
 mod mesh;
@@ -85,6 +86,10 @@ struct RecordSink {
     pipe: Pipe,
     every: u64,
     lossless: bool,
+    /// Each step's answers to the recorder (never dropped), with their log time.
+    inputs: crossbeam::channel::Sender<inputs::Timed>,
+    /// The step's answers, until its `sync` gives their time.
+    pending: Option<(u64, Vec<ssx_core::tape::Answer>)>,
 }
 
 /// The view and recording backend. Build it before the Environment (so a busy port or an
@@ -139,6 +144,8 @@ impl Output {
                 let recorder = Recorder::create(o)?;
                 *hub.0.recording.lock().expect("not poisoned") = Some(recorder.state());
                 Some(RecordSink {
+                    inputs: recorder.inputs(),
+                    pending: None,
                     recorder,
                     pipe: Pipe::new(
                         RECORD_BUFFERS,
@@ -250,6 +257,13 @@ impl RenderEngine for Output {
             }
         }
         if let Some(r) = &mut self.record
+            && let Some((step, answers)) = r.pending.take()
+        {
+            let at = self.offset_ns + frame::nanos(frame.time);
+            // The recorder's thread outlives the stepping: it takes them until it ends.
+            let _ = r.inputs.send((at, (self.episode, step, answers)));
+        }
+        if let Some(r) = &mut self.record
             && frame.step.is_multiple_of(r.every)
         {
             if r.lossless {
@@ -262,6 +276,16 @@ impl RenderEngine for Output {
 
     fn wants_overlays(&self) -> bool {
         self.live.is_some() || self.record.is_some()
+    }
+
+    fn wants_answers(&self) -> bool {
+        self.record.is_some()
+    }
+
+    fn answers(&mut self, step: u64, answers: Vec<ssx_core::tape::Answer>) {
+        if let Some(r) = &mut self.record {
+            r.pending = Some((step, answers));
+        }
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

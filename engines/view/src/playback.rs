@@ -1,13 +1,18 @@
 //! A recording read back for a replay (`ssxd replay`, docs/replay.md): what made the run (its
 //! `ssx.run` record and the scene file), the resets with the step and seed each came at, and
 //! every pose snapshot, keyed by episode and step. A file cut short by a kill is read up to its
-//! last complete record.
+//! last complete record. The file is read a piece at a time (a chunk at most in memory), so an
+//! hour's recording replays in the memory a minute's does.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use foxglove::schemas::FrameTransforms;
+use mcap::records::{Record, op};
+use mcap::sans_io::linear_reader::{LinearReadEvent, LinearReader, LinearReaderOptions};
 use prost::Message as _;
 use serde::Deserialize;
 
@@ -40,13 +45,24 @@ pub struct Snapshot {
     pub frames: Arc<[String]>,
 }
 
-/// What a recording holds, in its order: a pose snapshot, or a reset.
+/// What a recording holds, in its order: a pose snapshot, a reset, or a step's inputs.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Event {
     /// The poses after a step.
     Snapshot(Snapshot),
     /// The world started over.
     Reset(RecordedReset),
+    /// What the extensions answered the plugins in step `step` of episode `episode`, before
+    /// the snapshot of that step (a reset's own message may come after the new episode's
+    /// first inputs).
+    Inputs {
+        /// The episode.
+        episode: u64,
+        /// The step (1: the episode's first).
+        step: u64,
+        /// The answers, in artifact order.
+        answers: Vec<ssx_core::tape::Answer>,
+    },
 }
 
 /// A recording read back: what made the run up front; the snapshots and resets as
@@ -57,7 +73,7 @@ pub struct Playback {
     pub run: BTreeMap<String, String>,
     /// The files attached: (name, bytes).
     pub files: Vec<(String, Vec<u8>)>,
-    bytes: Vec<u8>,
+    path: PathBuf,
 }
 
 #[derive(Deserialize)]
@@ -74,36 +90,33 @@ struct Reset {
 }
 
 impl Playback {
-    /// Reads the recording at `path`: its run record and attachments.
+    /// Reads the recording at `path`: its run record and attachments, which ssx writes before
+    /// any message (the reading stops at the first chunk or message).
     pub fn read(path: &Path) -> Result<Self, ViewError> {
         let bad = |why: String| ViewError::Playback {
             path: path.to_path_buf(),
             why,
         };
-        let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
-        if !bytes.starts_with(MAGIC) {
+        let mut file = File::open(path).map_err(|e| bad(e.to_string()))?;
+        let mut magic = [0; MAGIC.len()];
+        let starts = file.read_exact(&mut magic).is_ok_and(|()| magic == *MAGIC);
+        if !starts {
             return Err(bad(
                 "not an MCAP file (its first bytes are not MCAP's magic)".into(),
             ));
         }
-        let mut p = Playback {
-            bytes,
-            ..Playback::default()
-        };
-        let records = mcap::read::LinearReader::new_with_options(
-            &p.bytes,
-            mcap::read::Options::IgnoreEndMagic.into(),
-        )
-        .map_err(|e| bad(e.to_string()))?;
+        // Chunks whole, not opened: the run record and the attachments are never in one.
+        let mut records = Records::open(path, true).map_err(|e| bad(e.to_string()))?;
         let (mut run, mut files) = (BTreeMap::new(), Vec::new());
-        for r in records {
-            match r {
-                Ok(mcap::records::Record::Metadata(m)) if m.name == "ssx.run" => run = m.metadata,
-                Ok(mcap::records::Record::Attachment { header, data, .. }) => {
+        // A killed run's last, unfinished record ends the reading as the file's end does.
+        while let Some(Ok(item)) = records.next() {
+            match item {
+                Item::Record(Record::Metadata(m)) if m.name == "ssx.run" => run = m.metadata,
+                Item::Record(Record::Attachment { header, data, .. }) => {
                     files.push((header.name, data.into_owned()))
                 }
-                Ok(_) => {}
-                Err(_) => break, // a killed run's last, unfinished record
+                Item::Chunk | Item::Record(Record::Message { .. }) => break,
+                Item::Record(_) => {}
             }
         }
         if run.is_empty() {
@@ -111,22 +124,23 @@ impl Playback {
                 "it has no 'ssx.run' record: it was not made by ssx, or by a version before the run record".into(),
             ));
         }
-        (p.run, p.files) = (run, files);
-        Ok(p)
+        Ok(Playback {
+            run,
+            files,
+            path: path.to_path_buf(),
+        })
     }
 
-    /// The snapshots and resets in the order they were recorded.
-    pub fn events(&self) -> Result<Events<'_>, String> {
+    /// The snapshots and resets in the order they were recorded, read from the file as they
+    /// are asked for.
+    pub fn events(&self) -> Result<Events, String> {
         Ok(Events {
-            messages: mcap::MessageStream::new_with_options(
-                &self.bytes,
-                mcap::read::Options::IgnoreEndMagic.into(),
-            )
-            .map_err(|e| e.to_string())?,
+            records: Records::open(&self.path, false).map_err(|e| e.to_string())?,
+            channels: HashMap::new(),
             clock: None,
             frames: Arc::from(Vec::new()),
             cut_short: false,
-            finished: self.bytes.ends_with(MAGIC),
+            finished: false,
         })
     }
 
@@ -143,15 +157,81 @@ impl Playback {
             .map(|(n, b)| (n.as_str(), &b[..]))
     }
 
+    /// Whether the recording has what the extensions answered the plugins (`/inputs`: every
+    /// recording since they were recorded), so that a replay answers from it.
+    pub fn has_inputs(&self) -> bool {
+        self.value("inputs") == Some(crate::inputs::TOPIC)
+    }
+
     /// The directory the scene's relative paths were found in, if the recording says.
     pub fn scene_dir(&self) -> Option<PathBuf> {
         self.value("scene_dir").map(PathBuf::from)
     }
 }
 
+/// A recording's records, read from its file a piece at a time.
+struct Records {
+    file: File,
+    reader: LinearReader,
+}
+
+impl Records {
+    /// The records of the file at `path`; `whole_chunks`: chunks as records of their own, not
+    /// opened (else the records in them, decompressed).
+    fn open(path: &Path, whole_chunks: bool) -> std::io::Result<Self> {
+        let options = LinearReaderOptions::default().with_emit_chunks(whole_chunks);
+        Ok(Records {
+            file: File::open(path)?,
+            reader: LinearReader::new_with_options(options),
+        })
+    }
+
+    /// The next record a playback reads; `None` at the file's end, `Some(Err)` where it ends
+    /// early or a record does not parse (a killed run's last, unfinished record).
+    fn next(&mut self) -> Option<Result<Item, String>> {
+        loop {
+            match self.reader.next_event()? {
+                Err(e) => return Some(Err(e.to_string())),
+                Ok(LinearReadEvent::ReadRequest(need)) => {
+                    // At least a buffer's worth at a time: the hint is often a record header.
+                    let buffer = self.reader.insert(need.max(READ_SIZE));
+                    match self.file.read(buffer) {
+                        Ok(n) => self.reader.notify_read(n),
+                        Err(e) => return Some(Err(e.to_string())),
+                    }
+                }
+                Ok(LinearReadEvent::Record { opcode, data }) => {
+                    // Only what a playback reads is kept (a chunk's bytes are not).
+                    match opcode {
+                        op::METADATA | op::ATTACHMENT | op::CHANNEL | op::MESSAGE => {}
+                        op::CHUNK => return Some(Ok(Item::Chunk)),
+                        _ => continue,
+                    }
+                    return Some(
+                        mcap::parse_record(opcode, data)
+                            .map(|r| Item::Record(r.into_owned()))
+                            .map_err(|e| e.to_string()),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A record a playback reads, or a chunk passed over whole.
+enum Item {
+    Record(Record<'static>),
+    Chunk,
+}
+
+/// Bytes asked of the file at a time, at least.
+const READ_SIZE: usize = 1 << 16;
+
 /// A recording's snapshots and resets ([`Playback::events`]).
-pub struct Events<'a> {
-    messages: mcap::MessageStream<'a>,
+pub struct Events {
+    records: Records,
+    /// Each channel's topic, by id, as the channel records come.
+    channels: HashMap<u16, String>,
     /// The last /clock message, and its log time: the /tf message after it at the same time is
     /// its snapshot (a reset's snapshot shares its log time with the one before it, so the
     /// time alone does not say which).
@@ -162,22 +242,30 @@ pub struct Events<'a> {
     finished: bool,
 }
 
-impl Events<'_> {
+impl Events {
     /// Whether the file ended before its end (a killed run): known once the events are read.
     pub fn cut_short(&self) -> bool {
         self.cut_short || !self.finished
     }
 
-    fn event(&mut self, m: mcap::Message<'_>) -> Result<Option<Event>, String> {
-        match m.channel.topic.as_str() {
+    fn event(&mut self, log_time: u64, topic: &str, data: &[u8]) -> Result<Option<Event>, String> {
+        match topic {
             topics::CLOCK => {
-                let c: Clock = serde_json::from_slice(&m.data)
-                    .map_err(|e| format!("a /clock message: {e}"))?;
-                self.clock = Some((m.log_time, c));
+                let c: Clock =
+                    serde_json::from_slice(data).map_err(|e| format!("a /clock message: {e}"))?;
+                self.clock = Some((log_time, c));
+            }
+            crate::inputs::TOPIC => {
+                let (episode, step, answers) = crate::inputs::decode(data)?;
+                return Ok(Some(Event::Inputs {
+                    episode,
+                    step,
+                    answers,
+                }));
             }
             topics::RESET => {
-                let r: Reset = serde_json::from_slice(&m.data)
-                    .map_err(|e| format!("a /reset message: {e}"))?;
+                let r: Reset =
+                    serde_json::from_slice(data).map_err(|e| format!("a /reset message: {e}"))?;
                 return Ok(Some(Event::Reset(RecordedReset {
                     episode: r.episode,
                     step: r.step,
@@ -188,11 +276,11 @@ impl Events<'_> {
                 let Some((at, c)) = self.clock.take() else {
                     return Ok(None);
                 };
-                if at != m.log_time {
+                if at != log_time {
                     return Ok(None);
                 }
-                let decoded = FrameTransforms::decode(&m.data[..])
-                    .map_err(|e| format!("a /tf message: {e}"))?;
+                let decoded =
+                    FrameTransforms::decode(data).map_err(|e| format!("a /tf message: {e}"))?;
                 let mut poses = Vec::with_capacity(decoded.transforms.len());
                 let same = decoded.transforms.len() == self.frames.len()
                     && (decoded.transforms.iter())
@@ -221,20 +309,40 @@ impl Events<'_> {
     }
 }
 
-impl Iterator for Events<'_> {
+impl Iterator for Events {
     type Item = Result<Event, String>;
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            let m = match self.messages.next()? {
-                Ok(m) => m,
-                Err(_) => {
+            let record = match self.records.next() {
+                None => {
+                    self.finished = true;
+                    return None;
+                }
+                Some(Ok(Item::Record(r))) => r,
+                Some(Ok(Item::Chunk)) => continue,
+                Some(Err(_)) => {
                     // A killed run's last, unfinished chunk: what came before it is all.
                     self.cut_short = true;
                     return None;
                 }
             };
-            match self.event(m) {
+            let (header, data) = match record {
+                Record::Channel(c) => {
+                    self.channels.insert(c.id, c.topic);
+                    continue;
+                }
+                Record::Message { header, data } => (header, data),
+                _ => continue,
+            };
+            let Some(topic) = self.channels.get(&header.channel_id) else {
+                return Some(Err(format!(
+                    "a message on channel {} before that channel's record",
+                    header.channel_id
+                )));
+            };
+            let topic = topic.clone();
+            match self.event(header.log_time, &topic, &data) {
                 Ok(None) => continue,
                 Ok(Some(e)) => return Some(Ok(e)),
                 Err(why) => return Some(Err(why)),

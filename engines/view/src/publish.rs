@@ -76,7 +76,7 @@ const VALUES_SCHEMA: &str = r#"{"type":"object","properties":{"step":{"type":"in
 const POSE_SCHEMA: &str = r##"{"type":"object","properties":{"step":{"type":"integer"},"time":{"type":"number"},"values":{"type":"array","items":{"type":"number"}},"position":{"$ref":"#/$defs/v"},"orientation":{"type":"object","properties":{"w":{"type":"number"},"x":{"type":"number"},"y":{"type":"number"},"z":{"type":"number"}}},"linear_velocity":{"$ref":"#/$defs/v"},"angular_velocity":{"$ref":"#/$defs/v"}},"$defs":{"v":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"},"z":{"type":"number"}}}}}"##;
 const IMU_SCHEMA: &str = r##"{"type":"object","properties":{"step":{"type":"integer"},"time":{"type":"number"},"values":{"type":"array","items":{"type":"number"}},"specific_force":{"$ref":"#/$defs/v"},"angular_velocity":{"$ref":"#/$defs/v"}},"$defs":{"v":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"},"z":{"type":"number"}}}}}"##;
 
-fn json_channel(
+pub(crate) fn json_channel(
     ctx: &Arc<Context>,
     topic: &str,
     name: &str,
@@ -93,7 +93,7 @@ fn json_channel(
         })
 }
 
-fn at(ns: u64) -> PartialMetadata {
+pub(crate) fn at(ns: u64) -> PartialMetadata {
     PartialMetadata { log_time: Some(ns) }
 }
 

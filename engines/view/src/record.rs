@@ -17,9 +17,11 @@ use ssx_core::{EnvironmentConfig, LatePolicy, Mode};
 use crate::ViewError;
 use crate::frame::Queues;
 use crate::hub::{Hub, RecordState};
+use crate::inputs::{self, Timed};
 use crate::mesh::Links;
 use crate::publish::Channels;
 use crate::scene::SceneInfo;
+use crossbeam::channel::{Receiver, Sender};
 
 /// What to record.
 #[derive(Clone, Debug, PartialEq)]
@@ -97,6 +99,8 @@ impl RunRecord {
                 .to_string(),
             ),
             ("strict", config.strict.to_string()),
+            // What the extensions answered the plugins is on this channel (a replay's inputs).
+            ("inputs", inputs::TOPIC.to_string()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
@@ -118,6 +122,8 @@ const CHUNK_SIZE: u64 = 1 << 20;
 pub(crate) struct Recorder {
     file: Option<File>,
     run: RunRecord,
+    /// Each step's answers (`ssx_core::tape`), with their log time: never dropped.
+    inputs: (Sender<Timed>, Receiver<Timed>),
     state: Arc<RecordState>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -139,6 +145,7 @@ impl Recorder {
         Ok(Self {
             file: Some(file),
             run: o.run.clone(),
+            inputs: crossbeam::channel::unbounded(),
             state: Arc::new(RecordState {
                 path: Some(o.path.clone()),
                 ..Default::default()
@@ -150,6 +157,11 @@ impl Recorder {
 
     pub fn state(&self) -> Arc<RecordState> {
         Arc::clone(&self.state)
+    }
+
+    /// Where the stepping thread sends each step's answers and their log time.
+    pub fn inputs(&self) -> Sender<Timed> {
+        self.inputs.0.clone()
     }
 
     /// Starts the writer thread.
@@ -187,6 +199,17 @@ impl Recorder {
                 .map_err(ViewError::Writer)?;
         }
         let mut ch = Channels::new(&ctx, scene, RAYS_HZ, usize::MAX, Links::Embed)?;
+        let inputs_channel =
+            crate::publish::json_channel(&ctx, inputs::TOPIC, "ssx.Inputs", inputs::SCHEMA)?;
+        let inputs = self.inputs.1.clone();
+        // Every step's answers queued so far, before the frame or reset that follows them.
+        let write_inputs = move |messages: &mut u64| {
+            for (at, (episode, step, answers)) in inputs.try_iter() {
+                let data = inputs::encode(episode, step, &answers);
+                inputs_channel.log_with_meta(&data, crate::publish::at(at));
+                *messages += 1;
+            }
+        };
         let state = Arc::clone(&self.state);
         let stop = Arc::clone(&self.stop);
         let thread = std::thread::Builder::new()
@@ -225,11 +248,15 @@ impl Recorder {
                                 while let Some(side) = hub.0.record.queue.pop() {
                                     ch.publish_side(&side);
                                 }
+                                write_inputs(&mut ch.messages);
                                 if let Err(e) = ch.reset(r) {
                                     fail(&state, format!("cannot record the reset: {e}"));
                                 }
                             }
-                            None => ch.publish_frame(&f),
+                            None => {
+                                write_inputs(&mut ch.messages);
+                                ch.publish_frame(&f);
+                            }
                         }
                         frames.recycle(f);
                         state.messages.store(ch.messages, Ordering::Relaxed);
@@ -237,6 +264,8 @@ impl Recorder {
                     }
                     state.messages.store(ch.messages, Ordering::Relaxed);
                     if stopping {
+                        // The steps after the last frame.
+                        write_inputs(&mut ch.messages);
                         break;
                     }
                     flush_due();

@@ -107,7 +107,7 @@ fn a_run_with_resets_replays_to_the_bit_on_any_worker_count() {
     let end = (p.events().unwrap())
         .filter_map(|e| match e.unwrap() {
             ssx_view::Event::Snapshot(s) => Some(s),
-            ssx_view::Event::Reset(_) => None,
+            _ => None,
         })
         .last()
         .unwrap();
@@ -226,4 +226,179 @@ fn a_recording_that_cannot_be_replayed_says_why() {
             text.display()
         )
     );
+}
+
+/// The issue's session: the teleop scene run by `ssxd` in real time, driven over Zenoh on
+/// loopback by a handle at 1 kHz, paused, stepped and resumed, reset with another seed, and
+/// recorded; then replayed from the recording alone (no network), every snapshot equal to the
+/// bit on 1 and 2 workers. One input altered in the file: the replay differs from the step
+/// it was given at.
+#[test]
+fn a_teleop_session_over_zenoh_replays_to_the_bit_without_the_network() {
+    use ssx_tests::daemon::{Daemon, collect, connect, control, one_at_a_time, wait_for};
+    use std::time::Instant;
+    use zenoh::Wait;
+    let _one = one_at_a_time();
+    let ws = Workspace::new();
+    let port = ssx_tests::free_port();
+    let prefix = "ssx/test-replay";
+    let scene = ssx_tests::hil_scene(&ws, "teleop", port, prefix, |_| {});
+    let file = ws.path().join("session.mcap");
+    let mut daemon = Daemon::start_with(&scene, 60, &["--record", file.to_str().unwrap()]);
+    let session = connect(port, &mut daemon);
+    let (lead, _l) = collect(&session, &format!("{prefix}/artifacts/uav_lead/state"));
+    wait_for("the leader's state", Duration::from_secs(20), || {
+        lead.lock().unwrap().len() > 10
+    });
+    let handle = session
+        .declare_publisher(format!("{prefix}/teleop/handle"))
+        .wait()
+        .unwrap();
+    let push = |x: f64, seconds: f64| {
+        let t0 = Instant::now();
+        let mut sent = 0u64;
+        while t0.elapsed().as_secs_f64() < seconds {
+            let sample = format!(r#"{{"position": [{x}, 0.0, 0.0], "velocity": [0, 0, 0]}}"#);
+            handle.put(sample).wait().unwrap();
+            sent += 1;
+            let next = t0 + Duration::from_micros(1000 * sent);
+            std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        }
+    };
+    push(0.055, 1.0);
+    let paused = control(&session, prefix, "pause");
+    assert_eq!(paused["state"], "paused", "{paused}");
+    let stepped = control(&session, prefix, "step 10");
+    assert_eq!(stepped["state"], "paused", "{stepped}");
+    assert_eq!(control(&session, prefix, "resume")["state"], "running");
+    push(-0.03, 0.5);
+    let reset = control(&session, prefix, "reset 5");
+    assert_eq!(reset["ok"], true, "{reset}");
+    push(0.04, 0.5);
+    drop(session);
+    let (code, log) = daemon.interrupt();
+    assert_eq!(code, Some(0), "{log}");
+
+    let file_arg = file.to_str().unwrap();
+    for workers in ["1", "2"] {
+        let r = replay(&[file_arg, "--verify", "--workers", workers]);
+        assert_eq!(
+            r.code,
+            Some(0),
+            "{workers} workers: {}\n{}",
+            r.stdout,
+            r.stderr
+        );
+        assert!(r.stdout.contains("1 reset(s)"), "{}", r.stdout);
+        assert!(
+            r.stdout.contains("the plugins given the recorded inputs"),
+            "{}",
+            r.stdout
+        );
+        let checked: usize = r
+            .stdout
+            .split("verified: ")
+            .nth(1)
+            .and_then(|t| t.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert!(checked > 1000, "{workers} workers: {}", r.stdout);
+    }
+
+    // One of the handle's samples changed in the file (its x from 0.055 m to 0.155 m), where
+    // a driver reads it first (a new sequence number: later reads of the same sample are
+    // passed over): the replay goes its own way from the step that sample was read in.
+    let altered = ws.path().join("altered.mcap");
+    let mut at = None;
+    let mut last_sequence = std::collections::HashMap::new();
+    rewrite_recording(&file, &altered, |topic, data| {
+        if topic != ssx_view::inputs::TOPIC || at.is_some() {
+            return true;
+        }
+        let mut m: serde_json::Value = serde_json::from_slice(data).unwrap();
+        let step = m["step"].as_u64().unwrap();
+        for a in m["answers"].as_array_mut().unwrap() {
+            let hex = a["response"].as_str().unwrap().to_string();
+            // A read with a value: sequence (8 bytes), count (4), padding (4), then the values.
+            if a["service"] != "read" || hex.len() < 48 || at.is_some() {
+                continue;
+            }
+            let mut bytes: Vec<u8> = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect();
+            let sequence = u64::from_le_bytes(bytes[0..8].try_into().unwrap());
+            let reader = (a["artifact"].clone(), a["request"].clone()).to_owned();
+            let fresh = last_sequence
+                .insert(reader.0.to_string() + &reader.1.to_string(), sequence)
+                != Some(sequence);
+            let x = f64::from_le_bytes(bytes[16..24].try_into().unwrap());
+            if fresh && step > 300 && (x - 0.055).abs() < 1e-12 {
+                bytes[16..24].copy_from_slice(&0.155f64.to_le_bytes());
+                let altered: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+                a["response"] = serde_json::json!(altered);
+                at = Some(step);
+            }
+        }
+        *data = serde_json::to_vec(&m).unwrap();
+        true
+    });
+    let at = at.expect("a sample of the handle at 0.055 m in the recording");
+    let r = replay(&[altered.to_str().unwrap(), "--verify"]);
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    // Either a pose differs first, or (sooner) what a driver then publishes: its feedback.
+    let step: u64 = [
+        "differs from the recording at step ",
+        "(stopped there): at step ",
+    ]
+    .iter()
+    .find_map(|m| r.stderr.split(m).nth(1))
+    .and_then(|t| t.split([' ', ',']).next())
+    .and_then(|n| n.parse().ok())
+    .unwrap_or_else(|| panic!("{}", r.stderr));
+    assert!(
+        (at..=at + 5).contains(&step),
+        "altered at step {at}, differs from step {step}: {}",
+        r.stderr
+    );
+}
+
+/// Copies the recording `from` to `to`: its run record and attachments, then every message,
+/// each first given to `edit` with its topic (false: left out). For tests that alter one.
+fn rewrite_recording(
+    from: &std::path::Path,
+    to: &std::path::Path,
+    mut edit: impl FnMut(&str, &mut Vec<u8>) -> bool,
+) {
+    let p = ssx_view::Playback::read(from).unwrap();
+    let file = std::fs::File::create(to).unwrap();
+    let mut w = mcap::Writer::new(std::io::BufWriter::new(file)).unwrap();
+    w.write_metadata(&mcap::records::Metadata {
+        name: "ssx.run".into(),
+        metadata: p.run.clone(),
+    })
+    .unwrap();
+    for (name, data) in &p.files {
+        w.attach(&mcap::Attachment {
+            log_time: 0,
+            create_time: 0,
+            name: name.clone(),
+            media_type: "application/json".into(),
+            data: std::borrow::Cow::Borrowed(data),
+        })
+        .unwrap();
+    }
+    let bytes = std::fs::read(from).unwrap();
+    for m in mcap::MessageStream::new(&bytes).unwrap() {
+        let m = m.unwrap();
+        let mut data = m.data.into_owned();
+        if edit(&m.channel.topic, &mut data) {
+            w.write(&mcap::Message {
+                data: std::borrow::Cow::Owned(data),
+                ..m
+            })
+            .unwrap();
+        }
+    }
+    w.finish().unwrap();
 }

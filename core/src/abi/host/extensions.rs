@@ -6,6 +6,7 @@ use std::ffi::c_char;
 
 use super::frame::*;
 use super::refusal::Refusal;
+use crate::tape::{Answer, CallPhase, Outcome};
 
 pub(super) unsafe extern "C" fn host_log(
     ctx: SsxCtx,
@@ -78,12 +79,58 @@ pub(super) unsafe extern "C" fn host_call_extension(
         }
         // SAFETY: buffers of the given lengths per the ABI, null checked above.
         let (req, resp) = unsafe { (slice(request, request_len), slice_mut(response, capacity)) };
+        // A driver's or sensor's call goes on the tape, or is answered from it (tape.rs).
+        let taped = match (f.world.extensions.tape(), &f.kind, f.artifact) {
+            (Some(tape), FrameKind::Sensor { .. }, Some(a)) => Some((tape, CallPhase::Sensors, a)),
+            (Some(tape), FrameKind::Driver { .. }, Some(a)) => Some((tape, CallPhase::Drivers, a)),
+            _ => None,
+        };
+        let ext_name = || f.world.extensions.name(extension as usize).unwrap_or("");
+        if let Some((tape, phase, a)) = taped
+            && tape.replaying()
+        {
+            let answer = tape
+                .answer(phase, a.0, ext_name(), service, req)
+                .ok_or(Refusal::Plugin)?;
+            let n = answer.response.len().min(resp.len());
+            resp[..n].copy_from_slice(&answer.response[..n]);
+            return match answer.outcome {
+                Outcome::Failed => Err(Refusal::Plugin),
+                outcome => {
+                    *out(response_len)? = answer.len as usize;
+                    match outcome {
+                        Outcome::TooLong => Err(Refusal::OutOfRange),
+                        _ => Ok(()),
+                    }
+                }
+            };
+        }
         let _doing = f
             .world
             .extensions
             .label(extension as usize)
             .map(|l| crate::guard::enter(l, crate::guard::Phase::Service, f.world.step));
-        let len = ext.call(service, req, resp).map_err(|m| {
+        let answered = ext.call(service, req, resp);
+        if let Some((tape, phase, a)) = taped
+            && tape.recording()
+        {
+            let (len, outcome) = match &answered {
+                Ok(len) if *len > capacity => (*len, Outcome::TooLong),
+                Ok(len) => (*len, Outcome::Answered),
+                Err(_) => (0, Outcome::Failed),
+            };
+            tape.keep(Answer {
+                phase,
+                artifact: a.0,
+                extension: ext_name().to_string(),
+                service: service.to_string(),
+                request: req.to_vec(),
+                response: resp[..len.min(capacity)].to_vec(),
+                len: len as u64,
+                outcome,
+            });
+        }
+        let len = answered.map_err(|m| {
             tracing::debug!(target: "ssx::plugin", "extension service '{service}' failed: {m}");
             Refusal::Plugin
         })?;

@@ -224,6 +224,7 @@ fn a_recording_is_finished_on_sigterm_and_still_reads_after_sigkill() {
             ("mode", "realtime x1".into()),
             ("late_policy", "catch-up".into()),
             ("strict", "false".into()),
+            ("inputs", "/inputs".into()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
