@@ -187,7 +187,9 @@ impl Tape {
     }
 
     /// Replaying: the recorded answer to this call, or `None` where the recording has none for
-    /// it or one to another question (the first such call is kept as the difference).
+    /// it or one from another extension or service. The first call that differs from the
+    /// recording is kept as the difference, also one that only sent another request (it still
+    /// gets the recorded answer, so that the step ends as in the run's plugin's eyes).
     pub fn answer(
         &self,
         phase: CallPhase,
@@ -210,13 +212,16 @@ impl Tape {
                 Some(a)
             }
             other => {
+                let same_service = other
+                    .as_ref()
+                    .is_some_and(|a| a.extension == extension && a.service == service);
                 if r.difference.is_none() {
                     let asked = format!(
                         "artifact {artifact}'s {} asked extension '{extension}' for '{service}' ({} bytes of request)",
                         phase.name(),
                         request.len()
                     );
-                    let recorded = match other {
+                    let recorded = match &other {
                         None => "the recording has no more answers for it in this step".into(),
                         Some(a) if a.extension == extension && a.service == service => {
                             let at = (a.request.iter().zip(request))
@@ -236,7 +241,9 @@ impl Tape {
                     };
                     r.difference = Some(format!("at step {}, {asked}; {recorded}", r.step));
                 }
-                None
+                let a = other.filter(|_| same_service)?;
+                r.given.push(a.clone());
+                Some(a)
             }
         }
     }
@@ -329,9 +336,12 @@ mod tests {
         let mut replay = Tape::default();
         replay.replay();
         replay.load(12, [answer(2, CallPhase::Drivers, 9)]);
+        // Another request to the same service still gets the recorded answer.
         assert_eq!(
-            replay.answer(CallPhase::Drivers, 2, "zenoh", "read", &[8]),
-            None
+            replay
+                .answer(CallPhase::Drivers, 2, "zenoh", "read", &[8])
+                .map(|a| a.request),
+            Some(vec![9])
         );
         // Only the first difference is kept.
         assert_eq!(
