@@ -5,12 +5,6 @@ use super::Environment;
 use crate::tape::Answer;
 
 impl Environment {
-    /// Whether what the extensions answer the drivers and sensors is being recorded (on from
-    /// the build when the render engine asks for it: `RenderEngine::wants_answers`).
-    pub fn recording_answers(&self) -> bool {
-        self.extensions.tape.recording()
-    }
-
     /// From now on the drivers' and sensors' extension calls are answered from what
     /// [`Environment::load_answers`] gives, and no extension is called: a replay of a run
     /// whose answers were recorded.

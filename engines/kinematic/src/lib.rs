@@ -171,7 +171,8 @@ pub struct KinematicEngine {
     sweeps: Vec<([f64; 4], bool)>,
     /// Bodies that move on their own this step (not static, not carried).
     moving: usize,
-    /// The movers' ids, by mover index.
+    /// The movers' ids, by mover index (each `bodies[m].id`, packed: the state copy reads
+    /// these and the motions, not the bodies).
     moving_ids: Vec<u32>,
     /// The movers something carries (their indices), in id order.
     carried: Vec<u32>,

@@ -231,7 +231,7 @@ const READ_SIZE: usize = 1 << 16;
 pub struct Events {
     records: Records,
     /// Each channel's topic, by id, as the channel records come.
-    channels: HashMap<u16, String>,
+    channels: HashMap<u16, Arc<str>>,
     /// The last /clock message, and its log time: the /tf message after it at the same time is
     /// its snapshot (a reset's snapshot shares its log time with the one before it, so the
     /// time alone does not say which).
@@ -329,7 +329,7 @@ impl Iterator for Events {
             };
             let (header, data) = match record {
                 Record::Channel(c) => {
-                    self.channels.insert(c.id, c.topic);
+                    self.channels.insert(c.id, Arc::from(c.topic));
                     continue;
                 }
                 Record::Message { header, data } => (header, data),
@@ -341,7 +341,7 @@ impl Iterator for Events {
                     header.channel_id
                 )));
             };
-            let topic = topic.clone();
+            let topic = Arc::clone(topic);
             match self.event(header.log_time, &topic, &data) {
                 Ok(None) => continue,
                 Ok(Some(e)) => return Some(Ok(e)),

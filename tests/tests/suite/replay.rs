@@ -328,10 +328,8 @@ fn a_teleop_session_over_zenoh_replays_to_the_bit_without_the_network() {
                 .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
                 .collect();
             let sequence = u64::from_le_bytes(bytes[0..8].try_into().unwrap());
-            let reader = (a["artifact"].clone(), a["request"].clone()).to_owned();
-            let fresh = last_sequence
-                .insert(reader.0.to_string() + &reader.1.to_string(), sequence)
-                != Some(sequence);
+            let reader = format!("{} {}", a["artifact"], a["request"]);
+            let fresh = last_sequence.insert(reader, sequence) != Some(sequence);
             let x = f64::from_le_bytes(bytes[16..24].try_into().unwrap());
             if fresh && step > 300 && (x - 0.055).abs() < 1e-12 {
                 bytes[16..24].copy_from_slice(&0.155f64.to_le_bytes());
