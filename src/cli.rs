@@ -130,6 +130,21 @@ pub(crate) struct ReplayArgs {
     /// Record the replay into a new MCAP file (every snapshot, as a fast run's recording).
     #[arg(long, value_name = "PATH.mcap")]
     pub(crate) record: Option<PathBuf>,
+    /// fast (the default) steps as fast as it can; realtime holds the run's timestep to the
+    /// wall clock, to watch the replay with --view as the run went.
+    #[arg(long, value_enum, default_value_t = ModeArg::Fast)]
+    pub(crate) mode: ModeArg,
+    /// Serve the live view of the replay, as `ssxd run --view` does (127.0.0.1:8765, the page
+    /// on the next port).
+    #[arg(long)]
+    pub(crate) view: bool,
+    /// View frames per wall second (default 30).
+    #[arg(long, requires = "view", allow_negative_numbers = true)]
+    pub(crate) view_rate: Option<f64>,
+    /// The view's WebSocket port (0: any free port; the page takes the next one, or any free one
+    /// with 0).
+    #[arg(long, requires = "view")]
+    pub(crate) view_port: Option<u16>,
 }
 
 #[derive(Args)]

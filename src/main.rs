@@ -319,6 +319,35 @@ fn check_output_path(path: &Path) -> Result<(), SsxError> {
     Ok(())
 }
 
+/// The live view's settings: the flags', else the scene's `view` block's, else the defaults.
+pub(crate) fn view_options(
+    name: String,
+    file: ssx_artifacts::schema::ViewFile,
+    view_port: Option<u16>,
+    view_rate: Option<f64>,
+) -> ssx_view::ViewOptions {
+    let defaults = ssx_view::ViewOptions::default();
+    let port = view_port.or(file.port).unwrap_or(defaults.port);
+    let page_port = match (view_port, file.page_port) {
+        (Some(0), _) => 0,
+        (Some(p), _) => p.saturating_add(1),
+        (None, Some(p)) => p,
+        (None, None) if port == 0 => 0,
+        (None, None) => port.saturating_add(1),
+    };
+    ssx_view::ViewOptions {
+        name,
+        host: if file.expose { "0.0.0.0" } else { "127.0.0.1" }.into(),
+        port,
+        page_port,
+        rate: view_rate
+            .or(file.rate.map(|r| r.0))
+            .unwrap_or(defaults.rate),
+        max_rays: file.max_rays.map_or(defaults.max_rays, |n| n as usize),
+        ..defaults
+    }
+}
+
 /// The live view and the recorder, as the flags and the scene ask; None when neither is on.
 fn output(
     o: &RunArgs,
@@ -330,28 +359,12 @@ fn output(
         return Ok(None);
     }
     let view = o.view.then(|| {
-        let file = scene.view.unwrap_or_default();
-        let defaults = ssx_view::ViewOptions::default();
-        let port = o.view_port.or(file.port).unwrap_or(defaults.port);
-        let page_port = match (o.view_port, file.page_port) {
-            (Some(0), _) => 0,
-            (Some(p), _) => p.saturating_add(1),
-            (None, Some(p)) => p,
-            (None, None) if port == 0 => 0,
-            (None, None) => port.saturating_add(1),
-        };
-        ssx_view::ViewOptions {
-            name: format!("ssx: {}", scene.name),
-            host: if file.expose { "0.0.0.0" } else { "127.0.0.1" }.into(),
-            port,
-            page_port,
-            rate: o
-                .view_rate
-                .or(file.rate.map(|r| r.0))
-                .unwrap_or(defaults.rate),
-            max_rays: file.max_rays.map_or(defaults.max_rays, |n| n as usize),
-            ..defaults
-        }
+        view_options(
+            format!("ssx: {}", scene.name),
+            scene.view.unwrap_or_default(),
+            o.view_port,
+            o.view_rate,
+        )
     });
     let record = match &o.record {
         Some(path) => Some(ssx_view::RecordOptions {

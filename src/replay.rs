@@ -5,10 +5,10 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use ssx_core::SsxError;
+use ssx_core::{Mode, SsxError};
 use ssx_worlds::replay::{ReplayOptions, replay as replay_run};
 
-use crate::cli::{MAX_WORKERS, ReplayArgs};
+use crate::cli::{MAX_WORKERS, ModeArg, ReplayArgs};
 use crate::{EXIT_RUN_FAILED, stop_on_signals};
 
 /// Replays `o.recording`; the exit status is 1 when `--verify` found a difference.
@@ -36,15 +36,31 @@ pub(crate) fn replay(o: &ReplayArgs) -> Result<ExitCode, SsxError> {
             verify: o.verify,
             scene_dir: o.scene_dir.clone(),
             record,
+            mode: match o.mode {
+                ModeArg::Fast => Mode::Fast,
+                ModeArg::Realtime => Mode::Realtime { factor: 1.0 },
+            },
+            view: o.view.then(|| {
+                crate::view_options(
+                    format!("ssx replay: {}", o.recording.display()),
+                    Default::default(),
+                    o.view_port,
+                    o.view_rate,
+                )
+            }),
         },
         &stop,
     )?;
     let wall = started.elapsed().as_secs_f64();
     println!(
-        "replayed '{}': {} steps, {} reset(s), in {wall:.2} s{}{}",
+        "replayed '{}': {} steps, {} reset(s), {}in {wall:.2} s{}{}",
         o.recording.display(),
         r.steps,
         r.resets,
+        match r.swaps {
+            0 => String::new(),
+            n => format!("{n} library swap(s), "),
+        },
         if r.inputs {
             ", the plugins given the recorded inputs"
         } else {

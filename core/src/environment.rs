@@ -366,6 +366,15 @@ impl Environment {
     pub fn plugin_loader(&self) -> &PluginLoader {
         &self.loader
     }
+    /// The driver and sensor libraries open now (after any swap), by path.
+    pub fn swappable_libraries(&self) -> Vec<Arc<crate::abi::PluginLibrary>> {
+        let mut l: Vec<_> = (self.loader.opened())
+            .filter(|l| l.is_copy())
+            .cloned()
+            .collect();
+        l.sort_by(|a, b| a.path().cmp(b.path()));
+        l
+    }
     /// Starts the statistics over keeping no step times, across resets too (their percentiles
     /// read 0; steps, misses and faults are still counted): for a batch of many small worlds, each of
     /// which would otherwise hold about 1.2 MB of histograms ([`Stats::untimed`]).

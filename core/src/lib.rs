@@ -57,7 +57,7 @@ pub use plugin::{
 pub use pool::WorkerPool;
 pub use render::{
     NullRenderEngine, Overlay, OverlayKind, OverlaySource, RenderEngine, RenderFrame, RenderNode,
-    RenderReset, RenderScene,
+    RenderReset, RenderScene, SwappedBuild,
 };
 pub use stats::{LiveStats, Stats, StatsSummary, StatsView, write_atomic};
 pub use world::{ArtifactId, ArtifactInfo, MapGrid, World};

@@ -5,8 +5,10 @@
 //! ([`RenderEngine::sync`], on the stepping thread). `sync` must never block: a backend that
 //! draws or writes elsewhere copies what it needs and hands it to its own threads.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::abi::PluginLibrary;
 use crate::engine::{BodyId, BodyState, Shape};
 use crate::math::Pose;
 use crate::plugin::{Reading, ReadingSource};
@@ -36,6 +38,19 @@ pub struct RenderScene<'a> {
     pub artifacts: &'a [ArtifactInfo],
     /// The same artifacts as described: sensors' plugin names and descriptors.
     pub specs: &'a [std::sync::Arc<ArtifactSpec>],
+    /// The driver and sensor libraries the world opened, by path (a recording keeps their
+    /// hashes, so that a replay can tell whether it runs the same builds).
+    pub libraries: &'a [Arc<PluginLibrary>],
+}
+
+/// A library swapped in while a run keeps its inputs ([`RenderEngine::swapped`]).
+pub struct SwappedBuild {
+    /// The library as the scene names it.
+    pub library: std::path::PathBuf,
+    /// The new build, from the switch on.
+    pub build: Arc<PluginLibrary>,
+    /// The build it replaced.
+    pub replaced: Arc<PluginLibrary>,
 }
 
 /// What a backend is told after a reset ([`RenderEngine::reset`]).
@@ -142,6 +157,11 @@ pub trait RenderEngine: Send {
     /// any, in artifact order), before that step's `sync`; on the stepping thread, so it must
     /// not block. The default drops them.
     fn answers(&mut self, _step: u64, _answers: Vec<crate::tape::Answer>) {}
+    /// A library swapped in at the start of step `step`, when the backend keeps the answers
+    /// ([`RenderEngine::wants_answers`]): a replay swaps the same build in at the same step.
+    /// On the stepping thread, before that step's `answers`: it must not block (the builds'
+    /// bytes are read and hashed elsewhere). The default drops it.
+    fn swapped(&mut self, _step: u64, _swap: SwappedBuild) {}
     /// The backend as `Any`, to reach its concrete type (e.g. in tests and tools).
     fn as_any(&self) -> &dyn std::any::Any;
 }

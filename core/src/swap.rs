@@ -108,6 +108,8 @@ pub enum Outcome {
 enum Job {
     Prepare {
         library: PathBuf,
+        /// The file to copy the new build from, when not `library`'s own (a replay's).
+        build: Option<PathBuf>,
         requested: Instant,
         ticket: u64,
     },
@@ -140,10 +142,12 @@ impl Swapper {
                     match job {
                         Job::Prepare {
                             library,
+                            build,
                             requested,
                             ticket,
                         } => {
-                            let outcome = match prepare(&library, &r, copies.path()) {
+                            let from = build.as_deref().unwrap_or(&library);
+                            let outcome = match prepare(&library, from, &r, &copies) {
                                 Ok((lib, instances)) => Outcome::Ready(Prepared {
                                     library,
                                     lib,
@@ -187,6 +191,16 @@ impl Swapper {
     /// current contents; returns the library found and the request's ticket. Fails at once when
     /// no instance of the run comes from it.
     pub fn request(&self, library: &Path) -> Result<(PathBuf, u64), String> {
+        self.request_build(library, None)
+    }
+
+    /// As [`Swapper::request`], the new build copied from `build` instead of the library's
+    /// own file when given.
+    pub fn request_build(
+        &self,
+        library: &Path,
+        build: Option<&Path>,
+    ) -> Result<(PathBuf, u64), String> {
         let known = self.libraries();
         let wanted = std::fs::canonicalize(library).ok();
         let bare = library.components().count() == 1;
@@ -210,6 +224,7 @@ impl Swapper {
         let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
         self.send(Job::Prepare {
             library: found.clone(),
+            build: build.map(Path::to_path_buf),
             requested: Instant::now(),
             ticket,
         });
@@ -219,6 +234,11 @@ impl Swapper {
     /// A prepared swap or a refusal, if one is waiting (never blocks).
     pub fn ready(&self) -> Option<Outcome> {
         self.outcomes.try_recv().ok()
+    }
+
+    /// The next prepared swap or refusal, waiting for it (`None` once the thread is gone).
+    pub fn wait(&self) -> Option<Outcome> {
+        self.outcomes.recv().ok()
     }
 
     /// Hands old instances (and the library they hold) to the swap thread to destroy.
@@ -267,15 +287,17 @@ impl Drop for Swapper {
     }
 }
 
-/// Opens a fresh copy of `library` and creates every instance the run has of it. The first
+/// Opens a fresh copy of `build` (`library`'s file, or a replay's copy of a recorded build) as
+/// `library` and creates every instance the run has of it. The first
 /// failure refuses the whole build; what was created is destroyed again (here, off the
 /// stepping thread).
 fn prepare(
     library: &Path,
+    build: &Path,
     recipes: &[Recipe],
-    copies: &Path,
+    copies: &Arc<tempfile::TempDir>,
 ) -> Result<(Arc<PluginLibrary>, Instances), String> {
-    let lib = PluginLibrary::open_copy(library, copies)?;
+    let lib = PluginLibrary::open_copy_of(library, build, copies)?;
     let mut made = Vec::new();
     for r in recipes.iter().filter(|r| r.library == library) {
         let _doing = guard::enter(r.guard, Phase::Create, 0);
@@ -332,6 +354,7 @@ fn watch(files: Vec<PathBuf>, jobs: Sender<Job>, stop: Receiver<()>, tickets: &A
                 tracing::info!(library = %file.display(), "the library changed on disk: swapping it in");
                 let job = Job::Prepare {
                     library: file.clone(),
+                    build: None,
                     requested: Instant::now(),
                     ticket: tickets.fetch_add(1, Ordering::Relaxed),
                 };

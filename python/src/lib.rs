@@ -9,6 +9,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod link;
 mod lock;
 mod open;
+mod replay;
 mod worlds;
 
 use std::collections::HashMap;
@@ -84,6 +85,8 @@ struct Inner {
     index: HashMap<String, usize>,
     /// The first body of each artifact, in scene order.
     first_body: Vec<usize>,
+    /// A replay's run (`ssx.replay`): each step is the run's next.
+    replay: Option<ssx_worlds::replay::Replayer>,
 }
 
 impl Inner {
@@ -93,6 +96,7 @@ impl Inner {
             artifacts: Vec::new(),
             index: HashMap::new(),
             first_body: Vec::new(),
+            replay: None,
         };
         inner.refresh_names();
         inner
@@ -205,15 +209,26 @@ impl Sim {
     #[pyo3(signature = (n=1))]
     fn step(&self, py: Python<'_>, n: u64) -> PyResult<()> {
         let mut open = self.open(py)?;
-        let env: &mut Environment = &mut open.env;
+        let Inner {
+            env, replay: run, ..
+        } = &mut *open;
         let mut left = n;
-        while left > 0 {
+        let mut reset = false;
+        let result = loop {
+            if left == 0 {
+                break Ok(());
+            }
             // Back to Python at least every 50 ms to look for a signal.
-            let done = py.detach(|| -> Result<u64, SsxError> {
+            let done = py.detach(|| -> Result<u64, replay::Stop> {
                 let t0 = Instant::now();
                 let mut done = 0;
                 while done < left {
-                    env.step()?;
+                    match run {
+                        Some(r) => reset |= replay::step(r, env)?,
+                        None => {
+                            env.step()?;
+                        }
+                    }
                     done += 1;
                     if done % 16 == 0 && t0.elapsed() > Duration::from_millis(50) {
                         break;
@@ -221,10 +236,19 @@ impl Sim {
                 }
                 Ok(done)
             });
-            left -= done.map_err(to_py)?;
-            py.check_signals()?;
+            match done {
+                Ok(done) => left -= done,
+                Err(e) => break Err(e.into()),
+            }
+            if let Err(e) = py.check_signals() {
+                break Err(e);
+            }
+        };
+        // A replay's step may have made the run's reset: the names of the new world.
+        if reset {
+            open.refresh_names();
         }
-        Ok(())
+        result
     }
 
     /// Starts over: the world as after loading (step 0, fresh statistics, every driver and
@@ -233,6 +257,11 @@ impl Sim {
     fn reset(&self, py: Python<'_>, seed: Option<u64>) -> PyResult<()> {
         // (The bus drops what it holds in its extension's reset.)
         let mut open = self.open(py)?;
+        if open.replay.is_some() {
+            return Err(Error::new_err(
+                "a replay resets where the run did, within step(): it cannot be reset",
+            ));
+        }
         let env: &mut Environment = &mut open.env;
         py.detach(|| env.reset(seed)).map_err(to_py)?;
         open.refresh_names();
@@ -629,6 +658,7 @@ fn _ssx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<link::Link>()?;
     m.add_function(wrap_pyfunction!(_set_plugin_dir, m)?)?;
     m.add_function(wrap_pyfunction!(abi_version, m)?)?;
+    m.add_function(wrap_pyfunction!(replay::replay, m)?)?;
     let py = m.py();
     m.add("Error", py.get_type::<Error>())?;
     m.add("SceneError", py.get_type::<SceneError>())?;

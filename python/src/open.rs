@@ -72,9 +72,11 @@ pub(crate) fn build(py: Python<'_>, scene: &Path, o: Options) -> PyResult<Opened
             // Filled from the scene once it is read (`ssx_worlds::open`).
             run: ssx_view::RunRecord::default(),
         }),
+        view: None,
         network: o.network,
         strict: o.strict,
         scene_dir: o.scene_dir,
+        builds: Vec::new(),
     };
     py.detach(|| ssx_worlds::open::open(scene, &options))
         .map_err(to_py)

@@ -3,6 +3,8 @@
 - ``ssx.Sim(scene, ...)``: a world in this process, loaded as ``ssxd run`` loads it; stepped with
   the GIL released; state, readings and statistics as numpy arrays and dicts; ``reset(seed)``.
 - ``ssx.connect(endpoint, prefix)``: the same calls on a running ssxd over Zenoh (``ssx.remote``).
+- ``ssx.replay(recording)``: a recorded run as a ``Sim`` at step 0 whose steps are the run's,
+  with its inputs and resets (docs/replay.md).
 - ``ssx.Worlds(scene, count, ...)``: a batch of worlds of one scene stepped together on every
   core, with (worlds, robots, ...) arrays.
 - ``ssx.envs``: PettingZoo, Gymnasium (single and vector), Stable-Baselines3 environments.
@@ -21,6 +23,7 @@ from ._ssx import (  # noqa: F401
     Worlds,
     _set_plugin_dir,
     abi_version,
+    replay,
 )
 
 _HERE = _os.path.dirname(_os.path.abspath(__file__))

@@ -18,6 +18,14 @@ class CommandError(Error): ...
 
 def abi_version() -> int: ...
 def _set_plugin_dir(dir: _Path) -> bool: ...
+def replay(
+    recording: _Path,
+    workers: int | None = None,
+    scene_dir: _Path | None = None,
+    verify: bool = False,
+) -> Sim:
+    """A recorded run as a Sim at step 0 whose steps are the run's, with its inputs and resets."""
+    ...
 
 class Sim:
     """A simulated world in this process."""

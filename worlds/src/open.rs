@@ -43,12 +43,17 @@ pub struct Options {
     pub mode: Mode,
     /// A recording of the run.
     pub record: Option<ssx_view::RecordOptions>,
+    /// A live view of the run.
+    pub view: Option<ssx_view::ViewOptions>,
     /// Keep the scene's Zenoh extension (commands then come from the network, not the bus).
     pub network: bool,
     /// A failing plugin stops the run.
     pub strict: bool,
     /// Where the scene's relative paths are found, in place of the scene file's directory.
     pub scene_dir: Option<PathBuf>,
+    /// Driver and sensor libraries to open from another file than the one found, by file
+    /// name: (the library's file name, the build's file). A replay's builds of the run.
+    pub builds: Vec<(std::ffi::OsString, PathBuf)>,
 }
 
 impl Default for Options {
@@ -59,9 +64,11 @@ impl Default for Options {
             seed: None,
             mode: Mode::Fast,
             record: None,
+            view: None,
             network: false,
             strict: false,
             scene_dir: None,
+            builds: Vec::new(),
         }
     }
 }
@@ -163,6 +170,10 @@ pub(crate) fn build_loaded(
 pub fn open(scene: &Path, o: &Options) -> Result<Opened, SsxError> {
     let base = registry();
     let home = o.scene_dir.as_deref();
+    let mut loader = PluginLoader::default();
+    for (name, build) in &o.builds {
+        loader.use_build(name, build.clone());
+    }
     let (mut loaded, zenoh_in_scene) = load(
         scene,
         home,
@@ -170,23 +181,28 @@ pub fn open(scene: &Path, o: &Options) -> Result<Opened, SsxError> {
         o.seed,
         o.engine.as_deref(),
         o.network,
-        PluginLoader::default(),
+        loader,
     )?;
     let config = loaded.config(o.workers, o.mode, LatePolicy::CatchUp, o.strict);
-    let (render, hub): (Box<dyn RenderEngine>, _) = match &o.record {
-        Some(record) => {
-            let hub = ssx_view::Hub::new();
-            let config_error = |e: ssx_view::ViewError| SsxError::Config(e.to_string());
-            // What made the run, from the scene as read.
-            let record = ssx_view::RecordOptions {
+    let (render, hub): (Box<dyn RenderEngine>, _) = if o.record.is_some() || o.view.is_some() {
+        let hub = ssx_view::Hub::new();
+        let config_error = |e: ssx_view::ViewError| SsxError::Config(e.to_string());
+        // What made the run, from the scene as read.
+        let record = match &o.record {
+            Some(record) => Some(ssx_view::RecordOptions {
                 run: ssx_view::RunRecord::of(&loaded.file, home, &config).map_err(config_error)?,
                 ..record.clone()
-            };
-            let out =
-                ssx_view::Output::new(hub.clone(), None, Some(&record)).map_err(config_error)?;
-            (Box::new(out), Some(hub))
+            }),
+            None => None,
+        };
+        let out = ssx_view::Output::new(hub.clone(), o.view.as_ref(), record.as_ref())
+            .map_err(config_error)?;
+        if let Some((ws, page)) = out.endpoints() {
+            tracing::info!("live view: open {page} in a browser, or connect Foxglove to {ws}");
         }
-        None => (Box::new(NullRenderEngine::default()), None),
+        (Box::new(out), Some(hub))
+    } else {
+        (Box::new(NullRenderEngine::default()), None)
     };
     let libraries = std::mem::take(&mut loaded.libraries);
     let (mut env, bus) = build_loaded(&loaded, config, &base, render, libraries)?;

@@ -241,11 +241,13 @@ impl Environment {
             env.render.add_node(node);
         }
         env.specs = specs;
+        let libraries = env.swappable_libraries();
         let scene = RenderScene {
             name: &env.config.scene,
             timestep: env.config.timestep,
             artifacts: &env.catalog.artifacts,
             specs: &env.specs,
+            libraries: &libraries,
         };
         env.render.start(&scene).map_err(|m| {
             SsxError::Config(format!("render backend '{}': {m}", env.render.name()))

@@ -124,12 +124,14 @@ impl Environment {
     /// new world's nodes.
     fn show_reset(&mut self, steps_before: u64, time_before: f64) {
         let nodes = render_nodes(&self.specs);
+        let libraries = self.swappable_libraries();
         self.render.reset(&RenderReset {
             scene: RenderScene {
                 name: &self.config.scene,
                 timestep: self.config.timestep,
                 artifacts: &self.catalog.artifacts,
                 specs: &self.specs,
+                libraries: &libraries,
             },
             nodes: &nodes,
             seed: self.config.seed,

@@ -3,11 +3,13 @@
 //! the new instances off the stepping thread).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::Environment;
 use crate::error::SsxError;
 use crate::plugin::{Driver, Sensor, SwapDesk};
+use crate::render::SwappedBuild;
 use crate::swap::{Fresh, Outcome, Slot, Swapper};
 
 /// Extensions' window on swaps: requests go to the swap thread, outcomes come from the record.
@@ -137,11 +139,53 @@ impl Environment {
         Ok(())
     }
 
+    /// Swaps `library` (as the scene names it, its path, or its file name) for the build in
+    /// the file `build` now, between two steps, waiting for the new build to be prepared: a
+    /// replay's way to make a recorded swap at the step the run made it. The new plugins run
+    /// from the next step, as after a requested swap's switch. Fails, changing nothing, when
+    /// the build is refused.
+    pub fn swap_in(
+        &mut self,
+        library: &std::path::Path,
+        build: &std::path::Path,
+    ) -> Result<(), SsxError> {
+        let swapper = self.swapper()?;
+        let (_, ticket) = swapper
+            .request_build(library, Some(build))
+            .map_err(|m| SsxError::Config(format!("cannot swap: {m}")))?;
+        loop {
+            let Some(outcome) = self.swapper.as_ref().and_then(Swapper::wait) else {
+                return Err(SsxError::Config(
+                    "cannot swap: the swap thread is gone".into(),
+                ));
+            };
+            let done = match &outcome {
+                Outcome::Ready(p) => p.ticket,
+                Outcome::Refused { ticket, .. } => *ticket,
+            } == ticket;
+            self.switch(outcome);
+            if done {
+                break;
+            }
+        }
+        match self.swaps.last() {
+            Some(SwapEvent {
+                result: Err(reason),
+                ..
+            }) => Err(SsxError::Config(format!("cannot swap: {reason}"))),
+            _ => Ok(()),
+        }
+    }
+
     /// Between two steps: switches to a prepared build, or records a refusal.
     pub(super) fn switch_ready(&mut self) {
-        let Some(outcome) = self.swapper.as_ref().and_then(Swapper::ready) else {
-            return;
-        };
+        if let Some(outcome) = self.swapper.as_ref().and_then(Swapper::ready) {
+            self.switch(outcome);
+        }
+    }
+
+    /// Switches to a prepared build, or records a refusal.
+    fn switch(&mut self, outcome: Outcome) {
         let step = self.steps;
         match outcome {
             Outcome::Refused {
@@ -215,7 +259,17 @@ impl Environment {
                 }
                 // Instances first, then the library they came from.
                 let mut old: Vec<Box<dyn Send>> = vec![Box::new(drivers), Box::new(sensors)];
+                let build = Arc::clone(&p.lib);
                 if let Some(previous) = self.loader.replace(&p.library, p.lib) {
+                    // A recording keeps the swap, and the builds, for a replay.
+                    if self.extensions.tape.keeps() {
+                        let swap = SwappedBuild {
+                            library: p.library.clone(),
+                            build,
+                            replaced: Arc::clone(&previous),
+                        };
+                        self.render.swapped(step + 1, swap);
+                    }
                     old.push(Box::new(previous));
                 }
                 let switch = t0.elapsed();

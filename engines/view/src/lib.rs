@@ -86,10 +86,12 @@ struct RecordSink {
     pipe: Pipe,
     every: u64,
     lossless: bool,
-    /// Each step's answers to the recorder (never dropped), with their log time.
-    inputs: crossbeam::channel::Sender<inputs::Timed>,
+    /// Each step's inputs to the recorder (never dropped), with their log time.
+    inputs: crossbeam::channel::Sender<inputs::Pending>,
     /// The step's answers, until its `sync` gives their time.
     pending: Option<(u64, Vec<ssx_core::tape::Answer>)>,
+    /// The swaps made at the step's start, until its `sync`.
+    swaps: Vec<ssx_core::SwappedBuild>,
 }
 
 /// The view and recording backend. Build it before the Environment (so a busy port or an
@@ -146,6 +148,7 @@ impl Output {
                 Some(RecordSink {
                     inputs: recorder.inputs(),
                     pending: None,
+                    swaps: Vec::new(),
                     recorder,
                     pipe: Pipe::new(
                         RECORD_BUFFERS,
@@ -198,9 +201,12 @@ impl RenderEngine for Output {
             self.hub.0.live.on.store(true, Ordering::Relaxed);
         }
         if let Some(r) = &mut self.record {
-            let t = r
-                .recorder
-                .start(Arc::clone(&info), r.pipe.queues(), self.hub.clone())?;
+            let t = r.recorder.start(
+                Arc::clone(&info),
+                r.pipe.queues(),
+                self.hub.clone(),
+                scene.libraries.to_vec(),
+            )?;
             r.pipe.set_consumer(t);
             self.hub.0.record.on.store(true, Ordering::Relaxed);
         }
@@ -257,11 +263,19 @@ impl RenderEngine for Output {
             }
         }
         if let Some(r) = &mut self.record
-            && let Some((step, answers)) = r.pending.take()
+            && (r.pending.is_some() || !r.swaps.is_empty())
         {
-            let at = self.offset_ns + frame::nanos(frame.time);
+            let (step, answers) = r.pending.take().unwrap_or((frame.step, Vec::new()));
+            let swaps = std::mem::take(&mut r.swaps);
+            let pending = inputs::Pending {
+                at: self.offset_ns + frame::nanos(frame.time),
+                episode: self.episode,
+                step,
+                answers,
+                swaps,
+            };
             // The recorder's thread outlives the stepping: it takes them until it ends.
-            let _ = r.inputs.send((at, (self.episode, step, answers)));
+            let _ = r.inputs.send(pending);
         }
         if let Some(r) = &mut self.record
             && frame.step.is_multiple_of(r.every)
@@ -285,6 +299,13 @@ impl RenderEngine for Output {
     fn answers(&mut self, step: u64, answers: Vec<ssx_core::tape::Answer>) {
         if let Some(r) = &mut self.record {
             r.pending = Some((step, answers));
+        }
+    }
+
+    fn swapped(&mut self, _step: u64, swap: ssx_core::SwappedBuild) {
+        // The step's `sync` (the same step) sends it with the step's answers.
+        if let Some(r) = &mut self.record {
+            r.swaps.push(swap);
         }
     }
 

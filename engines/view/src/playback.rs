@@ -62,6 +62,8 @@ pub enum Event {
         step: u64,
         /// The answers, in artifact order.
         answers: Vec<ssx_core::tape::Answer>,
+        /// The library swaps made at the step's start, before its physics.
+        swaps: Vec<crate::inputs::RecordedSwap>,
     },
 }
 
@@ -71,8 +73,14 @@ pub enum Event {
 pub struct Playback {
     /// The `ssx.run` record (docs/view.md "What a recording says of its run").
     pub run: BTreeMap<String, String>,
-    /// The files attached: (name, bytes).
+    /// The files attached before the first message (the scene file): (name, bytes).
     pub files: Vec<(String, Vec<u8>)>,
+    /// The `ssx.libraries` record: each driver and sensor library the run opened (its path as
+    /// the run found it) and the SHA-256 of the build it started with; empty in a recording
+    /// made before it was kept.
+    pub libraries: BTreeMap<String, String>,
+    /// The builds attached (every build a swap brought in or replaced), by SHA-256.
+    pub builds: HashMap<String, Arc<[u8]>>,
     path: PathBuf,
 }
 
@@ -90,8 +98,9 @@ struct Reset {
 }
 
 impl Playback {
-    /// Reads the recording at `path`: its run record and attachments, which ssx writes before
-    /// any message (the reading stops at the first chunk or message).
+    /// Reads the recording at `path`: its run record, the scene file (attached before any
+    /// message), the libraries' record and the builds attached. The chunks are passed over
+    /// whole (read, not opened).
     pub fn read(path: &Path) -> Result<Self, ViewError> {
         let bad = |why: String| ViewError::Playback {
             path: path.to_path_buf(),
@@ -108,14 +117,25 @@ impl Playback {
         // Chunks whole, not opened: the run record and the attachments are never in one.
         let mut records = Records::open(path, true).map_err(|e| bad(e.to_string()))?;
         let (mut run, mut files) = (BTreeMap::new(), Vec::new());
+        let (mut libraries, mut builds) = (BTreeMap::new(), HashMap::new());
+        let mut messages = false;
         // A killed run's last, unfinished record ends the reading as the file's end does.
         while let Some(Ok(item)) = records.next() {
             match item {
                 Item::Record(Record::Metadata(m)) if m.name == "ssx.run" => run = m.metadata,
-                Item::Record(Record::Attachment { header, data, .. }) => {
-                    files.push((header.name, data.into_owned()))
+                Item::Record(Record::Metadata(m)) if m.name == crate::inputs::LIBRARIES => {
+                    libraries = m.metadata
                 }
-                Item::Chunk | Item::Record(Record::Message { .. }) => break,
+                Item::Record(Record::Attachment { header, data, .. }) => {
+                    match crate::inputs::build_sha256(&header.name) {
+                        Some(sha) => {
+                            builds.insert(sha.to_string(), Arc::from(data.into_owned()));
+                        }
+                        None if !messages => files.push((header.name, data.into_owned())),
+                        None => {}
+                    }
+                }
+                Item::Chunk | Item::Record(Record::Message { .. }) => messages = true,
                 Item::Record(_) => {}
             }
         }
@@ -127,6 +147,8 @@ impl Playback {
         Ok(Playback {
             run,
             files,
+            libraries,
+            builds,
             path: path.to_path_buf(),
         })
     }
@@ -179,7 +201,11 @@ impl Records {
     /// The records of the file at `path`; `whole_chunks`: chunks as records of their own, not
     /// opened (else the records in them, decompressed).
     fn open(path: &Path, whole_chunks: bool) -> std::io::Result<Self> {
-        let options = LinearReaderOptions::default().with_emit_chunks(whole_chunks);
+        // A bound on a record's length: a killed run's last chunk can keep the writer's
+        // placeholder length, which the reader (mcap 0.26) would add to and overflow.
+        let options = LinearReaderOptions::default()
+            .with_emit_chunks(whole_chunks)
+            .with_record_length_limit(RECORD_LIMIT);
         Ok(Records {
             file: File::open(path)?,
             reader: LinearReader::new_with_options(options),
@@ -196,6 +222,8 @@ impl Records {
                     // At least a buffer's worth at a time: the hint is often a record header.
                     let buffer = self.reader.insert(need.max(READ_SIZE));
                     match self.file.read(buffer) {
+                        // The file ends inside a record (a killed run's last one).
+                        Ok(0) => return Some(Err("the file ends inside a record".into())),
                         Ok(n) => self.reader.notify_read(n),
                         Err(e) => return Some(Err(e.to_string())),
                     }
@@ -223,6 +251,9 @@ enum Item {
     Record(Record<'static>),
     Chunk,
 }
+
+/// The longest record read (a chunk is about a megabyte; an attached build, tens).
+const RECORD_LIMIT: usize = 1 << 32;
 
 /// Bytes asked of the file at a time, at least.
 const READ_SIZE: usize = 1 << 16;
@@ -256,11 +287,12 @@ impl Events {
                 self.clock = Some((log_time, c));
             }
             crate::inputs::TOPIC => {
-                let (episode, step, answers) = crate::inputs::decode(data)?;
+                let i = crate::inputs::decode(data)?;
                 return Ok(Some(Event::Inputs {
-                    episode,
-                    step,
-                    answers,
+                    episode: i.episode,
+                    step: i.step,
+                    answers: i.answers,
+                    swaps: i.swaps,
                 }));
             }
             topics::RESET => {

@@ -11,13 +11,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use foxglove::{Context, McapAttachment, McapCompression, McapWriteOptions, McapWriter};
-use ssx_core::{EnvironmentConfig, LatePolicy, Mode};
+use foxglove::{
+    Context, McapAttachment, McapCompression, McapWriteOptions, McapWriter, McapWriterHandle,
+};
+use ssx_core::abi::PluginLibrary;
+use ssx_core::{EnvironmentConfig, LatePolicy, Mode, SwappedBuild};
 
 use crate::ViewError;
 use crate::frame::Queues;
 use crate::hub::{Hub, RecordState};
-use crate::inputs::{self, Timed};
+use crate::inputs::{self, Pending};
 use crate::mesh::Links;
 use crate::publish::Channels;
 use crate::scene::SceneInfo;
@@ -123,7 +126,7 @@ pub(crate) struct Recorder {
     file: Option<File>,
     run: RunRecord,
     /// Each step's answers (`ssx_core::tape`), with their log time: never dropped.
-    inputs: (Sender<Timed>, Receiver<Timed>),
+    inputs: (Sender<Pending>, Receiver<Pending>),
     state: Arc<RecordState>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -159,8 +162,8 @@ impl Recorder {
         Arc::clone(&self.state)
     }
 
-    /// Where the stepping thread sends each step's answers and their log time.
-    pub fn inputs(&self) -> Sender<Timed> {
+    /// Where the stepping thread sends each step's inputs and their log time.
+    pub(crate) fn inputs(&self) -> Sender<Pending> {
         self.inputs.0.clone()
     }
 
@@ -170,6 +173,7 @@ impl Recorder {
         scene: Arc<SceneInfo>,
         frames: Arc<Queues>,
         hub: Hub,
+        libraries: Vec<Arc<PluginLibrary>>,
     ) -> Result<std::thread::Thread, ViewError> {
         let file = self.file.take().ok_or(ViewError::AlreadyStarted)?;
         let ctx = Context::new();
@@ -202,11 +206,22 @@ impl Recorder {
         let inputs_channel =
             crate::publish::json_channel(&ctx, inputs::TOPIC, "ssx.Inputs", inputs::SCHEMA)?;
         let inputs = self.inputs.1.clone();
-        // Every step's answers queued so far, before the frame or reset that follows them.
-        let write_inputs = move |messages: &mut u64| {
-            for (at, (episode, step, answers)) in inputs.try_iter() {
-                let data = inputs::encode(episode, step, &answers);
-                inputs_channel.log_with_meta(&data, crate::publish::at(at));
+        let mut builds = Builds::default();
+        // Every step's inputs queued so far, before the frame or reset that follows them; the
+        // builds a swap involved attached first, once each.
+        let mut write_inputs = move |messages: &mut u64,
+                                     writer: &McapWriterHandle<BufWriter<File>>,
+                                     state: &RecordState| {
+            for p in inputs.try_iter() {
+                let swaps = (p.swaps.iter())
+                    .map(|s| builds.swap(s, writer))
+                    .collect::<Result<Vec<_>, String>>();
+                let swaps = swaps.unwrap_or_else(|why| {
+                    fail(state, why);
+                    Vec::new()
+                });
+                let data = inputs::encode(p.episode, p.step, &p.answers, swaps);
+                inputs_channel.log_with_meta(&data, crate::publish::at(p.at));
                 *messages += 1;
             }
         };
@@ -217,6 +232,12 @@ impl Recorder {
             .spawn(move || {
                 // Channels close when their context goes: it lives as long as this thread.
                 let _ctx = ctx;
+                // The builds the run started with, hashed here (milliseconds a megabyte), before
+                // the first message.
+                if let Err(why) = Builds::record(&libraries, &writer) {
+                    fail(&state, why);
+                }
+                drop(libraries);
                 ch.publish_scene(0, None);
                 // The header and the scene on disk now: a run killed before the first second
                 // still leaves a file that reads.
@@ -248,13 +269,13 @@ impl Recorder {
                                 while let Some(side) = hub.0.record.queue.pop() {
                                     ch.publish_side(&side);
                                 }
-                                write_inputs(&mut ch.messages);
+                                write_inputs(&mut ch.messages, &writer, &state);
                                 if let Err(e) = ch.reset(r) {
                                     fail(&state, format!("cannot record the reset: {e}"));
                                 }
                             }
                             None => {
-                                write_inputs(&mut ch.messages);
+                                write_inputs(&mut ch.messages, &writer, &state);
                                 ch.publish_frame(&f);
                             }
                         }
@@ -265,7 +286,7 @@ impl Recorder {
                     state.messages.store(ch.messages, Ordering::Relaxed);
                     if stopping {
                         // The steps after the last frame.
-                        write_inputs(&mut ch.messages);
+                        write_inputs(&mut ch.messages, &writer, &state);
                         break;
                     }
                     flush_due();
@@ -280,6 +301,59 @@ impl Recorder {
         let t = thread.thread().clone();
         self.thread = Some(thread);
         Ok(t)
+    }
+}
+
+/// The library builds a recording holds or knows: a swap attaches the build it brings in, and
+/// the one it replaced (a replay starts from it), each once.
+#[derive(Default)]
+struct Builds {
+    attached: std::collections::HashSet<String>,
+}
+
+impl Builds {
+    /// The `ssx.libraries` record: each driver and sensor library the world opened, with the
+    /// SHA-256 of its build.
+    fn record(
+        libraries: &[Arc<PluginLibrary>],
+        writer: &McapWriterHandle<BufWriter<File>>,
+    ) -> Result<(), String> {
+        let mut record = BTreeMap::new();
+        for l in libraries {
+            record.insert(l.path().display().to_string(), l.sha256()?.to_string());
+        }
+        (writer.write_metadata(inputs::LIBRARIES, record)).map_err(|e| format!("cannot write: {e}"))
+    }
+
+    /// Attaches the builds of `swap` not attached yet; the swap as the message records it.
+    fn swap(
+        &mut self,
+        swap: &SwappedBuild,
+        writer: &McapWriterHandle<BufWriter<File>>,
+    ) -> Result<inputs::RecordedSwap, String> {
+        for lib in [&swap.replaced, &swap.build] {
+            let sha = lib.sha256()?;
+            if self.attached.contains(sha) {
+                continue;
+            }
+            let data = (lib.bytes()).map_err(|e| {
+                format!("cannot read the build of '{}': {e}", swap.library.display())
+            })?;
+            writer
+                .attach(&McapAttachment {
+                    log_time: 0,
+                    create_time: 0,
+                    name: inputs::build_name(sha, &swap.library),
+                    media_type: "application/x-sharedlib".into(),
+                    data: Cow::Owned(data),
+                })
+                .map_err(|e| format!("cannot attach a build: {e}"))?;
+            self.attached.insert(sha.to_string());
+        }
+        Ok(inputs::RecordedSwap {
+            library: swap.library.display().to_string(),
+            sha256: swap.build.sha256()?.to_string(),
+        })
     }
 }
 

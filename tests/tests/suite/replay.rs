@@ -361,6 +361,108 @@ fn a_teleop_session_over_zenoh_replays_to_the_bit_without_the_network() {
     );
 }
 
+/// A run whose driver library is swapped for a new build while it runs (`--watch-plugins`, a
+/// build copied over the file, as a user's rebuild does) replays with the build it started with
+/// and the one swapped in at the step it came, both taken from the recording, though the file
+/// holds only the new one by then. A library missing at replay, and one whose build is not the
+/// run's (and not in the recording), are refused by name.
+#[test]
+fn a_run_with_a_library_swap_replays_with_the_builds_it_ran() {
+    use ssx_tests::daemon::{Daemon, wait_for};
+    use ssx_tests::{c_library, pusher_scene};
+    let ws = Workspace::new();
+    // A ball pushed along +x by the first build, +y by the second (τ 1 ms, real time).
+    let (scene, lib) = pusher_scene(&ws, "swap_x", "", "");
+    let file = ws.path().join("run.mcap");
+    let daemon = Daemon::start_with(
+        &scene.display().to_string(),
+        60,
+        &["--watch-plugins", "--record", file.to_str().unwrap()],
+    );
+    wait_for("the watcher to start", Duration::from_secs(30), || {
+        daemon.log().contains("--watch-plugins")
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::copy(c_library("swap_y"), &lib).unwrap();
+    wait_for("the swap", Duration::from_secs(30), || {
+        daemon.log().contains("swapped library '")
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let (code, log) = daemon.interrupt();
+    assert_eq!(code, Some(0), "{log}");
+
+    // The recording names the library with its first build's hash and holds both builds.
+    let p = ssx_view::Playback::read(&file).unwrap();
+    let sha = |path: &Path| {
+        use sha2::Digest;
+        ssx_core::text::hex(&sha2::Sha256::digest(std::fs::read(path).unwrap()))
+    };
+    let (x, y) = (sha(&c_library("swap_x")), sha(&c_library("swap_y")));
+    assert_eq!(
+        p.libraries.get(&lib.display().to_string()),
+        Some(&x),
+        "{:?}",
+        p.libraries
+    );
+    let mut held: Vec<&String> = p.builds.keys().collect();
+    held.sort();
+    let mut both = vec![&x, &y];
+    both.sort();
+    assert_eq!(held, both);
+
+    for workers in ["1", "2"] {
+        let r = replay(&[file.to_str().unwrap(), "--verify", "--workers", workers]);
+        assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains("1 library swap(s)"), "{}", r.stdout);
+        assert!(r.stdout.contains("verified: "), "{}", r.stdout);
+    }
+
+    // The library gone: named.
+    std::fs::remove_file(&lib).unwrap();
+    let r = replay(&[file.to_str().unwrap(), "--verify"]);
+    assert_eq!(r.code, Some(2), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("does not load: ")
+            && r.stderr
+                .contains("(at driver.library): library 'libpusher.so' not found"),
+        "{}",
+        r.stderr
+    );
+
+    // A run without swaps, of the second build; then the first build put back in its place:
+    // the recording does not hold the run's build, so the replay refuses, naming both hashes.
+    std::fs::copy(c_library("swap_y"), &lib).unwrap();
+    let other = ws.path().join("other.mcap");
+    let run = ssxd_bounded(
+        &[
+            "run",
+            scene.to_str().unwrap(),
+            "--mode",
+            "fast",
+            "--duration",
+            "0.2",
+            "--record",
+            other.to_str().unwrap(),
+            "--quiet",
+        ],
+        60,
+        4 << 30,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    std::fs::copy(c_library("swap_x"), &lib).unwrap();
+    let r = replay(&[other.to_str().unwrap(), "--verify"]);
+    assert_eq!(r.code, Some(2), "{}", r.stdout);
+    assert_eq!(
+        r.stderr.trim(),
+        format!(
+            "error: cannot replay '{}': the library '{}' is not the build the run used ('{}'): its sha256 is {x}, the run's was {y}, and the recording does not hold that build; put the run's build there (or give --scene-dir where it is)",
+            other.display(),
+            lib.display(),
+            lib.display()
+        )
+    );
+}
+
 /// Copies the recording `from` to `to`: its run record and attachments, then every message,
 /// each first given to `edit` with its topic (false: left out). For tests that alter one.
 fn rewrite_recording(

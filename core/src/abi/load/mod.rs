@@ -30,10 +30,14 @@ pub struct PluginInfo {
 /// instance has been destroyed.
 pub struct PluginLibrary {
     path: PathBuf,
-    /// The private copy it was opened from ([`PluginLibrary::open_copy`]), removed on drop.
+    /// The private copy it was opened from ([`PluginLibrary::open_copy`]), removed on drop,
+    /// and its folder, kept while the copy is read ([`PluginLibrary::bytes`]).
     copy: Option<PathBuf>,
+    folder: Option<Arc<tempfile::TempDir>>,
     abi_version: u32,
     plugins: Vec<(PluginInfo, SsxPluginDesc)>,
+    /// The SHA-256 of the bytes opened, once asked for ([`PluginLibrary::sha256`]).
+    sha256: std::sync::OnceLock<Result<String, String>>,
     // Last: dropped (dlclose) after everything above.
     _lib: libloading::Library,
 }
@@ -168,13 +172,25 @@ impl PluginLibrary {
     /// the running code must not change when someone writes a new build over the file (`cp`
     /// writes into the same inode, which the mapping would follow), and a rebuilt file must
     /// not be served from the dynamic loader's cache of the old one. Messages name `path`.
-    pub fn open_copy(path: &Path, dir: &Path) -> Result<Arc<Self>, LoadError> {
+    pub fn open_copy(path: &Path, dir: &Arc<tempfile::TempDir>) -> Result<Arc<Self>, LoadError> {
+        Self::open_copy_of(path, path, dir)
+    }
+
+    /// As [`PluginLibrary::open_copy`], but the copy is made of `build`, another file (a
+    /// replay's copy of the build a run used, taken from its recording); messages name `path`.
+    pub fn open_copy_of(
+        path: &Path,
+        build: &Path,
+        folder: &Arc<tempfile::TempDir>,
+    ) -> Result<Arc<Self>, LoadError> {
+        let dir = folder.path();
         let path = &checked(path)?;
+        let build = &checked(build)?;
         static COPIES: AtomicU64 = AtomicU64::new(0);
         let n = COPIES.fetch_add(1, Ordering::Relaxed);
         let file_name = path.file_name().unwrap_or_default().to_string_lossy();
         let copy = dir.join(format!("{n}-{file_name}"));
-        std::fs::copy(path, &copy).map_err(|source| LoadError::Copy {
+        std::fs::copy(build, &copy).map_err(|source| LoadError::Copy {
             path: path.clone(),
             copy: copy.clone(),
             source,
@@ -185,10 +201,16 @@ impl PluginLibrary {
                 problem,
             })
             .and_then(|()| Self::open_file(path, &copy, Some(copy.clone())));
-        if opened.is_err() {
-            let _ = std::fs::remove_file(&copy);
+        match opened {
+            Ok(mut lib) => {
+                Arc::get_mut(&mut lib).expect("just made").folder = Some(Arc::clone(folder));
+                Ok(lib)
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&copy);
+                Err(e)
+            }
         }
-        opened
     }
 
     /// Opens `file`, named `path` in every message and in [`PluginLibrary::path`]; `copy` is
@@ -319,8 +341,10 @@ impl PluginLibrary {
         Ok(Arc::new(Self {
             path: path.to_path_buf(),
             copy,
+            folder: None,
             abi_version: version,
             plugins,
+            sha256: std::sync::OnceLock::new(),
             _lib: lib,
         }))
     }
@@ -328,6 +352,27 @@ impl PluginLibrary {
     /// The library's path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+    /// Whether it was opened from a private copy (a driver or sensor library, which can be
+    /// swapped), not from the file itself (an extension's).
+    pub fn is_copy(&self) -> bool {
+        self.copy.is_some()
+    }
+    /// The bytes it was opened from (its private copy's, which nothing writes over).
+    pub fn bytes(&self) -> std::io::Result<Vec<u8>> {
+        std::fs::read(self.copy.as_ref().unwrap_or(&self.path))
+    }
+    /// The SHA-256 of the bytes it was opened from, lowercase hex: read and hashed on the first
+    /// call (milliseconds a megabyte: not on a stepping thread), kept after.
+    pub fn sha256(&self) -> Result<&str, String> {
+        let hashed = self.sha256.get_or_init(|| {
+            use sha2::Digest;
+            let bytes = self
+                .bytes()
+                .map_err(|e| format!("cannot read '{}' to hash it: {e}", self.path.display()))?;
+            Ok(crate::text::hex(&sha2::Sha256::digest(&bytes)))
+        });
+        hashed.as_deref().map_err(Clone::clone)
     }
     /// The ABI version it speaks.
     pub fn abi_version(&self) -> u32 {
@@ -461,6 +506,8 @@ pub struct PluginLoader {
     /// Where driver and sensor libraries are copied before they are opened (made on first use,
     /// removed with the loader).
     copies: Option<Arc<tempfile::TempDir>>,
+    /// Builds to open in place of the files found, by file name ([`PluginLoader::use_build`]).
+    builds: HashMap<std::ffi::OsString, PathBuf>,
 }
 
 impl std::fmt::Debug for PluginLoader {
@@ -491,9 +538,18 @@ impl PluginLoader {
         if let Some(l) = self.libraries.get(&key) {
             return Ok(Arc::clone(l));
         }
-        let lib = PluginLibrary::open_copy(path, self.copy_dir()?.path())?;
+        let dir = self.copy_dir()?;
+        let build = path.file_name().and_then(|n| self.builds.get(n));
+        let lib = PluginLibrary::open_copy_of(path, build.map_or(path, |b| b), &dir)?;
         self.libraries.insert(key, Arc::clone(&lib));
         Ok(lib)
+    }
+
+    /// From now on a driver or sensor library whose file is named `file_name` is opened from
+    /// `build` instead of the file the scene's path finds (which must still be there): a
+    /// replay's way to run the build a run used, kept in its recording.
+    pub fn use_build(&mut self, file_name: &std::ffi::OsStr, build: PathBuf) {
+        self.builds.insert(file_name.to_os_string(), build);
     }
 
     /// The libraries opened so far.

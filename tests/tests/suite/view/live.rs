@@ -402,3 +402,86 @@ fn a_live_client_gets_each_mesh_once_by_url_from_the_page_server() {
     signal(&d, "-TERM");
     assert_eq!(wait_exit(&mut d, Duration::from_secs(10)), Some(0));
 }
+
+/// `ssxd replay --view --mode realtime`: a recorded run shown live as a run is, at the run's
+/// pace: the page served, the poses streamed, and the replay still verified to the bit.
+#[test]
+fn a_replay_is_shown_live_at_the_runs_pace() {
+    let ws_dir = Workspace::new();
+    let file = ws_dir.path().join("run.mcap");
+    let file_arg = file.to_str().unwrap();
+    let scene = quickstart();
+    let run = ssx_tests::ssxd_bounded(
+        &[
+            "run",
+            scene.to_str().unwrap(),
+            "--mode",
+            "fast",
+            "--steps",
+            "3000",
+            "--record",
+            file_arg,
+            "--quiet",
+        ],
+        60,
+        4 << 30,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let started = Instant::now();
+    let args = [
+        "replay",
+        file_arg,
+        "--verify",
+        "--mode",
+        "realtime",
+        "--view",
+        "--view-port",
+        "0",
+        "--view-rate",
+        "50",
+    ];
+    let (mut d, line, _err) = start(&args, "live view: open");
+    let page = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("the log names the page");
+    let (status, body) = http_get(page);
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(String::from_utf8_lossy(&body).contains("<title>ssx view</title>"));
+    let mut ws = connect(&ws_url(&line));
+    let channels = advertised(&mut ws, &["/tf"]);
+    let subs = [(1, channels["/tf"].0)];
+    subscribe(&mut ws, &subs);
+    let mut poses = 0;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while poses < 5 {
+        assert!(
+            Instant::now() < deadline,
+            "{poses} /tf messages within 20 s"
+        );
+        if let Some((1, _, payload)) = message_data(&read(&mut ws, &subs)) {
+            assert!(
+                !FrameTransforms::decode(&payload[..])
+                    .unwrap()
+                    .transforms
+                    .is_empty()
+            );
+            poses += 1;
+        }
+    }
+    ws.close(None).ok();
+    assert_eq!(wait_exit(&mut d, Duration::from_secs(30)), Some(0));
+    // 3000 steps of 1 ms at the run's pace: about 3 s, never the fraction of a second a fast
+    // replay takes (a bound on the pacing, not a timing figure).
+    assert!(
+        started.elapsed() >= Duration::from_millis(2900),
+        "{:?}",
+        started.elapsed()
+    );
+    let mut out = String::new();
+    std::io::Read::read_to_string(d.0.stdout.as_mut().unwrap(), &mut out).unwrap();
+    assert!(
+        out.contains("verified: 3000 snapshots equal to the bit"),
+        "{out}"
+    );
+}
