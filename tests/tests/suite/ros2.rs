@@ -4,7 +4,7 @@
 //!   eclipse-zenoh and rosbags, `extensions/zenoh/clients/ros2_client.py`) finds the node by its
 //!   liveliness tokens, decodes its topics, drives the rover through `cmd_vel` and pauses, steps
 //!   and resumes the run through its services, while a plain Zenoh client uses the extension's
-//!   own keys at the same time;
+//!   own keys at the same time; the run, recorded, replays to the bit from its recording;
 //! - bad ROS 2 input (not CDR, another type hash, too large, a flood, a command beyond the
 //!   driver's limits, a bad service request) is refused, counted, logged and never reaches the
 //!   driver.
@@ -50,7 +50,13 @@ fn an_independent_ros2_client_finds_drives_and_steps_the_shipped_scene_beside_a_
     let python = ssx_tests::python_for_clients();
     let ws = Workspace::new();
     let port = free_port();
-    let mut daemon = Daemon::start(&scene(&ws, port), 120);
+    // Recorded, to be replayed from the recording alone at the end.
+    let recording = ws.path().join("ros2.mcap");
+    let mut daemon = Daemon::start_with(
+        &scene(&ws, port),
+        120,
+        &["--record", recording.to_str().unwrap()],
+    );
     let session = connect(port, &mut daemon);
     // The extension's own keys, used at the same time by a plain Zenoh client.
     let (clock, _sub) = collect(&session, &format!("{PREFIX}/clock"));
@@ -86,6 +92,22 @@ fn an_independent_ros2_client_finds_drives_and_steps_the_shipped_scene_beside_a_
     let (code, log) = daemon.interrupt();
     assert_eq!(code, Some(0), "{log}");
     eprintln!("{stdout}");
+    // The run the client drove through cmd_vel (and paused, stepped and resumed through the
+    // node's services), simulated again from its recording with no network: every recorded
+    // pose equal to the bit, the rover's commands taken from the recording.
+    let r = ssx_tests::ssxd_bounded(
+        &["replay", recording.to_str().unwrap(), "--verify"],
+        120,
+        4 << 30,
+    );
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("the plugins given the recorded inputs")
+            && r.stdout.contains("verified: "),
+        "{}",
+        r.stdout
+    );
+    eprintln!("{}", r.stdout);
 }
 
 #[test]
