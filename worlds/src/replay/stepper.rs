@@ -18,8 +18,11 @@ use ssx_view::{Event, Playback, RecordedReset, Snapshot};
 use super::builds::Builds;
 use super::{Divergence, ReplayReport};
 
-/// Events the reading thread hands over at most this many ahead of the stepping.
-const READ_AHEAD: usize = 256;
+/// Events the reading thread hands over at a time: one hand-over (a wake-up of the other
+/// thread) for this many, not one an event.
+const BATCH: usize = 64;
+/// Batches the reading thread reads at most ahead of the stepping.
+const READ_AHEAD: usize = 4;
 
 /// What [`Replayer::step`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,7 +57,9 @@ struct Inputs {
 pub struct Replayer {
     /// For messages: the recording's path.
     path: String,
-    events: Option<Receiver<Read>>,
+    events: Option<Receiver<Vec<Read>>>,
+    /// The batch being taken from.
+    batch: std::vec::IntoIter<Read>,
     reader: Option<JoinHandle<()>>,
     builds: Builds,
     verify: bool,
@@ -84,29 +89,40 @@ impl Replayer {
         verify: bool,
     ) -> Result<Self, String> {
         let mut events = p.events()?;
-        let (tx, rx) = sync_channel::<Read>(READ_AHEAD);
+        let (tx, rx) = sync_channel::<Vec<Read>>(READ_AHEAD);
         let reader = std::thread::Builder::new()
             .name("ssx-replay-read".into())
             .spawn(move || {
+                let mut batch = Vec::with_capacity(BATCH);
                 for e in &mut events {
-                    let read = match e {
+                    let failed = e.is_err();
+                    batch.push(match e {
                         Ok(e) => Read::Event(e),
                         Err(why) => Read::Failed(why),
-                    };
-                    let failed = matches!(read, Read::Failed(_));
+                    });
+                    if failed {
+                        let _ = tx.send(batch);
+                        return;
+                    }
                     // A send fails once the replay stopped early.
-                    if tx.send(read).is_err() || failed {
+                    if batch.len() == BATCH
+                        && tx
+                            .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                            .is_err()
+                    {
                         return;
                     }
                 }
-                let _ = tx.send(Read::End {
+                batch.push(Read::End {
                     cut_short: events.cut_short(),
                 });
+                let _ = tx.send(batch);
             })
             .map_err(|e| format!("cannot start the reading thread: {e}"))?;
         Ok(Replayer {
             path: path.display().to_string(),
             events: Some(rx),
+            batch: Vec::new().into_iter(),
             reader: Some(reader),
             builds,
             verify,
@@ -206,21 +222,25 @@ impl Replayer {
 
     /// Reads one event.
     fn read(&mut self) -> Result<(), SsxError> {
-        let read = self.events.as_ref().map(Receiver::recv);
-        let event = match read {
-            Some(Ok(Read::Event(e))) => e,
-            Some(Ok(Read::End { cut_short })) => {
+        if self.batch.as_slice().is_empty()
+            && let Some(Ok(batch)) = self.events.as_ref().map(Receiver::recv)
+        {
+            self.batch = batch.into_iter();
+        }
+        let event = match self.batch.next() {
+            Some(Read::Event(e)) => e,
+            Some(Read::End { cut_short }) => {
                 self.ended = true;
                 self.report.complete = !cut_short;
                 return Ok(());
             }
-            Some(Ok(Read::Failed(why))) => {
+            Some(Read::Failed(why)) => {
                 return Err(SsxError::Config(format!(
                     "cannot replay '{}': {why}",
                     self.path
                 )));
             }
-            Some(Err(_)) | None => {
+            None => {
                 return Err(SsxError::Config(format!(
                     "cannot replay '{}': its reading stopped on a panic in the MCAP reader",
                     self.path
