@@ -134,11 +134,18 @@ pub(crate) struct ReplayArgs {
     /// wall clock, to watch the replay with --view as the run went.
     #[arg(long, value_enum, default_value_t = ModeArg::Fast)]
     pub(crate) mode: ModeArg,
-    /// Serve the live view of the replay, as `ssxd run --view` does (127.0.0.1:8765, the page
-    /// on the next port).
+    #[command(flatten)]
+    pub(crate) live: ViewArgs,
+}
+
+/// The live view's flags, for a run and a replay.
+#[derive(Args)]
+pub(crate) struct ViewArgs {
+    /// Serve the live view: Foxglove WebSocket on 127.0.0.1:8765, the built-in page on the next
+    /// port (a run's scene's "view" block can change both).
     #[arg(long)]
     pub(crate) view: bool,
-    /// View frames per wall second (default 30).
+    /// View frames per wall second (default 30, or a run's scene's view.rate).
     #[arg(long, requires = "view", allow_negative_numbers = true)]
     pub(crate) view_rate: Option<f64>,
     /// The view's WebSocket port (0: any free port; the page takes the next one, or any free one
@@ -197,17 +204,8 @@ pub(crate) struct RunArgs {
     /// Stop (exit status 2) when a real-time setting cannot be applied, instead of warning.
     #[arg(long)]
     pub(crate) strict_rt: bool,
-    /// Serve the live view: Foxglove WebSocket on 127.0.0.1:8765, the built-in page on the next
-    /// port (the scene's "view" block can change both).
-    #[arg(long)]
-    pub(crate) view: bool,
-    /// View frames per wall second (default 30, or the scene's view.rate).
-    #[arg(long, requires = "view", allow_negative_numbers = true)]
-    pub(crate) view_rate: Option<f64>,
-    /// The view's WebSocket port (0: any free port; the page takes the next one, or any free one
-    /// with 0).
-    #[arg(long, requires = "view")]
-    pub(crate) view_port: Option<u16>,
+    #[command(flatten)]
+    pub(crate) live: ViewArgs,
     /// Record the run into this MCAP file (it must not exist yet).
     #[arg(long)]
     pub(crate) record: Option<PathBuf>,

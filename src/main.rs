@@ -355,15 +355,15 @@ fn output(
     config: &EnvironmentConfig,
     hub: &ssx_view::Hub,
 ) -> Result<Option<ssx_view::Output>, SsxError> {
-    if !o.view && o.record.is_none() {
+    if !o.live.view && o.record.is_none() {
         return Ok(None);
     }
-    let view = o.view.then(|| {
+    let view = o.live.view.then(|| {
         view_options(
             format!("ssx: {}", scene.name),
             scene.view.unwrap_or_default(),
-            o.view_port,
-            o.view_rate,
+            o.live.view_port,
+            o.live.view_rate,
         )
     });
     let record = match &o.record {

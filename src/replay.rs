@@ -40,12 +40,12 @@ pub(crate) fn replay(o: &ReplayArgs) -> Result<ExitCode, SsxError> {
                 ModeArg::Fast => Mode::Fast,
                 ModeArg::Realtime => Mode::Realtime { factor: 1.0 },
             },
-            view: o.view.then(|| {
+            view: o.live.view.then(|| {
                 crate::view_options(
                     format!("ssx replay: {}", o.recording.display()),
                     Default::default(),
-                    o.view_port,
-                    o.view_rate,
+                    o.live.view_port,
+                    o.live.view_rate,
                 )
             }),
         },

@@ -206,6 +206,23 @@ pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// With `--watch-plugins` on `daemon`: once its watcher runs, copies `build` over the library
+/// file `lib` (as a user's rebuild does) and waits, bounded, until the daemon swapped it in.
+pub fn copy_build_and_wait_for_the_swap(
+    daemon: &Daemon,
+    lib: &std::path::Path,
+    build: &std::path::Path,
+) {
+    wait_for("the watcher to start", Duration::from_secs(30), || {
+        daemon.log().contains("--watch-plugins")
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    std::fs::copy(build, lib).expect("copy the new build over the library");
+    wait_for("the swap", Duration::from_secs(30), || {
+        daemon.log().contains("swapped library '")
+    });
+}
+
 /// Waits (at most `timeout`) until `ok`.
 pub fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;

@@ -368,7 +368,7 @@ fn a_teleop_session_over_zenoh_replays_to_the_bit_without_the_network() {
 /// run's (and not in the recording), are refused by name.
 #[test]
 fn a_run_with_a_library_swap_replays_with_the_builds_it_ran() {
-    use ssx_tests::daemon::{Daemon, wait_for};
+    use ssx_tests::daemon::{Daemon, copy_build_and_wait_for_the_swap};
     use ssx_tests::{c_library, pusher_scene};
     let ws = Workspace::new();
     // A ball pushed along +x by the first build, +y by the second (τ 1 ms, real time).
@@ -379,14 +379,7 @@ fn a_run_with_a_library_swap_replays_with_the_builds_it_ran() {
         60,
         &["--watch-plugins", "--record", file.to_str().unwrap()],
     );
-    wait_for("the watcher to start", Duration::from_secs(30), || {
-        daemon.log().contains("--watch-plugins")
-    });
-    std::thread::sleep(Duration::from_millis(500));
-    std::fs::copy(c_library("swap_y"), &lib).unwrap();
-    wait_for("the swap", Duration::from_secs(30), || {
-        daemon.log().contains("swapped library '")
-    });
+    copy_build_and_wait_for_the_swap(&daemon, &lib, &c_library("swap_y"));
     std::thread::sleep(Duration::from_millis(500));
     let (code, log) = daemon.interrupt();
     assert_eq!(code, Some(0), "{log}");

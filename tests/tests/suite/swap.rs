@@ -416,18 +416,11 @@ fn an_idle_sensor_is_called_on_its_sampling_steps_only() {
 /// swapped in once, and the log says so.
 #[test]
 fn ssxd_watch_plugins_swaps_a_build_copied_over_the_file() {
-    use ssx_tests::daemon::{Daemon, wait_for};
+    use ssx_tests::daemon::{Daemon, copy_build_and_wait_for_the_swap};
     let ws = Workspace::new();
     let (scene, lib) = pusher_scene(&ws, "swap_x", "", "");
     let daemon = Daemon::start_with(&scene.display().to_string(), 60, &["--watch-plugins"]);
-    wait_for("the watcher to start", Duration::from_secs(30), || {
-        daemon.log().contains("--watch-plugins")
-    });
-    std::thread::sleep(Duration::from_millis(500));
-    std::fs::copy(c_library("swap_y"), &lib).unwrap();
-    wait_for("the swap", Duration::from_secs(30), || {
-        daemon.log().contains("swapped library '")
-    });
+    copy_build_and_wait_for_the_swap(&daemon, &lib, &c_library("swap_y"));
     std::thread::sleep(Duration::from_millis(1000));
     let (code, log) = daemon.interrupt();
     assert_eq!(code, Some(0), "{log}");
