@@ -273,8 +273,13 @@ impl Environment {
                     old.push(Box::new(previous));
                 }
                 let switch = t0.elapsed();
-                // Handed to the swap thread at the end of this step's compute (see step_until).
-                self.retiring = Some(old);
+                // Handed to the swap thread at the end of this step's compute (see step_until);
+                // a replay's second swap before one step hands the first's over now.
+                if let Some(earlier) = self.retiring.replace(old)
+                    && let Some(s) = &self.swapper
+                {
+                    s.retire(earlier);
+                }
                 tracing::info!(
                     "swapped library '{}' before step {}: {count} instance(s), {:.1} ms after the request, switched in {:.1} us",
                     p.library.display(),
