@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use ssx_sdk::abi::*;
 
 use super::host::{Frame, FrameKind, with_frames};
-use super::instance::{ERROR_CAPACITY, error_text};
+use super::instance::{ERROR_CAPACITY, error_buffer, error_text};
 use crate::guard::Label;
 use crate::plugin::{BatchMember, CommandBuffer, Reading, ReadingSource};
 use crate::world::{ArtifactId, World};
@@ -44,8 +44,8 @@ pub(crate) fn drive_many(
     run: &mut dyn DriverRun,
 ) -> Faults {
     let n = run.len();
-    let (mut instances, mut errors) = ([UNSET; MOST], [UNSET_TEXT; MOST]);
-    let members = gather(n, |k| run.member(k), &mut instances, &mut errors);
+    let mut instances = [UNSET; MOST];
+    let members = gather(n, |k| run.member(k), &mut instances);
     crate::counters::add(crate::counters::Work::DriverCall, 1);
     let mut frames = [const { MaybeUninit::<Frame<'_>>::uninit() }; MOST];
     let mut made = 0;
@@ -67,8 +67,8 @@ pub(crate) fn drive_many(
 /// Steps a run of sensors in one call (again after an instance that failed).
 pub(crate) fn sense_many(world: &World<'_>, run: &mut dyn SensorRun) -> Faults {
     let n = run.len();
-    let (mut instances, mut errors) = ([UNSET; MOST], [UNSET_TEXT; MOST]);
-    let members = gather(n, |k| run.member(k), &mut instances, &mut errors);
+    let mut instances = [UNSET; MOST];
+    let members = gather(n, |k| run.member(k), &mut instances);
     crate::counters::add(crate::counters::Work::SensorCall, 1);
     let mut frames = [const { MaybeUninit::<Frame<'_>>::uninit() }; MOST];
     let mut made = 0;
@@ -88,15 +88,12 @@ pub(crate) fn sense_many(world: &World<'_>, run: &mut dyn SensorRun) -> Faults {
 }
 
 const UNSET: MaybeUninit<*mut c_void> = MaybeUninit::uninit();
-const UNSET_TEXT: MaybeUninit<*mut u8> = MaybeUninit::uninit();
 
-/// A run's members as the call needs them: the plugin's `step_many`, and each instance and
-/// its error buffer, in arrays on the caller's stack (nothing of a run's size is built and
-/// moved).
+/// A run's members as the call needs them: the plugin's `step_many`, and each instance, in an
+/// array on the caller's stack (nothing of a run's size is built and moved).
 struct Members<'a> {
     step_many: SsxStepManyFn,
     instances: &'a [*mut c_void],
-    errors: &'a [*mut u8],
 }
 
 /// The first `n` members (`n` from 1 to [`MOST`]) into the arrays.
@@ -104,24 +101,21 @@ fn gather<'a>(
     n: usize,
     member: impl Fn(usize) -> BatchMember,
     instances: &'a mut [MaybeUninit<*mut c_void>; MOST],
-    errors: &'a mut [MaybeUninit<*mut u8>; MOST],
 ) -> Members<'a> {
     assert!(
         (1..=MOST).contains(&n),
         "a batch call of {n} instances (1 to {MOST})"
     );
     let first = member(0);
-    for k in 0..n {
+    for (k, slot) in instances[..n].iter_mut().enumerate() {
         let m = if k == 0 { first } else { member(k) };
-        instances[k].write(m.instance);
-        errors[k].write(m.error);
+        slot.write(m.instance);
     }
-    // SAFETY: the first `n` of each were written just above.
+    // SAFETY: the first `n` were written just above.
     unsafe {
         Members {
             step_many: first.step_many,
             instances: std::slice::from_raw_parts(instances.as_ptr().cast(), n),
-            errors: std::slice::from_raw_parts(errors.as_ptr().cast(), n),
         }
     }
 }
@@ -140,11 +134,8 @@ fn call(
     while from < n {
         let count = n - from;
         let mut failed = usize::MAX;
-        // The first instance's own buffer (the host's, initialised): the message is its.
-        let text = members.errors[from];
-        // SAFETY: an instance's error buffer holds ERROR_CAPACITY bytes, written only in its
-        // own calls, and this thread alone steps the instance now.
-        unsafe { *text = 0 };
+        // This thread's buffer (the host's, initialised), cleared: the message is the call's.
+        let text = error_buffer();
         let mut error = SsxErrorBuf {
             data: text.cast(),
             capacity: ERROR_CAPACITY,
@@ -169,7 +160,8 @@ fn call(
         if status == SSX_OK {
             break;
         }
-        // SAFETY: as above; the plugin wrote its message, if any, within the capacity.
+        // SAFETY: this thread's buffer, ERROR_CAPACITY bytes, initialised; the plugin wrote
+        // its message, if any, within the capacity, and nothing writes it now.
         let written = unsafe { std::slice::from_raw_parts(text, ERROR_CAPACITY) };
         let mut message = error_text(written, status);
         // An instance the plugin did not name is taken to be the call's first.

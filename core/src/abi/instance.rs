@@ -2,7 +2,6 @@
 //! sensors and extensions ordinary [`Driver`]s, [`Sensor`]s and [`SimulationExtension`]s.
 
 use std::ffi::{CStr, CString, c_void};
-use std::ptr::NonNull;
 use std::sync::Arc;
 
 use ssx_sdk::abi::*;
@@ -79,13 +78,13 @@ impl PluginLibrary {
             body_count: init.body_count,
             joint_count: init.joint_count,
         };
-        let mut err = ErrorBuf::new();
+        let mut err = error_arg();
         let mut instance: *mut c_void = std::ptr::null_mut();
         let create = desc.create.expect("checked at open");
         // SAFETY: arguments are valid for the call; the host table is a static.
-        let status = unsafe { create(&HOST_API, json.as_ptr(), &sinit, &mut instance, err.raw()) };
+        let status = unsafe { create(&HOST_API, json.as_ptr(), &sinit, &mut instance, &mut err) };
         if status != SSX_OK {
-            return Err(err.message(status));
+            return Err(error_message(status));
         }
         if instance.is_null() {
             return Err("create returned success but no instance".into());
@@ -93,7 +92,6 @@ impl PluginLibrary {
         Ok(Instance {
             instance,
             desc,
-            err: ErrorBuf::new(),
             _lib: Arc::clone(self),
         })
     }
@@ -101,47 +99,39 @@ impl PluginLibrary {
 
 pub(super) const ERROR_CAPACITY: usize = 512;
 
-/// A host-owned error buffer, allocated once per instance. Its bytes are reached only through
-/// the pointer of their allocation, never through a `&mut`, so that the pointer a batch member
-/// keeps (`member`) stays valid beside the host's own writes.
-struct ErrorBuf {
-    data: NonNull<[u8; ERROR_CAPACITY]>,
-    raw: SsxErrorBuf,
+thread_local! {
+    /// The error buffer of every plugin call made on this thread: one call at a time uses it
+    /// (a plugin's calls never nest on a thread; an extension's service, which a driver may
+    /// call, has a buffer of its own on the stack), and its message is read as soon as the call
+    /// fails. Initialised once: the bytes after a message's NUL are an older message's, never
+    /// uninitialised memory. One buffer a thread, not one an instance (512 bytes each, held by
+    /// every world of a batch).
+    static ERROR: std::cell::UnsafeCell<[u8; ERROR_CAPACITY]> =
+        const { std::cell::UnsafeCell::new([0; ERROR_CAPACITY]) };
 }
 
-impl ErrorBuf {
-    fn new() -> Self {
-        Self {
-            data: NonNull::from(Box::leak(Box::new([0; ERROR_CAPACITY]))),
-            raw: SsxErrorBuf {
-                data: std::ptr::null_mut(),
-                capacity: 0,
-            },
-        }
-    }
-    /// The bytes' first address, as plugins write through it.
-    fn bytes(&self) -> *mut u8 {
-        self.data.as_ptr().cast()
-    }
-    fn raw(&mut self) -> *mut SsxErrorBuf {
-        // SAFETY: the allocation is live until `Drop`; no plugin call is running.
-        unsafe { self.bytes().write(0) };
-        self.raw = SsxErrorBuf {
-            data: self.bytes().cast(),
-            capacity: ERROR_CAPACITY,
-        };
-        &mut self.raw
-    }
-    fn message(&self, status: SsxStatus) -> String {
-        // SAFETY: live until `Drop`; read between plugin calls, when nothing writes it.
-        error_text(unsafe { self.data.as_ref() }, status)
-    }
+/// This thread's error buffer for a call, its message cleared: valid for as long as the thread
+/// lives. Reached only through this pointer while a plugin call runs.
+pub(super) fn error_buffer() -> *mut u8 {
+    ERROR.with(|b| {
+        let first = b.get().cast::<u8>();
+        // SAFETY: this thread's buffer, used by no call now (calls do not nest on a thread).
+        unsafe { first.write(0) };
+        first
+    })
 }
 
-impl Drop for ErrorBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated by `Box` in `new` and freed once, here.
-        drop(unsafe { Box::from_raw(self.data.as_ptr()) });
+/// The message the last failed call on this thread wrote into its buffer.
+pub(super) fn error_message(status: SsxStatus) -> String {
+    // SAFETY: read between plugin calls on this thread, when nothing writes the buffer.
+    ERROR.with(|b| error_text(unsafe { &*b.get() }, status))
+}
+
+/// A call's error buffer: this thread's.
+fn error_arg() -> SsxErrorBuf {
+    SsxErrorBuf {
+        data: error_buffer().cast(),
+        capacity: ERROR_CAPACITY,
     }
 }
 
@@ -161,7 +151,6 @@ pub(super) fn error_text(data: &[u8], status: SsxStatus) -> String {
 pub(super) struct Instance {
     instance: *mut c_void,
     desc: SsxPluginDesc,
-    err: ErrorBuf,
     // Last: the library outlives the instance.
     _lib: Arc<PluginLibrary>,
 }
@@ -184,7 +173,6 @@ impl Instance {
             key: self.desc.name as usize,
             step_many: self.desc.step_many?,
             instance: self.instance,
-            error: self.err.bytes(),
         })
     }
 
@@ -198,9 +186,17 @@ impl Instance {
         let mut buf = vec![0u8; 4096];
         loop {
             let mut len = 0usize;
-            let err = self.err.raw();
+            let mut err = error_arg();
             // SAFETY: the instance is live; `buf` holds `buf.len()` bytes for the call.
-            let status = unsafe { save(self.instance, buf.as_mut_ptr(), buf.len(), &mut len, err) };
+            let status = unsafe {
+                save(
+                    self.instance,
+                    buf.as_mut_ptr(),
+                    buf.len(),
+                    &mut len,
+                    &mut err,
+                )
+            };
             match status {
                 SSX_OK if len <= buf.len() => {
                     buf.truncate(len);
@@ -213,7 +209,7 @@ impl Instance {
                         "save: a state of {len} bytes (at most {MAX_STATE} are taken)"
                     ));
                 }
-                _ => return Err(format!("save: {}", self.err.message(status))),
+                _ => return Err(format!("save: {}", error_message(status))),
             }
         }
     }
@@ -223,27 +219,27 @@ impl Instance {
         let Some(restore) = self.desc.restore else {
             return Ok(());
         };
-        let err = self.err.raw();
+        let mut err = error_arg();
         // SAFETY: the instance is live; `state` holds `state.len()` bytes for the call.
-        let status = unsafe { restore(self.instance, state.as_ptr(), state.len(), err) };
+        let status = unsafe { restore(self.instance, state.as_ptr(), state.len(), &mut err) };
         match status {
             SSX_OK => Ok(()),
-            _ => Err(format!("restore: {}", self.err.message(status))),
+            _ => Err(format!("restore: {}", error_message(status))),
         }
     }
 
-    /// Runs one entry of this instance with `frame` current and this instance's error buffer.
+    /// Runs one entry of this instance with `frame` current and this thread's error buffer.
     fn call_guarded(
         &mut self,
         frame: &mut Frame<'_>,
         call: impl FnOnce(SsxCtx, *mut SsxErrorBuf) -> SsxStatus,
     ) -> Result<(), String> {
-        let err = self.err.raw();
-        let status = with_frame(frame, |ctx| call(ctx, err));
+        let mut err = error_arg();
+        let status = with_frame(frame, |ctx| call(ctx, &mut err));
         if status == SSX_OK {
             Ok(())
         } else {
-            Err(self.err.message(status))
+            Err(error_message(status))
         }
     }
 }
@@ -358,12 +354,12 @@ impl SimulationExtension for AbiExtension {
         if let Some(instance) = &mut self.instance
             && let Some(reset) = instance.desc.reset
         {
-            let err = instance.err.raw();
+            let mut err = error_arg();
             // SAFETY: the instance is live; called on the stepping thread between steps.
-            match unsafe { reset(instance.instance, init.seed, err) } {
+            match unsafe { reset(instance.instance, init.seed, &mut err) } {
                 SSX_OK => return Some(Ok(())),
                 SSX_ERR_NOT_FOUND => {}
-                status => return Some(Err(format!("reset: {}", instance.err.message(status)))),
+                status => return Some(Err(format!("reset: {}", error_message(status)))),
             }
         }
         self.instance = None;

@@ -14,8 +14,6 @@ pub struct BatchMember {
     pub(crate) key: usize,
     pub(crate) step_many: SsxStepManyFn,
     pub(crate) instance: *mut c_void,
-    /// The instance's error buffer (the host's, `ERROR_CAPACITY` bytes, initialised).
-    pub(crate) error: *mut u8,
 }
 
 impl BatchMember {
@@ -25,10 +23,10 @@ impl BatchMember {
     }
 }
 
-// SAFETY: the pointers are one instance's (its state and the host's error buffer for it, both
-// fixed in memory for its life); the ABI lets an instance be called from any one thread at a
-// time, and only the worker that steps the instance's slot passes them to the plugin. Sharing a
-// member only shares the two addresses: nothing reaches through them without `unsafe`.
+// SAFETY: the pointer is one instance's state, fixed in memory for its life; the ABI lets an
+// instance be called from any one thread at a time, and only the worker that steps the
+// instance's slot passes it to the plugin. Sharing a member only shares the address: nothing
+// reaches through it without `unsafe`.
 unsafe impl Send for BatchMember {}
 // SAFETY: as above.
 unsafe impl Sync for BatchMember {}
