@@ -105,26 +105,37 @@ thread_local! {
     /// call, has a buffer of its own on the stack), and its message is read as soon as the call
     /// fails. Initialised once: the bytes after a message's NUL are an older message's, never
     /// uninitialised memory. One buffer a thread, not one an instance (512 bytes each, held by
-    /// every world of a batch).
-    static ERROR: std::cell::UnsafeCell<[u8; ERROR_CAPACITY]> =
-        const { std::cell::UnsafeCell::new([0; ERROR_CAPACITY]) };
+    /// every world of a batch). On the heap, freed when the thread ends: the thread-local slot
+    /// itself is a pointer, because a library loaded into a process that loads others (the
+    /// Python module beside torch's libgomp) must take little of the process's static TLS.
+    static ERROR: std::cell::OnceCell<Box<std::cell::UnsafeCell<[u8; ERROR_CAPACITY]>>> =
+        const { std::cell::OnceCell::new() };
+}
+
+/// This thread's buffer's first byte.
+fn error_bytes() -> *mut u8 {
+    ERROR.with(|b| {
+        b.get_or_init(|| Box::new(std::cell::UnsafeCell::new([0; ERROR_CAPACITY])))
+            .get()
+            .cast::<u8>()
+    })
 }
 
 /// This thread's error buffer for a call, its message cleared: valid for as long as the thread
 /// lives. Reached only through this pointer while a plugin call runs.
 pub(super) fn error_buffer() -> *mut u8 {
-    ERROR.with(|b| {
-        let first = b.get().cast::<u8>();
-        // SAFETY: this thread's buffer, used by no call now (calls do not nest on a thread).
-        unsafe { first.write(0) };
-        first
-    })
+    let first = error_bytes();
+    // SAFETY: this thread's buffer, used by no call now (calls do not nest on a thread).
+    unsafe { first.write(0) };
+    first
 }
 
 /// The message the last failed call on this thread wrote into its buffer.
 pub(super) fn error_message(status: SsxStatus) -> String {
-    // SAFETY: read between plugin calls on this thread, when nothing writes the buffer.
-    ERROR.with(|b| error_text(unsafe { &*b.get() }, status))
+    // SAFETY: this thread's buffer, ERROR_CAPACITY initialised bytes, read between plugin calls
+    // on this thread, when nothing writes it.
+    let bytes = unsafe { std::slice::from_raw_parts(error_bytes(), ERROR_CAPACITY) };
+    error_text(bytes, status)
 }
 
 /// A call's error buffer: this thread's.

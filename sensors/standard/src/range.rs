@@ -45,13 +45,15 @@ fn full_ring() -> f64 {
     TAU
 }
 
+/// A step's ray directions in the world frame and their hits.
+type Scratch = (Vec<[f64; 3]>, Vec<ssx_sdk::RayHit>);
+
 thread_local! {
-    /// A step's ray directions in the world frame and their hits: scratch for every range
-    /// sensor stepped on this thread, grown to the largest ring once and kept (no allocation
-    /// in a step), instead of two buffers an instance (0.9 KiB a 12-ray ring, held by every
-    /// world of a batch).
-    static SCRATCH: std::cell::RefCell<(Vec<[f64; 3]>, Vec<ssx_sdk::RayHit>)> =
-        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    /// Scratch for every range sensor stepped on this thread, grown to the largest ring once
+    /// and kept (no allocation in a step), instead of two buffers an instance (0.9 KiB a 12-ray
+    /// ring, held by every world of a batch). The slot is a pointer (the scratch on the heap):
+    /// a plugin library must take little of the process's static TLS.
+    static SCRATCH: std::cell::Cell<Option<Box<Scratch>>> = const { std::cell::Cell::new(None) };
 }
 
 pub(crate) struct Range {
@@ -134,11 +136,13 @@ impl Sensor for Range {
         let q = UnitQuaternion::from_quaternion(Quaternion::new(w, x, y, z));
         let origin = Vector3::from(s.position) + q * Vector3::from(self.d.position);
         let max = self.d.max_range;
-        SCRATCH.with_borrow_mut(|(directions, hits)| {
-            directions.clear();
-            directions.extend(self.rays.iter().map(|ray| <[f64; 3]>::from(q * ray)));
-            hits.resize(directions.len(), ssx_sdk::RayHit::default());
-            ctx.ray_cast_many(origin.into(), directions, max, true, hits)?;
+        let mut scratch = SCRATCH.take().unwrap_or_default();
+        let (directions, hits) = &mut *scratch;
+        directions.clear();
+        directions.extend(self.rays.iter().map(|ray| <[f64; 3]>::from(q * ray)));
+        hits.resize(directions.len(), ssx_sdk::RayHit::default());
+        let cast = ctx.ray_cast_many(origin.into(), directions, max, true, hits);
+        if cast.is_ok() {
             for (hit, out) in hits.iter().zip(&mut self.out) {
                 let reading = if hit.hit != 0 {
                     hit.distance + self.noise.gauss(self.d.noise)
@@ -147,8 +151,9 @@ impl Sensor for Range {
                 };
                 *out = reading.clamp(self.d.min_range, max);
             }
-            Ok::<_, String>(())
-        })?;
+        }
+        SCRATCH.set(Some(scratch));
+        cast?;
         ctx.publish(&self.out)?;
         Ok(())
     }
