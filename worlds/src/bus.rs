@@ -14,9 +14,20 @@ use ssx_zenoh::mailbox::{Inbox, Message};
 /// Most subscriptions and advertised keys, as for the Zenoh extension.
 const MAX_KEYS: usize = 4096;
 
-/// Inbox slots are made this many at a time: a world of a batch holds a few subscriptions,
-/// and 4096 slots made up front took 64 KiB of every world.
-const CHUNK: usize = 64;
+/// Inbox slots come in chunks that double: the first holds [`FIRST`] subscriptions, chunk `c`
+/// holds `FIRST << c`, and [`CHUNKS`] of them hold [`MAX_KEYS`]. A world of a batch holds a few
+/// subscriptions: 4096 slots made up front took 64 KiB of every world, and 64 fixed chunks of
+/// 64 still took 2.5 KiB.
+const FIRST: usize = 4;
+const CHUNKS: usize = 11;
+const _: () = assert!(FIRST * ((1 << CHUNKS) - 1) >= MAX_KEYS);
+
+/// The chunk that holds subscription `id`, and its place in it.
+fn chunk_of(id: usize) -> (usize, usize) {
+    // Chunk c starts at FIRST·(2^c − 1): c is the bit length of id / FIRST + 1, less one.
+    let c = (usize::BITS - (id / FIRST + 1).leading_zeros() - 1) as usize;
+    (c, id - FIRST * ((1 << c) - 1))
+}
 
 /// A message for a key that nobody has subscribed to yet (a driver subscribes on its first
 /// step): handed over, checked, when the subscription comes.
@@ -34,21 +45,21 @@ struct Keys {
     advertised: Vec<(String, Vec<u8>)>,
 }
 
-/// `CHUNK` inbox slots, made together.
+/// One chunk's inbox slots, made together.
 type Chunk = Box<[OnceLock<Arc<Inbox>>]>;
 
 /// What the Sim and the bus extension share.
 pub struct BusState {
-    /// Read by drivers on the workers without a lock: `MAX_KEYS / CHUNK` chunks, each made on
-    /// first use.
-    inboxes: Box<[OnceLock<Chunk>]>,
+    /// Read by drivers on the workers without a lock: [`CHUNKS`] chunks, each made on first
+    /// use.
+    inboxes: [OnceLock<Chunk>; CHUNKS],
     keys: Mutex<Keys>,
 }
 
 impl Default for BusState {
     fn default() -> Self {
         Self {
-            inboxes: (0..MAX_KEYS / CHUNK).map(|_| OnceLock::new()).collect(),
+            inboxes: std::array::from_fn(|_| OnceLock::new()),
             keys: Mutex::default(),
         }
     }
@@ -110,14 +121,14 @@ impl BusState {
     }
 
     fn inbox(&self, id: u32) -> Option<&Arc<Inbox>> {
-        let id = id as usize;
-        self.inboxes.get(id / CHUNK)?.get()?[id % CHUNK].get()
+        let (c, at) = chunk_of(id as usize);
+        self.inboxes.get(c)?.get()?.get(at)?.get()
     }
 
     /// The slot of subscription `id`, its chunk made if needed.
     fn slot(&self, id: usize) -> &OnceLock<Arc<Inbox>> {
-        &self.inboxes[id / CHUNK].get_or_init(|| (0..CHUNK).map(|_| OnceLock::new()).collect())
-            [id % CHUNK]
+        let (c, at) = chunk_of(id);
+        &self.inboxes[c].get_or_init(|| (0..FIRST << c).map(|_| OnceLock::new()).collect())[at]
     }
 
     /// The last payload published on `key` by a driver or sensor, if any.
@@ -259,5 +270,28 @@ impl SimulationExtension for LocalBus {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Subscriptions 0..MAX_KEYS fill the chunks in order, each slot once: chunk 0's four
+    /// slots, then chunk 1's eight, and so on.
+    #[test]
+    fn subscriptions_fill_the_doubling_chunks_in_order() {
+        let mut expected = (0, 0);
+        for id in 0..MAX_KEYS {
+            assert_eq!(chunk_of(id), expected, "subscription {id}");
+            expected.1 += 1;
+            if expected.1 == FIRST << expected.0 {
+                expected = (expected.0 + 1, 0);
+            }
+        }
+        assert!(chunk_of(MAX_KEYS - 1).0 < CHUNKS);
+        assert_eq!(chunk_of(4), (1, 0));
+        assert_eq!(chunk_of(11), (1, 7));
+        assert_eq!(chunk_of(12), (2, 0));
     }
 }
