@@ -239,13 +239,19 @@ impl StatsSummary {
     }
 }
 
-/// Accumulates per-step timings. Recording never allocates.
-pub struct Stats {
+/// The step times of timed [`Stats`].
+struct Times {
     step: Histogram<u64>,
     lateness: Histogram<u64>,
     physics: Histogram<u64>,
     sensors: Histogram<u64>,
     drivers: Histogram<u64>,
+}
+
+/// Accumulates per-step timings. Recording never allocates.
+pub struct Stats {
+    /// `None` for [`Stats::untimed`].
+    times: Option<Box<Times>>,
     steps: u64,
     misses: u64,
     bursts: u64,
@@ -253,8 +259,6 @@ pub struct Stats {
     max_lateness: Duration,
     late_wakeups: u64,
     plugin_faults: u64,
-    /// Whether step times go into the histograms ([`Stats::untimed`]).
-    timed: bool,
 }
 
 impl Default for Stats {
@@ -266,35 +270,34 @@ impl Default for Stats {
 impl Stats {
     /// Empty statistics.
     pub fn new() -> Self {
-        Self::with(histogram, true)
+        Self::with(Some(Box::new(Times {
+            step: histogram(),
+            lateness: histogram(),
+            physics: histogram(),
+            sensors: histogram(),
+            drivers: histogram(),
+        })))
     }
 
     /// Statistics that count steps, misses and faults but keep no step times: the five
     /// histograms of [`Stats::new`] take about 1.2 MB, which a batch of a thousand small worlds
     /// (`ssx-worlds`) would pay a thousand times, and again at every reset. Percentiles read 0.
     pub fn untimed() -> Self {
-        Self::with(
-            || Histogram::new(1).expect("a 1-digit histogram is valid"),
-            false,
-        )
+        Self::with(None)
     }
 
     /// Empty statistics of the same kind (timed or not): what a reset starts from.
     pub fn fresh(&self) -> Self {
-        if self.timed {
+        if self.timed() {
             Self::new()
         } else {
             Self::untimed()
         }
     }
 
-    fn with(histogram: impl Fn() -> Histogram<u64>, timed: bool) -> Self {
+    fn with(times: Option<Box<Times>>) -> Self {
         Self {
-            step: histogram(),
-            lateness: histogram(),
-            physics: histogram(),
-            sensors: histogram(),
-            drivers: histogram(),
+            times,
             steps: 0,
             misses: 0,
             bursts: 0,
@@ -302,13 +305,12 @@ impl Stats {
             max_lateness: Duration::ZERO,
             late_wakeups: 0,
             plugin_faults: 0,
-            timed,
         }
     }
 
     /// Whether step times are kept.
     pub fn timed(&self) -> bool {
-        self.timed
+        self.times.is_some()
     }
 
     /// Records one step: its phase times, its lateness (None in fast mode), whether it missed
@@ -321,14 +323,14 @@ impl Stats {
         late_wakeup: bool,
     ) {
         self.late_wakeups += u64::from(late_wakeup);
-        if self.timed {
+        if let Some(h) = &mut self.times {
             let ns = |d: Duration| (d.as_nanos() as u64).max(1);
-            self.step.saturating_record(ns(times.total));
-            self.physics.saturating_record(ns(times.physics));
-            self.sensors.saturating_record(ns(times.sensors));
-            self.drivers.saturating_record(ns(times.drivers));
+            h.step.saturating_record(ns(times.total));
+            h.physics.saturating_record(ns(times.physics));
+            h.sensors.saturating_record(ns(times.sensors));
+            h.drivers.saturating_record(ns(times.drivers));
             if let Some(late) = lateness {
-                self.lateness.saturating_record(ns(late));
+                h.lateness.saturating_record(ns(late));
             }
         }
         if let Some(late) = lateness {
@@ -363,13 +365,11 @@ impl Stats {
     /// µs); the caller decides how often.
     pub fn live(&self, paused: bool, sim_time: f64, wall_time: f64) -> LiveStats {
         let us = |ns: u64| ns as f64 / 1000.0;
-        let q = |h: &Histogram<u64>, q: f64| {
-            if h.is_empty() {
-                0.0
-            } else {
-                us(h.value_at_quantile(q))
-            }
+        let q = |h: Option<&Histogram<u64>>, q: f64| match h {
+            Some(h) if !h.is_empty() => us(h.value_at_quantile(q)),
+            _ => 0.0,
         };
+        let step = self.times.as_ref().map(|t| &t.step);
         LiveStats {
             paused,
             steps: self.steps,
@@ -379,14 +379,13 @@ impl Stats {
             miss_bursts: self.bursts,
             late_wakeups: self.late_wakeups,
             plugin_faults: self.plugin_faults,
-            step_p50_us: q(&self.step, 0.5),
-            step_p99_us: q(&self.step, 0.99),
-            step_max_us: if self.step.is_empty() {
-                0.0
-            } else {
-                us(self.step.max())
+            step_p50_us: q(step, 0.5),
+            step_p99_us: q(step, 0.99),
+            step_max_us: match step {
+                Some(h) if !h.is_empty() => us(h.max()),
+                _ => 0.0,
             },
-            lateness_p99_us: q(&self.lateness, 0.99),
+            lateness_p99_us: q(self.times.as_ref().map(|t| &t.lateness), 0.99),
             lateness_max_us: self.max_lateness.as_nanos() as f64 / 1000.0,
         }
     }
@@ -401,6 +400,11 @@ impl Stats {
         workers: usize,
     ) -> StatsSummary {
         let wall_time_s = wall.as_secs_f64();
+        let of = |h: fn(&Times) -> &Histogram<u64>| {
+            self.times
+                .as_deref()
+                .map_or_else(Percentiles::default, |t| Percentiles::of(h(t)))
+        };
         StatsSummary {
             steps: self.steps,
             timestep_s,
@@ -420,12 +424,12 @@ impl Stats {
             deadline_misses: self.misses,
             miss_bursts: self.bursts,
             max_lateness_us: self.max_lateness.as_nanos() as f64 / 1000.0,
-            step_time_us: Percentiles::of(&self.step),
-            lateness_us: Percentiles::of(&self.lateness),
+            step_time_us: of(|t| &t.step),
+            lateness_us: of(|t| &t.lateness),
             phase_time_us: PhasePercentiles {
-                physics: Percentiles::of(&self.physics),
-                sensors: Percentiles::of(&self.sensors),
-                drivers: Percentiles::of(&self.drivers),
+                physics: of(|t| &t.physics),
+                sensors: of(|t| &t.sensors),
+                drivers: of(|t| &t.drivers),
             },
             late_wakeups: self.late_wakeups,
             plugin_faults: self.plugin_faults,
@@ -658,8 +662,9 @@ mod tests {
             a.step_time_us.p50
         );
         assert_eq!(b.step_time_us.p50, 0.0);
-        // The histograms of an untimed record are the 1-digit ones, not the 245 KiB of a timed one.
-        assert!(untimed.step.distinct_values() < 100 && timed.step.distinct_values() > 10_000);
+        // An untimed record keeps no histograms, not the 245 KiB of a timed one's.
+        assert!(untimed.times.is_none());
+        assert!(timed.times.as_ref().unwrap().step.distinct_values() > 10_000);
     }
 
     #[test]
