@@ -97,6 +97,15 @@ impl CommandBuffer {
         }
     }
 
+    /// Adds a command. The first takes room for one: most drivers give one command a step,
+    /// and a batch of small worlds holds a buffer a driver (`Vec`'s first growth is four).
+    fn push(&mut self, command: BodyCommand) {
+        if self.commands.capacity() == 0 {
+            self.commands.reserve_exact(1);
+        }
+        self.commands.push(command);
+    }
+
     /// The id and kind of the artifact's `joint`-th joint.
     fn joint(&self, joint: usize) -> Result<(JointId, JointKind), CommandError> {
         let n = self.joints.end - self.joints.start;
@@ -138,7 +147,7 @@ impl CommandBuffer {
             return Err(CommandError::NoMotor(joint));
         }
         Self::finite_all("joint target", &[position, velocity])?;
-        self.commands.push(BodyCommand::JointTarget {
+        self.push(BodyCommand::JointTarget {
             joint: id,
             position,
             velocity,
@@ -168,7 +177,7 @@ impl CommandBuffer {
                 value: format!("{stiffness}, {damping}"),
             });
         }
-        self.commands.push(BodyCommand::JointMotor {
+        self.push(BodyCommand::JointMotor {
             joint: id,
             position,
             velocity,
@@ -227,7 +236,7 @@ impl CommandBuffer {
     pub fn force(&mut self, body: usize, force: Vec3) -> Result<(), CommandError> {
         let body = self.body(body)?;
         Self::finite("force", &force)?;
-        self.commands.push(BodyCommand::Force { body, force });
+        self.push(BodyCommand::Force { body, force });
         Ok(())
     }
 
@@ -250,7 +259,7 @@ impl CommandBuffer {
     pub fn torque(&mut self, body: usize, torque: Vec3) -> Result<(), CommandError> {
         let body = self.body(body)?;
         Self::finite("torque", &torque)?;
-        self.commands.push(BodyCommand::Torque { body, torque });
+        self.push(BodyCommand::Torque { body, torque });
         Ok(())
     }
 
@@ -295,7 +304,7 @@ impl CommandBuffer {
                 value: format!("{:?}", offset.rotation.coords),
             });
         }
-        self.commands.push(BodyCommand::Attach {
+        self.push(BodyCommand::Attach {
             body: target,
             carrier,
             offset,
@@ -311,7 +320,7 @@ impl CommandBuffer {
         }
         match world.attachment(target) {
             Some((carrier, _)) if self.bodies.contains(&carrier.0) => {
-                self.commands.push(BodyCommand::Detach { body: target });
+                self.push(BodyCommand::Detach { body: target });
                 Ok(())
             }
             _ => Err(CommandError::NotHeld(target.0)),
@@ -328,7 +337,7 @@ impl CommandBuffer {
         let body = self.body(body)?;
         Self::finite("linear velocity", &linear)?;
         Self::finite("angular velocity", &angular)?;
-        self.commands.push(BodyCommand::Velocity {
+        self.push(BodyCommand::Velocity {
             body,
             linear,
             angular,
