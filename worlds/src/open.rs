@@ -96,7 +96,7 @@ pub fn registry() -> PluginRegistry {
 pub(crate) fn with_bus(base: &PluginRegistry, bus: &Arc<BusState>) -> PluginRegistry {
     let mut registry = base.clone();
     let shared = Arc::clone(bus);
-    registry.add_extension("bus", move |_| {
+    registry.add_own_extension("bus", move |_| {
         Ok(Box::new(LocalBus(Arc::clone(&shared))) as Box<dyn ssx_core::SimulationExtension>)
     });
     registry

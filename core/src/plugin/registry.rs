@@ -43,13 +43,16 @@ pub type EngineFactory = Arc<dyn Fn(&EngineConfig) -> Box<dyn PhysicEngine> + Se
 /// Everything that can be created by name: engines, drivers, sensors, extensions.
 ///
 /// A clone shares the tables until one of the two adds an entry (each world of a batch holds
-/// one, and the worlds' registries differ only in their bus).
+/// one, and the worlds' registries differ only in their bus, which each adds as an extension
+/// of its own: [`PluginRegistry::add_own_extension`]).
 #[derive(Clone, Default)]
 pub struct PluginRegistry {
     engines: Arc<BTreeMap<String, EngineFactory>>,
     drivers: Arc<BTreeMap<String, DriverFactory>>,
     sensors: Arc<BTreeMap<String, SensorFactory>>,
     extensions: Arc<BTreeMap<String, ExtensionFactory>>,
+    /// Extensions of this registry alone, found before the shared table's.
+    own_extensions: Vec<(Box<str>, ExtensionFactory)>,
 }
 
 impl std::fmt::Debug for PluginRegistry {
@@ -58,7 +61,7 @@ impl std::fmt::Debug for PluginRegistry {
             .field("engines", &self.engines.keys().collect::<Vec<_>>())
             .field("drivers", &self.drivers.keys().collect::<Vec<_>>())
             .field("sensors", &self.sensors.keys().collect::<Vec<_>>())
-            .field("extensions", &self.extensions.keys().collect::<Vec<_>>())
+            .field("extensions", &self.names(PluginKind::Extension))
             .finish()
     }
 }
@@ -134,13 +137,33 @@ impl PluginRegistry {
     ) {
         Arc::make_mut(&mut self.extensions).insert(name.into(), Arc::new(f));
     }
+    /// Registers an extension in this registry alone, in front of one of the same name in the
+    /// shared table: a clone copies a short list, where [`PluginRegistry::add_extension`] on a
+    /// clone copies the table (about 1 KiB, which each world of a batch paid for its bus).
+    pub fn add_own_extension(
+        &mut self,
+        name: &str,
+        f: impl Fn(&serde_json::Value) -> Result<Box<dyn SimulationExtension>, String>
+        + Send
+        + Sync
+        + 'static,
+    ) {
+        let f: ExtensionFactory = Arc::new(f);
+        match self.own_extensions.iter_mut().find(|(n, _)| **n == *name) {
+            Some(entry) => entry.1 = f,
+            None => {
+                self.own_extensions.reserve_exact(1);
+                self.own_extensions.push((name.into(), f));
+            }
+        }
+    }
     /// Whether a name is registered for a kind.
     pub fn has(&self, kind: PluginKind, name: &str) -> bool {
         match kind {
             PluginKind::Engine => self.engines.contains_key(name),
             PluginKind::Driver => self.drivers.contains_key(name),
             PluginKind::Sensor => self.sensors.contains_key(name),
-            PluginKind::Extension => self.extensions.contains_key(name),
+            PluginKind::Extension => self.extension(name).is_some(),
         }
     }
     /// The names registered for a kind, sorted.
@@ -149,7 +172,14 @@ impl PluginRegistry {
             PluginKind::Engine => self.engines.keys().map(String::as_str).collect(),
             PluginKind::Driver => self.drivers.keys().map(String::as_str).collect(),
             PluginKind::Sensor => self.sensors.keys().map(String::as_str).collect(),
-            PluginKind::Extension => self.extensions.keys().map(String::as_str).collect(),
+            PluginKind::Extension => {
+                let mut names: Vec<&str> = (self.extensions.keys().map(String::as_str))
+                    .chain(self.own_extensions.iter().map(|(n, _)| &**n))
+                    .collect();
+                names.sort_unstable();
+                names.dedup();
+                names
+            }
         }
     }
     /// A new engine by registered name, or `None` if there is no such engine.
@@ -170,7 +200,10 @@ impl PluginRegistry {
         self.sensors.get(name)
     }
     pub(crate) fn extension(&self, name: &str) -> Option<&ExtensionFactory> {
-        self.extensions.get(name)
+        (self.own_extensions.iter())
+            .find(|(n, _)| **n == *name)
+            .map(|(_, f)| f)
+            .or_else(|| self.extensions.get(name))
     }
 }
 
@@ -186,4 +219,49 @@ pub fn parse_descriptor<T: serde::de::DeserializeOwned>(
             format!("invalid descriptor at {path}: {}", e.inner())
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::ExtensionInit;
+
+    /// An extension that says which factory made it.
+    struct Named(&'static str);
+
+    impl SimulationExtension for Named {
+        fn init(&mut self, _init: &ExtensionInit) -> Result<(), String> {
+            Ok(())
+        }
+        fn shutdown(&mut self) {}
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    }
+
+    fn made_by(registry: &PluginRegistry, name: &str) -> Option<&'static str> {
+        let f = registry.extension(name)?;
+        let e = f(&serde_json::Value::Null).ok()?;
+        e.as_any().downcast_ref::<Named>().map(|n| n.0)
+    }
+
+    /// An extension of a registry's own is found before the shared table's of the same name,
+    /// listed once, and not seen by the registry it was cloned from.
+    #[test]
+    fn an_own_extension_stays_with_its_registry() {
+        let mut base = PluginRegistry::new();
+        base.add_extension("bus", |_| Ok(Box::new(Named("shared"))));
+        base.add_extension("zenoh", |_| Ok(Box::new(Named("zenoh"))));
+        let mut world = base.clone();
+        world.add_own_extension("bus", |_| Ok(Box::new(Named("first"))));
+        world.add_own_extension("bus", |_| Ok(Box::new(Named("world's"))));
+        world.add_own_extension("log", |_| Ok(Box::new(Named("log"))));
+        assert_eq!(made_by(&world, "bus"), Some("world's"));
+        assert_eq!(made_by(&world, "zenoh"), Some("zenoh"));
+        assert_eq!(made_by(&base, "bus"), Some("shared"));
+        assert!(!base.has(PluginKind::Extension, "log"));
+        assert!(world.has(PluginKind::Extension, "log"));
+        assert_eq!(world.names(PluginKind::Extension), ["bus", "log", "zenoh"]);
+        assert!(Arc::ptr_eq(&world.extensions, &base.extensions));
+    }
 }
