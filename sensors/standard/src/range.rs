@@ -10,6 +10,7 @@
 //! nearer than `min_range` reads `min_range`. The own artifact is never hit.
 
 use std::f64::consts::TAU;
+use std::sync::{Arc, Mutex, Weak};
 
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use serde::Deserialize;
@@ -56,12 +57,40 @@ thread_local! {
     static SCRATCH: std::cell::Cell<Option<Box<Scratch>>> = const { std::cell::Cell::new(None) };
 }
 
+/// The fans made so far (count, fov and yaw by their bits), while an instance holds one.
+type Fans = Vec<((u32, u64, u64), Weak<[Vector3<f64>]>)>;
+static FANS: Mutex<Fans> = Mutex::new(Vec::new());
+
+/// The ray directions of a fan of `count` rays over `fov`, turned by `yaw`: one copy for every
+/// instance with the same three (a batch of worlds holds one range sensor a robot a world).
+fn fan(count: u32, fov: f64, yaw: f64) -> Arc<[Vector3<f64>]> {
+    let key = (count, fov.to_bits(), yaw.to_bits());
+    // A panic while holding the lock cannot leave the list half-changed.
+    let mut fans = FANS.lock().unwrap_or_else(|e| e.into_inner());
+    fans.retain(|(_, w)| w.strong_count() > 0);
+    if let Some(rays) = fans
+        .iter()
+        .find(|(k, _)| *k == key)
+        .and_then(|(_, w)| w.upgrade())
+    {
+        return rays;
+    }
+    let rays: Arc<[Vector3<f64>]> = (0..count)
+        .map(|i| {
+            let a = ssx_sdk::geometry::range_ray_yaw(i, count, fov, yaw);
+            Vector3::new(a.cos(), a.sin(), 0.0)
+        })
+        .collect();
+    fans.push((key, Arc::downgrade(&rays)));
+    rays
+}
+
 pub(crate) struct Range {
     d: Descriptor,
     rate: Rate,
     noise: Noise,
-    /// Ray directions in the body frame.
-    rays: Vec<Vector3<f64>>,
+    /// Ray directions in the body frame, shared by every instance of the same fan.
+    rays: Arc<[Vector3<f64>]>,
     out: Vec<f64>,
     description: Description,
 }
@@ -90,12 +119,7 @@ impl Sensor for Range {
             return Err("invalid descriptor: 'position' and 'yaw' must be finite".into());
         }
         let n = d.count as usize;
-        let rays = (0..d.count)
-            .map(|i| {
-                let a = ssx_sdk::geometry::range_ray_yaw(i, d.count, d.fov, d.yaw);
-                Vector3::new(a.cos(), a.sin(), 0.0)
-            })
-            .collect();
+        let rays = fan(d.count, d.fov, d.yaw);
         // Ray i at angle_min + i · angle_increment in the mount's frame (yaw not included).
         let angle = |i| ssx_sdk::geometry::range_ray_yaw(i, d.count, d.fov, 0.0);
         let increment = if d.count > 1 {
@@ -156,5 +180,29 @@ impl Sensor for Range {
         cast?;
         ctx.publish(&self.out)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Instances of one fan share its directions; another count, field of view or yaw gets its
+    /// own, and a fan no instance holds is made anew (the same directions).
+    #[test]
+    fn instances_of_one_fan_share_its_directions() {
+        let a = fan(12, TAU, 0.0);
+        let b = fan(12, TAU, 0.0);
+        assert!(Arc::ptr_eq(&a, &b));
+        for other in [fan(16, TAU, 0.0), fan(12, 3.0, 0.0), fan(12, TAU, 0.5)] {
+            assert!(!Arc::ptr_eq(&a, &other));
+        }
+        assert_eq!(fan(16, TAU, 0.0).len(), 16);
+        let yawed = fan(12, TAU, 0.5);
+        let angle = ssx_sdk::geometry::range_ray_yaw(3, 12, TAU, 0.5);
+        assert_eq!(yawed[3], Vector3::new(angle.cos(), angle.sin(), 0.0));
+        let kept: Vec<Vector3<f64>> = a.to_vec();
+        drop((a, b));
+        assert_eq!(*fan(12, TAU, 0.0), *kept);
     }
 }
