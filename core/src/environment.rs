@@ -38,7 +38,7 @@ use crate::plugin::{
 use crate::pool::WorkerPool;
 use crate::render::RenderEngine;
 use crate::stats::{MissReporter, PhaseTimes, Stats, StatsSummary};
-use crate::swap::{Recipe, Swapper};
+use crate::swap::Swapper;
 use crate::tape::Tape;
 use crate::world::{ArtifactId, ArtifactInfo, Catalog, ExtensionDirectory, World};
 
@@ -219,8 +219,9 @@ pub struct Environment {
     sensor_shards: Vec<Shard<ArtifactSensors>>,
     driver_shards: Vec<Shard<DriverSlot>>,
     reading_index: Vec<Option<(u32, u32)>>,
-    /// How to make each library instance again, for a swap ([`Environment::request_swap`]).
-    recipes: Vec<Recipe>,
+    /// Whether some driver or sensor came from a library, so that a swap thread is worth
+    /// starting (its recipes are made then, from the specs and slots: [`Environment::recipes`]).
+    swappable: bool,
     /// The swap thread, started on the first request (dropped before the loader: it may hold
     /// instances).
     swapper: Option<Swapper>,

@@ -23,7 +23,6 @@ use crate::plugin::{
 use crate::pool::WorkerPool;
 use crate::render::{RenderEngine, RenderNode, RenderScene};
 use crate::stats::{MissReporter, Stats};
-use crate::swap::{Recipe, Slot};
 use crate::world::{ArtifactId, ArtifactInfo, Catalog};
 
 pub(super) fn unknown(kind: PluginKind, spec: &PluginSpec, registry: &PluginRegistry) -> SsxError {
@@ -200,7 +199,7 @@ impl Environment {
             sensor_shards: Vec::new(),
             driver_shards: Vec::new(),
             reading_index: vec![None; artifacts.len()],
-            recipes: Vec::new(),
+            swappable: false,
             swapper: None,
             swaps: Vec::new(),
             retiring: None,
@@ -386,20 +385,7 @@ impl Environment {
                     }
                     .map_err(|m| create_err(art, label.clone(), &s.plugin, m))?;
                     drop(doing);
-                    if let Some(lib) = &s.plugin.library {
-                        self.recipes.push(Recipe {
-                            library: crate::files::absolute(lib),
-                            plugin: s.plugin.plugin.clone(),
-                            descriptor: s.plugin.descriptor.clone(),
-                            init,
-                            slot: Slot::Sensor {
-                                shard: k as u32,
-                                index: self.sensor_shards[k].items.len() as u32,
-                                sensor: sensors.len() as u32,
-                            },
-                            guard,
-                        });
-                    }
+                    self.swappable |= s.plugin.library.is_some();
                     let mut plugin = plugin;
                     sensors.push(SensorSlot {
                         label,
@@ -443,19 +429,7 @@ impl Environment {
                 }
                 .map_err(|m| create_err(art, label.clone(), d, m))?;
                 drop(doing);
-                if let Some(lib) = &d.library {
-                    self.recipes.push(Recipe {
-                        library: crate::files::absolute(lib),
-                        plugin: d.plugin.clone(),
-                        descriptor: d.descriptor.clone(),
-                        init,
-                        slot: Slot::Driver {
-                            shard: k as u32,
-                            index: self.driver_shards[k].items.len() as u32,
-                        },
-                        guard,
-                    });
-                }
+                self.swappable |= d.library.is_some();
                 let info = &self.catalog.artifacts[ai];
                 let (bodies, joints) = (info.bodies.clone(), info.joints.clone());
                 let kinds = self.catalog.joints[joints.start as usize..joints.end as usize]

@@ -144,11 +144,11 @@ impl Environment {
         }
         // Extensions may ask for swaps: the swap thread must be there to take them.
         if self.swapper.is_none()
-            && !self.recipes.is_empty()
+            && self.swappable
             && let Err(e) = self.swapper()
         {
             tracing::warn!("{e}");
-            self.recipes.clear();
+            self.swappable = false;
         }
         let desk = self.swapper.as_ref().map(|swapper| Desk {
             swapper,

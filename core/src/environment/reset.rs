@@ -77,7 +77,7 @@ impl Environment {
         self.driver_shards.clear();
         self.swapper = None;
         self.retiring = None;
-        self.recipes.clear();
+        self.swappable = false;
         if let Some((seed, r)) = rebuilt {
             self.config.seed = seed;
             self.config.map = r.map;

@@ -10,7 +10,7 @@ use super::Environment;
 use crate::error::SsxError;
 use crate::plugin::{Driver, Sensor, SwapDesk};
 use crate::render::SwappedBuild;
-use crate::swap::{Fresh, Outcome, Slot, Swapper};
+use crate::swap::{Fresh, Outcome, Recipe, Slot, Swapper};
 
 /// Extensions' window on swaps: requests go to the swap thread, outcomes come from the record.
 pub(super) struct Desk<'a> {
@@ -86,10 +86,59 @@ impl Environment {
         &self.swaps
     }
 
+    /// How to make each library instance again, for the swap thread: from its artifact's spec
+    /// and its slot, sensors then drivers in slot order. Made when the swap thread starts, not
+    /// kept by every world (a batch's worlds never swap: about 2 KiB a world).
+    pub(super) fn recipes(&self) -> Vec<Recipe> {
+        let mut recipes = Vec::new();
+        for (k, shard) in self.sensor_shards.iter().enumerate() {
+            for (index, a) in shard.items.iter().enumerate() {
+                let (ai, art) = (a.id.index(), &self.specs[a.id.index()]);
+                for (si, (spec, slot)) in art.sensors.iter().zip(&a.sensors).enumerate() {
+                    let Some(lib) = &spec.plugin.library else {
+                        continue;
+                    };
+                    recipes.push(Recipe {
+                        library: crate::files::absolute(lib),
+                        plugin: spec.plugin.plugin.clone(),
+                        descriptor: spec.plugin.descriptor.clone(),
+                        init: self.plugin_init(art, ai, si as u32 + 1),
+                        slot: Slot::Sensor {
+                            shard: k as u32,
+                            index: index as u32,
+                            sensor: si as u32,
+                        },
+                        guard: slot.guard,
+                    });
+                }
+            }
+        }
+        for (k, shard) in self.driver_shards.iter().enumerate() {
+            for (index, d) in shard.items.iter().enumerate() {
+                let (ai, art) = (d.id.index(), &self.specs[d.id.index()]);
+                let Some(spec) = art.driver.as_ref().filter(|s| s.library.is_some()) else {
+                    continue;
+                };
+                recipes.push(Recipe {
+                    library: crate::files::absolute(spec.library.as_deref().expect("filtered")),
+                    plugin: spec.plugin.clone(),
+                    descriptor: spec.descriptor.clone(),
+                    init: self.plugin_init(art, ai, 0),
+                    slot: Slot::Driver {
+                        shard: k as u32,
+                        index: index as u32,
+                    },
+                    guard: d.guard,
+                });
+            }
+        }
+        recipes
+    }
+
     pub(super) fn swapper(&mut self) -> Result<&mut Swapper, SsxError> {
         if self.swapper.is_none() {
             let copies = self.loader.copy_dir()?;
-            let swapper = Swapper::start(self.recipes.clone(), copies)
+            let swapper = Swapper::start(self.recipes(), copies)
                 .map_err(|e| SsxError::Config(format!("cannot start the swap thread: {e}")))?;
             self.swapper = Some(swapper);
         }
