@@ -392,10 +392,10 @@ impl Loader<'_> {
                     d.library.as_deref(),
                 )?;
                 Some(PluginSpec {
-                    plugin: d.plugin.clone(),
-                    library,
+                    plugin: d.plugin.as_str().into(),
+                    library: library.map(Into::into),
                     descriptor: std::sync::Arc::new(d.descriptor.clone()),
-                    origin: Some(src.origin("driver.descriptor")),
+                    origin: Some(src.origin("driver.descriptor").into()),
                 })
             }
         };
@@ -421,10 +421,10 @@ impl Loader<'_> {
             sensors.push(SensorSpec {
                 name: s.name.clone(),
                 plugin: PluginSpec {
-                    plugin: s.plugin.clone(),
-                    library,
+                    plugin: s.plugin.as_str().into(),
+                    library: library.map(Into::into),
                     descriptor: std::sync::Arc::new(s.descriptor.clone()),
-                    origin: Some(src.origin(&format!("{at}.descriptor"))),
+                    origin: Some(src.origin(&format!("{at}.descriptor")).into()),
                 },
             });
         }

@@ -152,10 +152,10 @@ impl Loader<'_> {
             self.extensions.push(ExtensionSpec {
                 name: e.name.clone(),
                 plugin: PluginSpec {
-                    plugin: e.plugin.clone(),
-                    library,
+                    plugin: e.plugin.as_str().into(),
+                    library: library.map(Into::into),
                     descriptor: std::sync::Arc::new(e.descriptor.clone()),
-                    origin: Some(src.origin(&format!("{at}.descriptor"))),
+                    origin: Some(src.origin(&format!("{at}.descriptor")).into()),
                 },
             });
         }

@@ -178,7 +178,7 @@ impl Loader<'_> {
             for (k, v) in keys {
                 obj.insert(k.clone(), v.clone());
             }
-            spec.origin = Some(src.origin(&json_at));
+            spec.origin = Some(src.origin(&json_at).into());
             Ok(spec)
         };
         let driver = match (&o.driver, &p.driver) {

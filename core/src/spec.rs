@@ -13,14 +13,15 @@ use crate::pacer::{LatePolicy, Mode};
 #[derive(Clone, Debug, PartialEq)]
 pub struct PluginSpec {
     /// Registered name (`"hover"`), or the name inside `library`.
-    pub plugin: String,
+    pub plugin: Arc<str>,
     /// The plugin library (already located) to load it from; `None`: built in.
-    pub library: Option<std::path::PathBuf>,
-    /// JSON descriptor handed to the factory. Shared: a world's recipes for swaps and resets,
-    /// and the worlds of a batch whose descriptors are equal, hold one copy (issue 60).
+    pub library: Option<Arc<std::path::Path>>,
+    /// JSON descriptor handed to the factory. Shared, as the name, library and origin are: a
+    /// world's recipes for swaps and resets, and the worlds of a batch whose specs are equal,
+    /// hold one copy (issue 60).
     pub descriptor: Arc<serde_json::Value>,
     /// Where the spec is written, for messages.
-    pub origin: Option<Origin>,
+    pub origin: Option<Arc<Origin>>,
 }
 
 /// A sensor of an artifact: a name unique within the artifact, and the plugin.
@@ -158,11 +159,19 @@ pub fn share_descriptors(specs: &mut [ArtifactSpec], like: &[ArtifactSpec]) {
 }
 
 fn share_artifact_descriptors(mine: &mut ArtifactSpec, theirs: &ArtifactSpec) {
+    fn one<T: PartialEq + ?Sized>(mine: &mut Arc<T>, theirs: &Arc<T>) {
+        if !Arc::ptr_eq(mine, theirs) && **mine == **theirs {
+            *mine = Arc::clone(theirs);
+        }
+    }
     let share = |mine: &mut PluginSpec, theirs: &PluginSpec| {
-        if !Arc::ptr_eq(&mine.descriptor, &theirs.descriptor)
-            && mine.descriptor == theirs.descriptor
-        {
-            mine.descriptor = Arc::clone(&theirs.descriptor);
+        one(&mut mine.descriptor, &theirs.descriptor);
+        one(&mut mine.plugin, &theirs.plugin);
+        if let (Some(a), Some(b)) = (&mut mine.library, &theirs.library) {
+            one(a, b);
+        }
+        if let (Some(a), Some(b)) = (&mut mine.origin, &theirs.origin) {
+            one(a, b);
         }
     };
     if let (Some(a), Some(b)) = (&mut mine.driver, &theirs.driver) {
@@ -200,9 +209,14 @@ mod tests {
     fn plugin(descriptor: serde_json::Value) -> PluginSpec {
         PluginSpec {
             plugin: "range".into(),
-            library: None,
+            library: Some(std::path::Path::new("/lib/libssx_sensors.so").into()),
             descriptor: Arc::new(descriptor),
-            origin: None,
+            origin: Some(Arc::new(crate::Origin {
+                file: "scene.json".into(),
+                json_path: "artifacts[1].driver".into(),
+                line: 3,
+                column: 7,
+            })),
         }
     }
 
@@ -244,6 +258,17 @@ mod tests {
         let shared = |a: &PluginSpec, b: &PluginSpec| Arc::ptr_eq(&a.descriptor, &b.descriptor);
         let driver = |s: &ArtifactSpec| s.driver.clone().unwrap();
         assert!(shared(&driver(&specs[0]), &driver(&like[0])));
+        // The name, library and origin too, where equal, even beside another descriptor.
+        let (mine, theirs) = (driver(&specs[1]), driver(&like[1]));
+        assert!(Arc::ptr_eq(&mine.plugin, &theirs.plugin));
+        assert!(Arc::ptr_eq(
+            mine.library.as_ref().unwrap(),
+            theirs.library.as_ref().unwrap()
+        ));
+        assert!(Arc::ptr_eq(
+            mine.origin.as_ref().unwrap(),
+            theirs.origin.as_ref().unwrap()
+        ));
         assert!(shared(
             &specs[0].sensors[0].plugin,
             &like[0].sensors[0].plugin

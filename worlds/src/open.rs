@@ -21,7 +21,7 @@ pub const BUS_NAME: &str = "zenoh";
 /// Whether an extension of the scene is the Zenoh extension (replaced by the in-process bus
 /// unless the network is asked for).
 fn is_zenoh(spec: &ExtensionSpec) -> bool {
-    spec.plugin.plugin == "zenoh"
+    &*spec.plugin.plugin == "zenoh"
         && spec
             .plugin
             .library

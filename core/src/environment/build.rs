@@ -34,7 +34,7 @@ pub(super) fn unknown(kind: PluginKind, spec: &PluginSpec, registry: &PluginRegi
     );
     match &spec.origin {
         Some(origin) => SsxError::Input {
-            origin: Box::new(origin.clone()),
+            origin: Box::new(crate::Origin::clone(origin)),
             message,
         },
         None => SsxError::Config(message),
@@ -69,7 +69,7 @@ pub(super) fn create_extension(
         artifact: String::new(),
         plugin: format!("extension '{}'", spec.name),
         message: crate::spelling::suggest(&m),
-        origin: spec.plugin.origin.clone().map(Box::new),
+        origin: spec.plugin.origin.as_deref().cloned().map(Box::new),
     };
     let mut e = created.map_err(failed)?;
     let _doing = guard::enter(label, Phase::Init, 0);
@@ -353,7 +353,7 @@ impl Environment {
                 artifact: art.name.clone(),
                 plugin: what,
                 message: crate::spelling::suggest(&m),
-                origin: spec.origin.clone().map(Box::new),
+                origin: spec.origin.as_deref().cloned().map(Box::new),
             }
         };
         let with_sensors: Vec<usize> = (0..artifacts.len())

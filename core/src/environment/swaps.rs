@@ -100,7 +100,7 @@ impl Environment {
                     };
                     recipes.push(Recipe {
                         library: crate::files::absolute(lib),
-                        plugin: spec.plugin.plugin.clone(),
+                        plugin: spec.plugin.plugin.to_string(),
                         descriptor: spec.plugin.descriptor.clone(),
                         init: self.plugin_init(art, ai, si as u32 + 1),
                         slot: Slot::Sensor {
@@ -121,7 +121,7 @@ impl Environment {
                 };
                 recipes.push(Recipe {
                     library: crate::files::absolute(spec.library.as_deref().expect("filtered")),
-                    plugin: spec.plugin.clone(),
+                    plugin: spec.plugin.to_string(),
                     descriptor: spec.descriptor.clone(),
                     init: self.plugin_init(art, ai, 0),
                     slot: Slot::Driver {

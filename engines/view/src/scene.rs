@@ -159,7 +159,7 @@ impl SceneInfo {
                 let kind = if !standard(s.plugin.library.as_deref()) {
                     SensorKind::Values
                 } else {
-                    match s.plugin.plugin.as_str() {
+                    match &*s.plugin.plugin {
                         "range" => range_geometry(&s.plugin.descriptor, info.bodies.start)
                             .map_or(SensorKind::Values, SensorKind::Range),
                         "pose" => SensorKind::Pose,
