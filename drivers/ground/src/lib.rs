@@ -123,7 +123,8 @@ pub struct DiffDrive {
     /// The gripper's command subscription (with `remote`'s bus) and its last sequence number.
     remote_gripper: Option<u32>,
     gripper_seq: u64,
-    gripper: Option<Gripper>,
+    /// Boxed: most robots have none, and a batch of small worlds holds a driver a robot.
+    gripper: Option<Box<Gripper>>,
     /// The last outside command and the simulated time it arrived, and its sequence number.
     commanded: Option<(Command, f64)>,
     seq: u64,
@@ -178,7 +179,7 @@ impl Driver for DiffDrive {
             no_way_in: false,
             remote_gripper: None,
             gripper_seq: 0,
-            gripper: p.gripper.clone().map(Gripper::new),
+            gripper: p.gripper.clone().map(|g| Box::new(Gripper::new(g))),
             commanded: None,
             seq: 0,
             p,
