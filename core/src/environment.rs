@@ -224,7 +224,7 @@ pub struct Environment {
     swappable: bool,
     /// The swap thread, started on the first request (dropped before the loader: it may hold
     /// instances).
-    swapper: Option<Swapper>,
+    swapper: Option<Box<Swapper>>,
     /// Swaps done or refused so far.
     swaps: Vec<SwapEvent>,
     /// The instances (and library) a switch replaced, for the swap thread to destroy.

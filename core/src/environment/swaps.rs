@@ -140,7 +140,7 @@ impl Environment {
             let copies = self.loader.copy_dir()?;
             let swapper = Swapper::start(self.recipes(), copies)
                 .map_err(|e| SsxError::Config(format!("cannot start the swap thread: {e}")))?;
-            self.swapper = Some(swapper);
+            self.swapper = Some(Box::new(swapper));
         }
         Ok(self.swapper.as_mut().expect("just made"))
     }
@@ -203,7 +203,7 @@ impl Environment {
             .request_build(library, Some(build))
             .map_err(|m| SsxError::Config(format!("cannot swap: {m}")))?;
         loop {
-            let Some(outcome) = self.swapper.as_ref().and_then(Swapper::wait) else {
+            let Some(outcome) = self.swapper.as_deref().and_then(Swapper::wait) else {
                 return Err(SsxError::Config(
                     "cannot swap: the swap thread is gone".into(),
                 ));
@@ -228,7 +228,7 @@ impl Environment {
 
     /// Between two steps: switches to a prepared build, or records a refusal.
     pub(super) fn switch_ready(&mut self) {
-        if let Some(outcome) = self.swapper.as_ref().and_then(Swapper::ready) {
+        if let Some(outcome) = self.swapper.as_deref().and_then(Swapper::ready) {
             self.switch(outcome);
         }
     }
