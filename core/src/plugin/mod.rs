@@ -5,12 +5,14 @@
 //! the C ABI are adapted onto the same traits.
 
 use std::any::Any;
+use std::sync::Arc;
 
 use crate::stats::StatsView;
 use crate::world::{ArtifactId, ArtifactInfo, World};
 
 mod batch;
 mod command;
+mod description;
 mod registry;
 
 pub use batch::BatchMember;
@@ -26,8 +28,9 @@ pub struct Reading {
     values: Vec<f64>,
     step: u64,
     written: bool,
-    /// What the sensor said its values are (JSON), if it said.
-    description: String,
+    /// What the sensor said its values are (JSON), if it said; one copy for every reading
+    /// with the same text.
+    description: Arc<str>,
     /// The sensor is not called before this step (it said it has nothing to measure).
     idle_until: u64,
 }
@@ -57,10 +60,10 @@ impl Reading {
     pub fn description(&self) -> &str {
         &self.description
     }
-    /// Sets the description (allocates only when it changes).
+    /// Sets the description (changes it only when the text changes).
     pub fn describe(&mut self, text: &str) {
-        if self.description != text {
-            text.clone_into(&mut self.description);
+        if *self.description != *text {
+            self.description = description::shared(text);
         }
     }
     /// The sensor has nothing to measure on the `steps` steps after step `now` (a rate
