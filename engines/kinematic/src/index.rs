@@ -137,6 +137,7 @@ impl KinematicEngine {
             1
         };
         let mut sweeps = std::mem::take(&mut self.sweep_lanes);
+        sweeps.reserve_exact(lanes.saturating_sub(sweeps.len()));
         sweeps.resize_with(lanes, SweepLane::default);
         let engine = &*self;
         parallel::for_each_mut(par, &mut sweeps, &|k, lane| {

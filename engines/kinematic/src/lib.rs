@@ -221,6 +221,9 @@ impl KinematicEngine {
     /// The prims of a collider list at a pose.
     fn prims_at(colliders: &[(Shape, Pose)], pose: &Pose, body: u32, out: &mut Vec<Prim>) {
         out.clear();
+        // Room for these alone: a lane's scratch kept by every world of a batch would grow to
+        // four prims for a robot of one (`Vec`'s first growth).
+        out.reserve_exact(colliders.len());
         for (shape, local) in colliders {
             if let Some(p) = Prim::new(shape, &(pose * local), body) {
                 out.push(p);

@@ -107,7 +107,11 @@ impl KinematicEngine {
     /// order of the module docs; `par`'s workers share the strips of a pass.
     pub(crate) fn move_bodies(&mut self, dt: f64, par: &dyn Parallel) {
         let mut lanes = std::mem::take(&mut self.lanes);
-        lanes.resize_with(par.workers().max(1), Lane::default);
+        let workers = par.workers().max(1);
+        // As many as there are workers, no more: a batch's worlds each keep theirs (128 bytes a
+        // lane, and `Vec`'s first growth is four).
+        lanes.reserve_exact(workers.saturating_sub(lanes.len()));
+        lanes.resize_with(workers, Lane::default);
         if self.moving < MIN_STRIPS {
             let lane = &mut lanes[0];
             lane.contacts.clear();
