@@ -96,9 +96,12 @@ pub fn registry() -> PluginRegistry {
 pub(crate) fn with_bus(base: &PluginRegistry, bus: &Arc<BusState>) -> PluginRegistry {
     let mut registry = base.clone();
     let shared = Arc::clone(bus);
-    registry.add_own_extension("bus", move |_| {
-        Ok(Box::new(LocalBus(Arc::clone(&shared))) as Box<dyn ssx_core::SimulationExtension>)
-    });
+    registry.add_own_extension(
+        "bus",
+        Arc::new(move |_| {
+            Ok(Box::new(LocalBus(Arc::clone(&shared))) as Box<dyn ssx_core::SimulationExtension>)
+        }),
+    );
     registry
 }
 

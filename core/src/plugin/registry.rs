@@ -140,15 +140,7 @@ impl PluginRegistry {
     /// Registers an extension in this registry alone, in front of one of the same name in the
     /// shared table: a clone copies a short list, where [`PluginRegistry::add_extension`] on a
     /// clone copies the table (about 1 KiB, which each world of a batch paid for its bus).
-    pub fn add_own_extension(
-        &mut self,
-        name: &str,
-        f: impl Fn(&serde_json::Value) -> Result<Box<dyn SimulationExtension>, String>
-        + Send
-        + Sync
-        + 'static,
-    ) {
-        let f: ExtensionFactory = Arc::new(f);
+    pub fn add_own_extension(&mut self, name: &str, f: ExtensionFactory) {
         match self.own_extensions.iter_mut().find(|(n, _)| **n == *name) {
             Some(entry) => entry.1 = f,
             None => {
@@ -253,9 +245,9 @@ mod tests {
         base.add_extension("bus", |_| Ok(Box::new(Named("shared"))));
         base.add_extension("zenoh", |_| Ok(Box::new(Named("zenoh"))));
         let mut world = base.clone();
-        world.add_own_extension("bus", |_| Ok(Box::new(Named("first"))));
-        world.add_own_extension("bus", |_| Ok(Box::new(Named("world's"))));
-        world.add_own_extension("log", |_| Ok(Box::new(Named("log"))));
+        world.add_own_extension("bus", Arc::new(|_| Ok(Box::new(Named("first")))));
+        world.add_own_extension("bus", Arc::new(|_| Ok(Box::new(Named("world's")))));
+        world.add_own_extension("log", Arc::new(|_| Ok(Box::new(Named("log")))));
         assert_eq!(made_by(&world, "bus"), Some("world's"));
         assert_eq!(made_by(&world, "zenoh"), Some("zenoh"));
         assert_eq!(made_by(&base, "bus"), Some("shared"));
