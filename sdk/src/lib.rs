@@ -26,6 +26,7 @@ pub mod camera;
 pub mod explore;
 pub mod geometry;
 pub mod gripper;
+pub mod intern;
 pub mod random;
 pub mod text;
 

@@ -1,33 +1,17 @@
 //! Sensors' descriptions of their readings, held once however many sensors give the same text:
 //! every range sensor of a batch of worlds says the same few hundred bytes of JSON.
 
-use std::collections::BTreeMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
-/// The texts some reading holds, by a hash of the text (a bucket lists every text of that
-/// hash still held; the others are dropped as the bucket is next visited).
-static TEXTS: Mutex<BTreeMap<u64, Vec<Weak<str>>>> = Mutex::new(BTreeMap::new());
+use ssx_sdk::intern::Interned;
+
+/// The texts some reading holds.
+static TEXTS: Interned<Box<str>, str> = Interned::new();
 
 /// `text`, shared with every other holder of the same text. Takes a lock: for a sensor's
 /// first description and its changes, not for every step.
 pub(super) fn shared(text: &str) -> Arc<str> {
-    let mut hasher = DefaultHasher::new();
-    text.hash(&mut hasher);
-    // A panic while holding the lock cannot leave the map half-changed.
-    let mut texts = TEXTS.lock().unwrap_or_else(|e| e.into_inner());
-    let bucket = texts.entry(hasher.finish()).or_default();
-    bucket.retain(|w| w.strong_count() > 0);
-    if let Some(held) = bucket
-        .iter()
-        .filter_map(Weak::upgrade)
-        .find(|t| **t == *text)
-    {
-        return held;
-    }
-    let fresh: Arc<str> = Arc::from(text);
-    bucket.push(Arc::downgrade(&fresh));
-    fresh
+    TEXTS.get(text.into(), |t| Arc::from(&**t))
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! reader sees the newest message, so several drivers may share one subscription. A queue is a
 //! crossbeam `ArrayQueue` (lock-free); each message goes to one reader.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -49,8 +50,8 @@ enum Store {
 pub struct Inbox {
     /// The full key.
     pub key: String,
-    /// What messages must look like.
-    pub spec: SubSpec,
+    /// What messages must look like (shared: the worlds of a batch subscribe alike).
+    pub spec: Arc<SubSpec>,
     /// The spec's values a message, kept here: a read then touches no line of the spec's
     /// fields (in a batch of 1024 worlds each read found them out of cache, which was nearly
     /// all of a read's time).
@@ -67,7 +68,8 @@ pub struct Inbox {
 
 impl Inbox {
     /// An empty inbox for `spec` on `key`.
-    pub fn new(key: String, spec: SubSpec) -> Inbox {
+    pub fn new(key: String, spec: impl Into<Arc<SubSpec>>) -> Inbox {
+        let spec = spec.into();
         let store = match spec.queue {
             0 => Store::Latest(AtomicCell::new(Msg {
                 seq: 0,

@@ -10,10 +10,11 @@
 //! nearer than `min_range` reads `min_range`. The own artifact is never hit.
 
 use std::f64::consts::TAU;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use serde::Deserialize;
+use ssx_sdk::intern::Interned;
 use ssx_sdk::{Ctx, Init, Rate, Sensor};
 
 use crate::noise::{Noise, non_negative};
@@ -57,32 +58,20 @@ thread_local! {
     static SCRATCH: std::cell::Cell<Option<Box<Scratch>>> = const { std::cell::Cell::new(None) };
 }
 
-/// The fans made so far (count, fov and yaw by their bits), while an instance holds one.
-type Fans = Vec<((u32, u64, u64), Weak<[Vector3<f64>]>)>;
-static FANS: Mutex<Fans> = Mutex::new(Vec::new());
+/// The fans in use, by count, fov and yaw (their bits).
+static FANS: Interned<(u32, u64, u64), [Vector3<f64>]> = Interned::new();
 
 /// The ray directions of a fan of `count` rays over `fov`, turned by `yaw`: one copy for every
 /// instance with the same three (a batch of worlds holds one range sensor a robot a world).
 fn fan(count: u32, fov: f64, yaw: f64) -> Arc<[Vector3<f64>]> {
-    let key = (count, fov.to_bits(), yaw.to_bits());
-    // A panic while holding the lock cannot leave the list half-changed.
-    let mut fans = FANS.lock().unwrap_or_else(|e| e.into_inner());
-    fans.retain(|(_, w)| w.strong_count() > 0);
-    if let Some(rays) = fans
-        .iter()
-        .find(|(k, _)| *k == key)
-        .and_then(|(_, w)| w.upgrade())
-    {
-        return rays;
-    }
-    let rays: Arc<[Vector3<f64>]> = (0..count)
-        .map(|i| {
-            let a = ssx_sdk::geometry::range_ray_yaw(i, count, fov, yaw);
-            Vector3::new(a.cos(), a.sin(), 0.0)
-        })
-        .collect();
-    fans.push((key, Arc::downgrade(&rays)));
-    rays
+    FANS.get((count, fov.to_bits(), yaw.to_bits()), |_| {
+        (0..count)
+            .map(|i| {
+                let a = ssx_sdk::geometry::range_ray_yaw(i, count, fov, yaw);
+                Vector3::new(a.cos(), a.sin(), 0.0)
+            })
+            .collect()
+    })
 }
 
 pub(crate) struct Range {

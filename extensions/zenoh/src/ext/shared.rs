@@ -185,7 +185,7 @@ impl Shared {
         let mut reg = self.registry.lock().map_err(|_| "registry poisoned")?;
         for (i, slot) in self.inboxes[..reg.0].iter().enumerate() {
             if let Some(inbox) = slot.get().filter(|b| b.key == full) {
-                if inbox.spec != spec {
+                if *inbox.spec != spec {
                     return Err(format!(
                         "subscribe '{full}': already subscribed with a different spec"
                     ));
