@@ -52,7 +52,9 @@ struct Placed {
 #[derive(Clone, Copy, Debug)]
 struct Spacing {
     a0: f64,
-    step: f64,
+    /// 1 / the step between angles: a window's ends are placed by multiplying (the rounding moves them by a few
+    /// 1e-15 of a step, far inside `dev`'s 1e-12 rad of room).
+    per_step: f64,
     dev: f64,
 }
 
@@ -74,7 +76,11 @@ impl Spacing {
             .fold(0.0, f64::max);
         // Room for the rounding of the arithmetic in `range` too.
         let dev = dev + 1e-12;
-        (dev < 0.25 * step).then_some(Spacing { a0, step, dev })
+        (dev < 0.25 * step).then_some(Spacing {
+            a0,
+            per_step: 1.0 / step,
+            dev,
+        })
     }
 
     /// Calls `f` with the index of every ray of `n` whose angle may lie in [a, b]: every one
@@ -84,8 +90,8 @@ impl Spacing {
         // Ceiling and floor by truncation (the baseline x86-64 has no rounding instruction, and
         // libm's is a call): only non-negative values are truncated.
         let (x, y) = (
-            (a - self.dev - self.a0) / self.step,
-            (b + self.dev - self.a0) / self.step,
+            (a - self.dev - self.a0) * self.per_step,
+            (b + self.dev - self.a0) * self.per_step,
         );
         if y.is_nan() || y < 0.0 {
             return;
@@ -277,11 +283,13 @@ fn offer_to_ring(
         }
         return;
     }
-    let dist = d2.sqrt();
-    // Nearer than `max` in the plane, or no ray reaches it (the exact test's `enter <= max`).
-    if dist - rho > max + SLACK {
+    // Nearer than `max` in the plane, or no ray reaches it (the exact test's `enter <= max`):
+    // most prims of a ring are further, and are dropped before the square root.
+    let far = max + SLACK + rho;
+    if d2 > far * far {
         return;
     }
+    let dist = d2.sqrt();
     let phi = pseudo_atan2(dy, dx);
     let w = half_width(rho, dist) + ANGLE_SLACK;
     each_in(&sorted.angles, sorted.spacing, phi - w, phi + w, |k| {
