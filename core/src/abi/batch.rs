@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use ssx_sdk::abi::*;
 
 use super::host::{Frame, FrameKind, with_frames};
-use super::instance::{ERROR_CAPACITY, error_buffer, error_text};
+use super::instance::{error_arg, error_message};
 use crate::guard::Label;
 use crate::plugin::{BatchMember, CommandBuffer, Reading, ReadingSource};
 use crate::world::{ArtifactId, World};
@@ -135,11 +135,7 @@ fn call(
         let count = n - from;
         let mut failed = usize::MAX;
         // This thread's buffer (the host's, initialised), cleared: the message is the call's.
-        let text = error_buffer();
-        let mut error = SsxErrorBuf {
-            data: text.cast(),
-            capacity: ERROR_CAPACITY,
-        };
+        let mut error = error_arg();
         let status = current(from, &mut |first| {
             for (k, slot) in ctxs[..count].iter_mut().enumerate() {
                 slot.write(first + k as u64);
@@ -160,10 +156,7 @@ fn call(
         if status == SSX_OK {
             break;
         }
-        // SAFETY: this thread's buffer, ERROR_CAPACITY bytes, initialised; the plugin wrote
-        // its message, if any, within the capacity, and nothing writes it now.
-        let written = unsafe { std::slice::from_raw_parts(text, ERROR_CAPACITY) };
-        let mut message = error_text(written, status);
+        let mut message = error_message(status);
         // An instance the plugin did not name is taken to be the call's first.
         let at = if failed < count {
             from + failed

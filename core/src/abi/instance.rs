@@ -97,7 +97,7 @@ impl PluginLibrary {
     }
 }
 
-pub(super) const ERROR_CAPACITY: usize = 512;
+const ERROR_CAPACITY: usize = 512;
 
 thread_local! {
     /// The error buffer of every plugin call made on this thread: one call at a time uses it
@@ -123,7 +123,7 @@ fn error_bytes() -> *mut u8 {
 
 /// This thread's error buffer for a call, its message cleared: valid for as long as the thread
 /// lives. Reached only through this pointer while a plugin call runs.
-pub(super) fn error_buffer() -> *mut u8 {
+fn error_buffer() -> *mut u8 {
     let first = error_bytes();
     // SAFETY: this thread's buffer, used by no call now (calls do not nest on a thread).
     unsafe { first.write(0) };
@@ -138,8 +138,8 @@ pub(super) fn error_message(status: SsxStatus) -> String {
     error_text(bytes, status)
 }
 
-/// A call's error buffer: this thread's.
-fn error_arg() -> SsxErrorBuf {
+/// A call's error buffer: this thread's, its message cleared.
+pub(super) fn error_arg() -> SsxErrorBuf {
     SsxErrorBuf {
         data: error_buffer().cast(),
         capacity: ERROR_CAPACITY,
@@ -148,7 +148,7 @@ fn error_arg() -> SsxErrorBuf {
 
 /// The message a plugin wrote into an error buffer (up to its NUL), or the status's meaning
 /// when it wrote none.
-pub(super) fn error_text(data: &[u8], status: SsxStatus) -> String {
+fn error_text(data: &[u8], status: SsxStatus) -> String {
     let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
     let text = String::from_utf8_lossy(&data[..end]);
     if text.is_empty() {

@@ -10,6 +10,7 @@ use super::Environment;
 use crate::error::SsxError;
 use crate::plugin::{Driver, Sensor, SwapDesk};
 use crate::render::SwappedBuild;
+use crate::spec::PluginSpec;
 use crate::swap::{Fresh, Outcome, Recipe, Slot, Swapper};
 
 /// Extensions' window on swaps: requests go to the swap thread, outcomes come from the record.
@@ -91,45 +92,43 @@ impl Environment {
     /// kept by every world (a batch's worlds never swap: about 2 KiB a world).
     pub(super) fn recipes(&self) -> Vec<Recipe> {
         let mut recipes = Vec::new();
+        // A library plugin's recipe; built-in plugins have none.
+        let mut add = |spec: &PluginSpec, init, slot, guard| {
+            if let Some(lib) = &spec.library {
+                recipes.push(Recipe {
+                    library: crate::files::absolute(lib),
+                    plugin: spec.plugin.to_string(),
+                    descriptor: spec.descriptor.clone(),
+                    init,
+                    slot,
+                    guard,
+                });
+            }
+        };
         for (k, shard) in self.sensor_shards.iter().enumerate() {
             for (index, a) in shard.items.iter().enumerate() {
                 let (ai, art) = (a.id.index(), &self.specs[a.id.index()]);
                 for (si, (spec, slot)) in art.sensors.iter().zip(&a.sensors).enumerate() {
-                    let Some(lib) = &spec.plugin.library else {
-                        continue;
+                    let at = Slot::Sensor {
+                        shard: k as u32,
+                        index: index as u32,
+                        sensor: si as u32,
                     };
-                    recipes.push(Recipe {
-                        library: crate::files::absolute(lib),
-                        plugin: spec.plugin.plugin.to_string(),
-                        descriptor: spec.plugin.descriptor.clone(),
-                        init: self.plugin_init(art, ai, si as u32 + 1),
-                        slot: Slot::Sensor {
-                            shard: k as u32,
-                            index: index as u32,
-                            sensor: si as u32,
-                        },
-                        guard: slot.guard,
-                    });
+                    let init = self.plugin_init(art, ai, si as u32 + 1);
+                    add(&spec.plugin, init, at, slot.guard);
                 }
             }
         }
         for (k, shard) in self.driver_shards.iter().enumerate() {
             for (index, d) in shard.items.iter().enumerate() {
                 let (ai, art) = (d.id.index(), &self.specs[d.id.index()]);
-                let Some(spec) = art.driver.as_ref().filter(|s| s.library.is_some()) else {
-                    continue;
-                };
-                recipes.push(Recipe {
-                    library: crate::files::absolute(spec.library.as_deref().expect("filtered")),
-                    plugin: spec.plugin.to_string(),
-                    descriptor: spec.descriptor.clone(),
-                    init: self.plugin_init(art, ai, 0),
-                    slot: Slot::Driver {
+                if let Some(spec) = &art.driver {
+                    let at = Slot::Driver {
                         shard: k as u32,
                         index: index as u32,
-                    },
-                    guard: d.guard,
-                });
+                    };
+                    add(spec, self.plugin_init(art, ai, 0), at, d.guard);
+                }
             }
         }
         recipes
