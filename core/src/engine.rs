@@ -660,6 +660,10 @@ pub trait PhysicEngine: Send + Sync {
     fn own_threads(&self) -> bool {
         false
     }
+    /// Hints the cache to fetch what the next [`PhysicEngine::step_on`] reads first (see
+    /// [`crate::prefetch`]): a batch of worlds calls it on the next world while it steps one.
+    /// A hint: it changes nothing; by default it does nothing.
+    fn prefetch(&self) {}
     /// [`PhysicEngine::step`], with the Environment's worker threads to share the work on. The
     /// result must not depend on how many workers `par` has (bit for bit). By default the
     /// engine steps on the calling thread alone.

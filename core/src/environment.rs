@@ -10,6 +10,7 @@ mod batched;
 mod build;
 mod calls;
 mod control;
+mod prefetch;
 mod reset;
 mod share;
 mod step;

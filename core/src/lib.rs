@@ -24,6 +24,7 @@ pub mod pacer;
 pub mod parallel;
 pub mod plugin;
 pub mod pool;
+pub mod prefetch;
 pub mod render;
 pub mod spatial;
 pub mod spec;

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use ssx_artifacts::Scene;
 use ssx_core::abi::PluginLoader;
 use ssx_core::parallel::share;
+use ssx_core::prefetch::LEVELS;
 use ssx_core::spec::{ArtifactSpec, share_descriptors};
 use ssx_core::{
     Commons, Environment, EnvironmentConfig, LatePolicy, MapGrid, Mode, NullRenderEngine,
@@ -340,11 +341,10 @@ impl Worlds {
             .collect();
         let mut work = parts(&mut zipped, self.pool.workers());
         self.pool.for_each_mut(&mut work, &|_, part| {
-            for (i, (w, on)) in part.items.iter_mut().enumerate() {
-                if !*on {
-                    continue;
-                }
-                if let Err(source) = step_world(&mut w.env, n) {
+            for i in 0..part.items.len() {
+                fetch_ahead(part.items, i, |(w, _)| w);
+                let (w, on) = &mut part.items[i];
+                if *on && let Err(source) = step_world(&mut w.env, n) {
                     part.error.get_or_insert(WorldsError::Strict {
                         world: part.first + i,
                         source,
@@ -410,6 +410,24 @@ impl Worlds {
     /// seed), or again for each seed.
     pub fn scene_shared(&self) -> bool {
         matches!(self.template, Template::Shared(_))
+    }
+}
+
+/// Hints the cache to fetch the worlds after `items[i]` while it steps (`world` finds an item's
+/// world): a level of blocks a world, the fields of the one [`LEVELS`] + 1 ahead, the blocks
+/// they point to for the next nearer, and so on, each level's addresses fetched a world
+/// before (`ssx_core::prefetch`). A batch's worlds are fetched from memory as each steps:
+/// 4096 worlds of 4 robots took 2.2 times as long a world-step as 64.
+fn fetch_ahead<T>(items: &[T], i: usize, world: impl Fn(&T) -> &World) {
+    if let Some(t) = items.get(i + LEVELS + 1) {
+        ssx_core::prefetch::value(world(t));
+    }
+    for level in 1..=LEVELS {
+        if let Some(t) = items.get(i + LEVELS + 1 - level) {
+            let w = world(t);
+            w.env.prefetch(level);
+            w.bus.prefetch(level);
+        }
     }
 }
 

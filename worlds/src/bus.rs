@@ -135,6 +135,23 @@ impl BusState {
         &self.inboxes[c].get_or_init(|| (0..FIRST << c).map(|_| OnceLock::new()).collect())[at]
     }
 
+    /// Hints the cache to fetch the blocks `level` pointers away from the bus's own fields,
+    /// as [`ssx_core::Environment::prefetch`] does for its own: 1, the bus itself (behind its
+    /// `Arc`); 2, the inboxes' slots; 3, the inboxes.
+    pub fn prefetch(&self, level: usize) {
+        let made = self.inboxes.iter().map_while(|c| c.get());
+        match level {
+            1 => ssx_core::prefetch::value(self),
+            2 => made.for_each(|chunk| ssx_core::prefetch::value(&**chunk)),
+            3 => {
+                for slot in made.flat_map(|chunk| chunk.iter()).map_while(|s| s.get()) {
+                    ssx_core::prefetch::value(&**slot);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// The last payload published on `key` by a driver or sensor, if any.
     pub fn published(&self, key: &str) -> Option<Vec<u8>> {
         self.keys()

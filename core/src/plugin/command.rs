@@ -84,6 +84,11 @@ pub struct CommandBuffer {
 }
 
 impl CommandBuffer {
+    /// Hints the cache to fetch the commands' list (see [`crate::prefetch`]).
+    pub(crate) fn prefetch(&self) {
+        crate::prefetch::value(self.commands.as_slice());
+    }
+
     pub(crate) fn new(
         bodies: std::ops::Range<u32>,
         joints: std::ops::Range<u32>,

@@ -377,6 +377,16 @@ impl PhysicEngine for KinematicEngine {
         "kinematic"
     }
 
+    fn prefetch(&self) {
+        use ssx_core::prefetch::value;
+        value(self.bodies.as_slice());
+        value(self.moving_ids.as_slice());
+        value(self.planes.as_slice());
+        value(self.lanes.as_slice());
+        self.motion.prefetch();
+        self.prims.prefetch();
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             joints: false,

@@ -23,6 +23,11 @@ impl<T: Copy> Slots<T> {
         self.0.len()
     }
 
+    /// Hints the cache to fetch the values (see `ssx_core::prefetch`).
+    pub fn prefetch(&self) {
+        ssx_core::prefetch::value(self.0.as_slice());
+    }
+
     /// Gives back the room beyond its length.
     pub fn shrink_to_fit(&mut self) {
         self.0.shrink_to_fit();

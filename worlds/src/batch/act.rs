@@ -6,7 +6,7 @@
 //! more, and a batch of 1024 small worlds does not fit in the caches.
 
 use super::arrays::{hand_over, nearest_world, observe_world, refused};
-use super::{World, Worlds, parts, step_world};
+use super::{World, Worlds, fetch_ahead, parts, step_world};
 use crate::error::WorldsError;
 
 /// Commands for [`Act`]: K × artifacts × `width` values, each row in the order of its
@@ -221,7 +221,9 @@ impl Worlds {
         let (keys, names) = (&self.command_keys, &self.names);
         let mut work = parts(&mut rows, self.pool.workers());
         self.pool.for_each_mut(&mut work, &|_, part| {
-            for (i, row) in part.items.iter_mut().enumerate() {
+            for i in 0..part.items.len() {
+                fetch_ahead(part.items, i, |row| &*row.world);
+                let row = &mut part.items[i];
                 let world = part.first + i;
                 if cwidth > 0 {
                     match hand_over(row.world, keys, row.commands, cwidth) {
