@@ -3,8 +3,10 @@
 //!     cargo build --release --workspace
 //!     SSX_PLUGIN_PATH=target/release cargo bench --bench worlds -- SCENE WORLDS WORKERS SECONDS [STEPS_PER_CALL]
 //!
-//! Prints the build time, world-steps a second of `Worlds::step`, and the time of a reset of
-//! one world in eight, with their own seeds and with new ones.
+//! Prints the build time, the heap a world takes once built and stepped (the batch's bytes in
+//! use by glibc's count, `mallinfo2`, over the worlds: what they share is in it once),
+//! world-steps a second of `Worlds::step`, and the time of a reset of one world in eight, with
+//! their own seeds and with new ones.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -28,6 +30,7 @@ fn main() {
         workers: workers.parse().expect("WORKERS"),
         ..BatchOptions::default()
     };
+    let heap_before = heap_in_use();
     let t0 = Instant::now();
     let mut batch = Worlds::new(&PathBuf::from(scene), count, &o).expect("the batch builds");
     println!(
@@ -35,6 +38,10 @@ fn main() {
         t0.elapsed().as_secs_f64()
     );
     batch.step(5).unwrap();
+    println!(
+        "heap a world, built and stepped: {:.0} bytes",
+        (heap_in_use() - heap_before) as f64 / count as f64
+    );
     let limit: f64 = seconds.parse().expect("SECONDS");
     let t0 = Instant::now();
     let mut calls = 0u64;
@@ -69,4 +76,10 @@ fn main() {
         which.len(),
         t0.elapsed().as_secs_f64() * 100.0
     );
+}
+
+/// The bytes the program's heap holds in use now (glibc's count, `mallinfo2().uordblks`).
+fn heap_in_use() -> i64 {
+    // SAFETY: `mallinfo2` only reads the allocator's counters.
+    unsafe { libc::mallinfo2() }.uordblks as i64
 }
