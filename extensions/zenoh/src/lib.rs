@@ -10,6 +10,7 @@ pub mod codec;
 pub mod config;
 pub mod control;
 pub mod ext;
+pub mod latest;
 pub mod mailbox;
 pub mod proxy;
 pub mod publisher;

@@ -1,8 +1,8 @@
 //! Inbound data: one [`Inbox`] per subscription, filled on Zenoh's threads and read by drivers
 //! on worker threads, with counters and rate-limited warnings for what was dropped.
 //!
-//! A mailbox holds the newest message in a crossbeam `AtomicCell` (a seqlock: a read is an
-//! optimistic copy, retried under a per-address spin lock only when it races a write); every
+//! A mailbox holds the newest message in a sequence lock of the subscription's width
+//! ([`crate::latest`]: a read is an optimistic copy, taken again when it races a write); every
 //! reader sees the newest message, so several drivers may share one subscription. A queue is a
 //! crossbeam `ArrayQueue` (lock-free); each message goes to one reader.
 
@@ -10,11 +10,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crossbeam::atomic::AtomicCell;
 use crossbeam::queue::ArrayQueue;
 use ssx_sdk::bus::MAX_VALUES;
 
 use crate::codec::SubSpec;
+use crate::latest::Latest;
 
 /// A message from an embedding program ([`Inbox::put`]).
 #[derive(Clone, Copy, Debug)]
@@ -36,10 +36,9 @@ pub struct Msg {
 
 /// Where an inbox keeps its messages. The mailbox stays inline on purpose: drivers read it
 /// every step, and a box would put a pointer chase in each read.
-#[allow(clippy::large_enum_variant)]
 enum Store {
     /// The newest message (seq 0: nothing yet).
-    Latest(AtomicCell<Msg>),
+    Latest(Latest),
     /// The queue, boxed: its head and tail are each alone on a cache line pair, and inline
     /// they made every inbox a 1 KiB allocation, mailboxes too (issue 60's small worlds).
     Queue(Box<ArrayQueue<Msg>>),
@@ -71,10 +70,7 @@ impl Inbox {
     pub fn new(key: String, spec: impl Into<Arc<SubSpec>>) -> Inbox {
         let spec = spec.into();
         let store = match spec.queue {
-            0 => Store::Latest(AtomicCell::new(Msg {
-                seq: 0,
-                values: [0.0; MAX_VALUES],
-            })),
+            0 => Store::Latest(Latest::new(spec.width())),
             n => Store::Queue(Box::new(ArrayQueue::new(n as usize))),
         };
         Inbox {
@@ -141,9 +137,21 @@ impl Inbox {
         if response.len() < need {
             return Err(format!("read: a {need}-byte answer needs more room"));
         }
-        let Some(m) = self.take() else {
-            return Ok(0);
+        let m = match &self.store {
+            // The mailbox's width of values, not a whole message's.
+            Store::Latest(latest) => {
+                let mut values = [0.0; MAX_VALUES];
+                let seq = latest.load(&mut values[..width]);
+                Msg { seq, values }
+            }
+            Store::Queue(queue) => match queue.pop() {
+                Some(m) => m,
+                None => return Ok(0),
+            },
         };
+        if m.seq == 0 {
+            return Ok(0);
+        }
         response[..8].copy_from_slice(&m.seq.to_le_bytes());
         response[8..12].copy_from_slice(&(width as u32).to_le_bytes());
         response[12..16].fill(0);
@@ -157,10 +165,7 @@ impl Inbox {
     /// the counters go on.
     pub fn clear(&self) {
         match &self.store {
-            Store::Latest(cell) => cell.store(Msg {
-                seq: 0,
-                values: [0.0; MAX_VALUES],
-            }),
+            Store::Latest(latest) => latest.store(0, &[0.0; MAX_VALUES]),
             Store::Queue(queue) => while queue.pop().is_some() {},
         }
     }
@@ -179,15 +184,14 @@ impl Inbox {
             }
         };
         let seq = self.accepted.fetch_add(1, Ordering::Relaxed) + 1;
-        let msg = Msg { seq, values };
         let queue = match &self.store {
-            Store::Latest(cell) => {
-                cell.store(msg);
+            Store::Latest(latest) => {
+                latest.store(seq, &values);
                 return None;
             }
             Store::Queue(queue) => queue,
         };
-        if queue.push(msg).is_ok() {
+        if queue.push(Msg { seq, values }).is_ok() {
             return None;
         }
         self.accepted.fetch_sub(1, Ordering::Relaxed);
@@ -228,7 +232,11 @@ impl Inbox {
     /// allocates.
     pub fn take(&self) -> Option<Msg> {
         match &self.store {
-            Store::Latest(cell) => Some(cell.load()).filter(|m| m.seq > 0),
+            Store::Latest(latest) => {
+                let mut values = [0.0; MAX_VALUES];
+                let seq = latest.load(&mut values);
+                Some(Msg { seq, values }).filter(|m| m.seq > 0)
+            }
             Store::Queue(queue) => queue.pop(),
         }
     }
