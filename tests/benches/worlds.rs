@@ -6,7 +6,8 @@
 //! Prints the build time, the heap a world takes once built and stepped (the batch's bytes in
 //! use by glibc's count, `mallinfo2`, over the worlds: what they share is in it once),
 //! world-steps a second of `Worlds::step`, and the time of a reset of one world in eight, with
-//! their own seeds and with new ones.
+//! their own seeds and with new ones. `SSX_BENCH_HEAP_ONLY=1` stops after the heap's figure,
+//! the worlds left unfreed for a heap profiler's list of leaks.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -42,6 +43,11 @@ fn main() {
         "heap a world, built and stepped: {:.0} bytes",
         (heap_in_use() - heap_before) as f64 / count as f64
     );
+    if std::env::var_os("SSX_BENCH_HEAP_ONLY").is_some() {
+        // Out without freeing the worlds: heaptrack's list of what was never freed is then
+        // what they hold (`heaptrack_print --print-leaks`).
+        std::process::exit(0);
+    }
     let limit: f64 = seconds.parse().expect("SECONDS");
     let t0 = Instant::now();
     let mut calls = 0u64;
