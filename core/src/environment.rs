@@ -10,6 +10,7 @@ mod batched;
 mod build;
 mod calls;
 mod control;
+mod held;
 mod prefetch;
 mod reset;
 mod share;
@@ -265,8 +266,9 @@ pub struct Environment {
     /// What creates engines and built-in plugins, again at a reset.
     registry: PluginRegistry,
     /// The artifacts the world was built from (a reset builds them again); shared with the
-    /// other worlds of a batch where equal ([`Environment::share`]).
-    specs: Vec<Arc<ArtifactSpec>>,
+    /// other worlds of a batch where equal, or equal but for where they stand
+    /// ([`Environment::share`]).
+    specs: Vec<held::Held>,
     /// The extensions, for one that must be created anew at a reset.
     extension_specs: Vec<ExtensionSpec>,
     /// Makes the artifacts anew for another seed ([`Environment::set_scene_source`]).

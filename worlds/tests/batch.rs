@@ -111,11 +111,12 @@ fn each_world_equals_a_lone_world_with_its_seed_whatever_the_workers_and_resets(
         );
         assert_eq!(batch.seeds(), [40, 77, 42, 43]);
         // What the worlds hold once between them, resets included: the ground, the wall and
-        // the catalog are world 0's copies, and the kinematic engine's static bodies; the
-        // crates, placed by each seed, are each world's own.
+        // the catalog are world 0's copies, and the kinematic engine's static bodies; the six
+        // crates, placed by each seed, are world 0's but for their poses.
         let first = batch.world(0).commons();
         let shared = Shared {
             artifacts: 2,
+            placed: 6,
             catalog: true,
             engine: engine == "kinematic",
         };
@@ -128,6 +129,7 @@ fn each_world_equals_a_lone_world_with_its_seed_whatever_the_workers_and_resets(
         }
         let nothing = Shared {
             artifacts: 0,
+            placed: 0,
             catalog: false,
             engine: false,
         };

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use sync_wrapper::SyncWrapper;
 
+use super::held::Held;
 use super::{
     ArtifactSensors, ArtifactSpec, DriverSlot, Environment, EnvironmentConfig, ExtensionSpec,
     Extensions, PluginSpec, SensorSlot, Shard, split_evenly,
@@ -239,18 +240,18 @@ impl Environment {
         for node in render_nodes(&specs) {
             env.render.add_node(node);
         }
-        env.specs = specs;
         let libraries = env.swappable_libraries();
         let scene = RenderScene {
             name: &env.config.scene,
             timestep: env.config.timestep,
             artifacts: &env.catalog.artifacts,
-            specs: &env.specs,
+            specs: &specs,
             libraries: &libraries,
         };
         env.render.start(&scene).map_err(|m| {
             SsxError::Config(format!("render backend '{}': {m}", env.render.name()))
         })?;
+        env.specs = specs.into_iter().map(Held::Whole).collect();
         if env.render.wants_answers() {
             env.extensions.tape.record();
         }

@@ -5,13 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::build::{create_engine, create_extension, extension_init, render_nodes};
+use super::held::Held;
 use super::{ArtifactSpec, Environment};
 use crate::abi::PluginLoader;
 use crate::error::{PluginFault, SsxError};
 use crate::guard::{self, Phase};
 use crate::pacer::Pacer;
 use crate::render::{RenderReset, RenderScene};
-use crate::spec::share_artifacts;
 use crate::stats::MissReporter;
 use crate::world::MapGrid;
 
@@ -81,16 +81,17 @@ impl Environment {
         if let Some((seed, r)) = rebuilt {
             self.config.seed = seed;
             self.config.map = r.map;
-            let mut specs: Vec<Arc<ArtifactSpec>> = r.artifacts.into_iter().map(Arc::new).collect();
-            share_artifacts(&mut specs, &self.specs);
-            self.specs = specs;
+            // Held as the old ones were held where alike: another world's, or this one's.
+            let like: Vec<Arc<ArtifactSpec>> =
+                self.specs.iter().map(|h| Arc::clone(h.like())).collect();
+            self.specs = Held::all(r.artifacts.into_iter().map(Arc::new).collect(), &like);
         }
         self.reset_extensions();
         // What the old engine shared with other worlds, to share again where still equal.
         let kept = self.engine.commons();
         self.engine = create_engine(&self.registry, &self.config)?;
         self.reading_index = vec![None; self.specs.len()];
-        let specs = std::mem::take(&mut self.specs);
+        let specs: Vec<Arc<ArtifactSpec>> = self.specs.iter().map(Held::spec).collect();
         let registry = self.registry.clone();
         let building = guard::enter(self.engine_label, Phase::Build, 0);
         let built = self.add_bodies(&specs);
@@ -99,7 +100,6 @@ impl Environment {
             self.engine.share(part);
         }
         let built = built.and_then(|()| self.add_plugins(&specs, &registry));
-        self.specs = specs;
         built?;
         self.stats = self.stats.fresh();
         self.misses = MissReporter::new(Duration::from_secs(1));
@@ -115,22 +115,22 @@ impl Environment {
         self.last_physics = Duration::ZERO;
         self.pending_steps = 0;
         self.metrics.clear();
-        self.show_reset(steps_before, time_before);
+        self.show_reset(&specs, steps_before, time_before);
         tracing::debug!("reset to step 0 with seed {}", self.config.seed);
         self.collect_faults()
     }
 
     /// Tells the render engine (live view, recording) that the world started over, with the
     /// new world's nodes.
-    fn show_reset(&mut self, steps_before: u64, time_before: f64) {
-        let nodes = render_nodes(&self.specs);
+    fn show_reset(&mut self, specs: &[Arc<ArtifactSpec>], steps_before: u64, time_before: f64) {
+        let nodes = render_nodes(specs);
         let libraries = self.swappable_libraries();
         self.render.reset(&RenderReset {
             scene: RenderScene {
                 name: &self.config.scene,
                 timestep: self.config.timestep,
                 artifacts: &self.catalog.artifacts,
-                specs: &self.specs,
+                specs,
                 libraries: &libraries,
             },
             nodes: &nodes,

@@ -7,7 +7,8 @@ use std::any::Any;
 use std::sync::Arc;
 
 use super::Environment;
-use crate::spec::{ArtifactSpec, share_artifacts};
+use super::held::Held;
+use crate::spec::ArtifactSpec;
 use crate::world::Catalog;
 
 /// A world's artifacts, catalog and engine's part, for others to share
@@ -24,6 +25,9 @@ pub struct Commons {
 pub struct Shared {
     /// How many of its artifacts.
     pub artifacts: usize,
+    /// How many more of its artifacts, but for where their bodies stand (their poses are the
+    /// world's own).
+    pub placed: usize,
     /// Whether its catalog.
     pub catalog: bool,
     /// Whether its engine's part ([`crate::PhysicEngine::commons`]).
@@ -34,19 +38,24 @@ impl Environment {
     /// This world's artifacts and catalog, for [`Environment::share`].
     pub fn commons(&self) -> Commons {
         Commons {
-            specs: self.specs.clone(),
+            specs: self.specs.iter().map(|h| Arc::clone(h.like())).collect(),
             catalog: Arc::clone(&self.catalog),
             engine: self.engine.commons(),
         }
     }
 
     /// Holds `like`'s copy of every artifact equal to this world's own (the same body, visuals
-    /// and plugins), of the catalog if it is equal (the same artifacts, names and bodies; poses
-    /// are not in it), and of the engine's part if equal (the kinematic engine's walls), in
-    /// place of its own. What differs stays the world's own, so the world steps as before; a
-    /// reset keeps the sharing (it keeps what it finds equal).
+    /// and plugins), and of every one equal but for its bodies' poses with those poses beside
+    /// it (a robot a seed placed), of the catalog if it is equal (the same artifacts, names and
+    /// bodies; poses are not in it), and of the engine's part if equal (the kinematic engine's
+    /// walls), in place of its own. What differs stays the world's own, so the world steps as
+    /// before; a reset keeps the sharing (it keeps what it finds alike).
     pub fn share(&mut self, like: &Commons) {
-        share_artifacts(&mut self.specs, &like.specs);
+        let mine = std::mem::take(&mut self.specs)
+            .into_iter()
+            .map(Held::into_spec);
+        let mine: Vec<Arc<ArtifactSpec>> = mine.collect();
+        self.specs = Held::all(mine, &like.specs);
         if !Arc::ptr_eq(&self.catalog, &like.catalog) && *self.catalog == *like.catalog {
             self.catalog = Arc::clone(&like.catalog);
         }
@@ -58,15 +67,20 @@ impl Environment {
     /// What this world holds as `like`'s own copies (the same memory, not only equal values):
     /// what it shares with the world `like` came from.
     pub fn shared_with(&self, like: &Commons) -> Shared {
-        let artifacts = (self.specs.iter().zip(&like.specs))
-            .filter(|(a, b)| Arc::ptr_eq(a, b))
-            .count();
+        let held = |placed: bool| {
+            (self.specs.iter().zip(&like.specs))
+                .filter(|(h, theirs)| {
+                    Arc::ptr_eq(h.like(), theirs) && placed == matches!(h, Held::Placed { .. })
+                })
+                .count()
+        };
         let engine = match (self.engine.commons(), &like.engine) {
             (Some(mine), Some(theirs)) => Arc::ptr_eq(&mine, theirs),
             _ => false,
         };
         Shared {
-            artifacts,
+            artifacts: held(false),
+            placed: held(true),
             catalog: Arc::ptr_eq(&self.catalog, &like.catalog),
             engine,
         }
