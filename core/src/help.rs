@@ -200,13 +200,23 @@ pub fn share_chunks_mut<T: Send>(
 /// Runs `f` with `desk` as this thread's desk (what [`share`] offers to), then restores the
 /// one before.
 pub(crate) fn within<R>(desk: &Desk, f: impl FnOnce() -> R) -> R {
+    with_desk(Some(NonNull::from(desk)), f)
+}
+
+/// Runs `f` with no desk (a pool of one: [`share`] runs every piece on this thread, none going
+/// to a pool this thread works for), then restores the one before.
+pub(crate) fn alone<R>(f: impl FnOnce() -> R) -> R {
+    with_desk(None, f)
+}
+
+fn with_desk<R>(desk: Option<NonNull<Desk>>, f: impl FnOnce() -> R) -> R {
     struct Restore(Option<NonNull<Desk>>);
     impl Drop for Restore {
         fn drop(&mut self) {
             DESK.with(|d| d.set(self.0));
         }
     }
-    let _restore = Restore(DESK.with(|d| d.replace(Some(NonNull::from(desk)))));
+    let _restore = Restore(DESK.with(|d| d.replace(desk)));
     f()
 }
 

@@ -45,9 +45,10 @@ struct Shared {
 
 /// The worker pool. See the module docs.
 pub struct WorkerPool {
-    shared: Arc<Shared>,
+    /// What the threads share, and the caller's parker; `None` for a pool of one, the caller
+    /// alone (a batch's worlds each hold one: 0.7 KiB a world, issue 60).
+    shared: Option<(Arc<Shared>, Parker)>,
     workers: Vec<(Unparker, JoinHandle<()>)>,
-    caller: Parker,
 }
 
 impl std::fmt::Debug for WorkerPool {
@@ -67,6 +68,12 @@ impl WorkerPool {
     /// As [`WorkerPool::new`], spinning up to `spin` before parking when idle.
     pub fn with_spin(workers: usize, spin: Duration) -> std::io::Result<Self> {
         let workers = workers.clamp(1, MAX_WORKERS);
+        if workers == 1 {
+            return Ok(Self {
+                shared: None,
+                workers: Vec::new(),
+            });
+        }
         let caller = Parker::new();
         let shared = Arc::new(Shared {
             state: CachePadded::new(AtomicU64::new(0)),
@@ -94,9 +101,8 @@ impl WorkerPool {
         everyone.push(shared.caller.clone());
         shared.desk.set_wake(everyone);
         Ok(Self {
-            shared,
+            shared: Some((shared, caller)),
             workers: spawned,
-            caller,
         })
     }
 
@@ -110,11 +116,11 @@ impl WorkerPool {
     /// microseconds on a VM). Costs the helpers' cores while they spin; call it when those
     /// cores would idle anyway, e.g. while the stepping thread runs the physics.
     pub fn prewake(&self, budget: Duration) {
-        if self.workers.is_empty() {
+        let Some((shared, _)) = &self.shared else {
             return;
-        }
-        let until = self.shared.origin.elapsed() + budget;
-        self.shared
+        };
+        let until = shared.origin.elapsed() + budget;
+        shared
             .hold_until_ns
             .store(until.as_nanos() as u64, Ordering::Release);
         for (unparker, _) in &self.workers {
@@ -134,12 +140,16 @@ impl WorkerPool {
 
     fn run(&self, job: &Job<'_>, participants: usize) {
         let helpers = participants.saturating_sub(1).min(self.workers.len());
+        let Some((shared, caller)) = self.shared.as_ref().map(|(s, c)| (&**s, c)) else {
+            // The caller alone: pieces it offers are its own to run (not another pool's).
+            help::alone(|| job(0));
+            return;
+        };
         if helpers == 0 {
             // The other workers wait outside this job, but may still take pieces it offers.
-            help::within(&self.shared.desk, || job(0));
+            help::within(&shared.desk, || job(0));
             return;
         }
-        let shared = &*self.shared;
         // Publish a pointer to the (fat) job reference, which lives on this stack frame.
         // Participating workers only dereference it between the state store below and their
         // decrement of `remaining`, and this function does not return before `remaining` is
@@ -166,7 +176,7 @@ impl WorkerPool {
             } else if Instant::now() < spin_until {
                 std::hint::spin_loop();
             } else {
-                self.caller.park_timeout(Duration::from_millis(1));
+                caller.park_timeout(Duration::from_millis(1));
             }
         }
         shared.job.store(std::ptr::null_mut(), Ordering::Relaxed);
@@ -241,7 +251,10 @@ impl crate::parallel::Parallel for WorkerPool {
 
 impl Drop for WorkerPool {
     fn drop(&mut self) {
-        self.shared.shutdown.store(true, Ordering::Release);
+        let Some((shared, _)) = &self.shared else {
+            return;
+        };
+        shared.shutdown.store(true, Ordering::Release);
         for (unparker, _) in &self.workers {
             unparker.unpark();
         }
@@ -274,6 +287,32 @@ mod tests {
         assert!(parts[1].iter().all(|n| n == "ssx-worker-1"));
         assert!(parts[2].iter().all(|n| n == "ssx-worker-2"));
         assert_eq!(parts[1].len(), 200);
+    }
+
+    /// A pool of one starts no thread: its job and every piece the job offers run on the
+    /// caller, also inside another pool's job (a batch's world stepped by the batch's pool),
+    /// whose threads take none of them.
+    #[test]
+    fn a_pool_of_one_runs_its_job_and_its_pieces_on_the_caller() {
+        let outer = WorkerPool::new(2).unwrap();
+        let mut parts = vec![Vec::<std::thread::ThreadId>::new(); 2];
+        outer.for_each_mut(&mut parts, &|_, seen| {
+            let one = WorkerPool::new(1).unwrap();
+            assert_eq!(one.workers(), 1);
+            let here = std::thread::current().id();
+            let mut mine = vec![Vec::new()];
+            one.for_each_mut(&mut mine, &|_, ids| {
+                let pieces = std::sync::Mutex::new(Vec::new());
+                crate::help::share(64, &|_| {
+                    pieces.lock().unwrap().push(std::thread::current().id())
+                });
+                ids.extend(pieces.into_inner().unwrap());
+            });
+            assert_eq!(mine[0].len(), 64);
+            assert!(mine[0].iter().all(|&id| id == here));
+            seen.extend(mine.remove(0));
+        });
+        assert!(parts.iter().all(|p| p.len() == 64));
     }
 
     #[test]
