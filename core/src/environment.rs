@@ -268,7 +268,7 @@ pub struct Environment {
     /// The artifacts the world was built from (a reset builds them again); shared with the
     /// other worlds of a batch where equal, or equal but for where they stand
     /// ([`Environment::share`]).
-    specs: Vec<held::Held>,
+    specs: held::Held,
     /// The extensions, for one that must be created anew at a reset.
     extension_specs: Vec<ExtensionSpec>,
     /// Makes the artifacts anew for another seed ([`Environment::set_scene_source`]).

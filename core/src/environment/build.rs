@@ -228,7 +228,7 @@ impl Environment {
             paused: false,
             pending_steps: 0,
             registry: registry.clone(),
-            specs: Vec::new(),
+            specs: Held::default(),
             extension_specs: extensions.to_vec(),
             source: None,
             config,
@@ -251,7 +251,7 @@ impl Environment {
         env.render.start(&scene).map_err(|m| {
             SsxError::Config(format!("render backend '{}': {m}", env.render.name()))
         })?;
-        env.specs = specs.into_iter().map(Held::Whole).collect();
+        env.specs = Held::new(specs);
         if env.render.wants_answers() {
             env.extensions.tape.record();
         }

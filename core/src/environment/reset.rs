@@ -81,17 +81,18 @@ impl Environment {
         if let Some((seed, r)) = rebuilt {
             self.config.seed = seed;
             self.config.map = r.map;
-            // Held as the old ones were held where alike: another world's, or this one's.
-            let like: Vec<Arc<ArtifactSpec>> =
-                self.specs.iter().map(|h| Arc::clone(h.like())).collect();
-            self.specs = Held::all(r.artifacts.into_iter().map(Arc::new).collect(), &like);
+            // Held against the list the old ones were held against: another world's, or this
+            // one's.
+            let specs = r.artifacts.into_iter().map(Arc::new).collect();
+            let base = Arc::clone(self.specs.base());
+            self.specs = Held::against(specs, &base);
         }
         self.reset_extensions();
         // What the old engine shared with other worlds, to share again where still equal.
         let kept = self.engine.commons();
         self.engine = create_engine(&self.registry, &self.config)?;
         self.reading_index = vec![None; self.specs.len()];
-        let specs: Vec<Arc<ArtifactSpec>> = self.specs.iter().map(Held::spec).collect();
+        let specs = self.specs.specs();
         let registry = self.registry.clone();
         let building = guard::enter(self.engine_label, Phase::Build, 0);
         let built = self.add_bodies(&specs);

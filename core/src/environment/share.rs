@@ -15,7 +15,7 @@ use crate::world::Catalog;
 /// ([`Environment::commons`]). Sent to the threads that build a batch's other worlds.
 #[derive(Clone, Debug)]
 pub struct Commons {
-    specs: Vec<Arc<ArtifactSpec>>,
+    specs: Arc<[Arc<ArtifactSpec>]>,
     catalog: Arc<Catalog>,
     engine: Option<Arc<dyn Any + Send + Sync>>,
 }
@@ -38,7 +38,7 @@ impl Environment {
     /// This world's artifacts and catalog, for [`Environment::share`].
     pub fn commons(&self) -> Commons {
         Commons {
-            specs: self.specs.iter().map(|h| Arc::clone(h.like())).collect(),
+            specs: Arc::clone(self.specs.base()),
             catalog: Arc::clone(&self.catalog),
             engine: self.engine.commons(),
         }
@@ -51,11 +51,8 @@ impl Environment {
     /// walls), in place of its own. What differs stays the world's own, so the world steps as
     /// before; a reset keeps the sharing (it keeps what it finds alike).
     pub fn share(&mut self, like: &Commons) {
-        let mine = std::mem::take(&mut self.specs)
-            .into_iter()
-            .map(Held::into_spec);
-        let mine: Vec<Arc<ArtifactSpec>> = mine.collect();
-        self.specs = Held::all(mine, &like.specs);
+        let mine = std::mem::take(&mut self.specs).into_specs();
+        self.specs = Held::against(mine, &like.specs);
         if !Arc::ptr_eq(&self.catalog, &like.catalog) && *self.catalog == *like.catalog {
             self.catalog = Arc::clone(&like.catalog);
         }
@@ -67,20 +64,14 @@ impl Environment {
     /// What this world holds as `like`'s own copies (the same memory, not only equal values):
     /// what it shares with the world `like` came from.
     pub fn shared_with(&self, like: &Commons) -> Shared {
-        let held = |placed: bool| {
-            (self.specs.iter().zip(&like.specs))
-                .filter(|(h, theirs)| {
-                    Arc::ptr_eq(h.like(), theirs) && placed == matches!(h, Held::Placed { .. })
-                })
-                .count()
-        };
+        let (artifacts, placed) = self.specs.shared_with(&like.specs);
         let engine = match (self.engine.commons(), &like.engine) {
             (Some(mine), Some(theirs)) => Arc::ptr_eq(&mine, theirs),
             _ => false,
         };
         Shared {
-            artifacts: held(false),
-            placed: held(true),
+            artifacts,
+            placed,
             catalog: Arc::ptr_eq(&self.catalog, &like.catalog),
             engine,
         }

@@ -107,7 +107,7 @@ impl Environment {
         };
         for (k, shard) in self.sensor_shards.iter().enumerate() {
             for (index, a) in shard.items.iter().enumerate() {
-                let (ai, art) = (a.id.index(), self.specs[a.id.index()].like());
+                let (ai, art) = (a.id.index(), self.specs.like(a.id.index()));
                 for (si, (spec, slot)) in art.sensors.iter().zip(&a.sensors).enumerate() {
                     let at = Slot::Sensor {
                         shard: k as u32,
@@ -121,7 +121,7 @@ impl Environment {
         }
         for (k, shard) in self.driver_shards.iter().enumerate() {
             for (index, d) in shard.items.iter().enumerate() {
-                let (ai, art) = (d.id.index(), self.specs[d.id.index()].like());
+                let (ai, art) = (d.id.index(), self.specs.like(d.id.index()));
                 if let Some(spec) = &art.driver {
                     let at = Slot::Driver {
                         shard: k as u32,
