@@ -77,7 +77,9 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 struct SensorSlot {
-    label: String,
+    /// What messages call it (`sensor 'NAME' (PLUGIN)`), held once a text: every world of a
+    /// batch has the same.
+    label: &'static Label,
     /// What the crash handler and the watchdog call it.
     guard: &'static Label,
     // Only ever used through `&mut` on its worker; the wrapper lets drivers on other workers
@@ -96,7 +98,8 @@ struct ArtifactSensors {
 
 struct DriverSlot {
     id: ArtifactId,
-    label: String,
+    /// What messages call it (`driver 'PLUGIN'`), held once a text.
+    label: &'static Label,
     guard: &'static Label,
     plugin: Box<dyn Driver>,
     /// What a batch call needs of the plugin (batched.rs), taken when it was placed here.

@@ -389,7 +389,7 @@ impl Environment {
                     self.swappable |= s.plugin.library.is_some();
                     let mut plugin = plugin;
                     sensors.push(SensorSlot {
-                        label,
+                        label: guard::label(&label),
                         guard,
                         member: plugin.batch_member(),
                         plugin: SyncWrapper::new(plugin),
@@ -439,7 +439,7 @@ impl Environment {
                     .collect();
                 self.driver_shards[k].items.push(DriverSlot {
                     id: ArtifactId(ai as u32),
-                    label,
+                    label: guard::label(&label),
                     guard,
                     member: plugin.batch_member(),
                     plugin,

@@ -38,7 +38,7 @@ pub(super) fn sense_one(
                 slot.reading.stamp(world.step);
             }
         }
-        Some(m) => fail(faults, &mut slot.enabled, world, id, &slot.label, m),
+        Some(m) => fail(faults, &mut slot.enabled, world, id, slot.label.text(), m),
     }
 }
 
@@ -66,7 +66,14 @@ pub(super) fn drive_one(
     };
     if let Some(m) = message {
         slot.commands.drain();
-        fail(faults, &mut slot.enabled, world, slot.id, &slot.label, m);
+        fail(
+            faults,
+            &mut slot.enabled,
+            world,
+            slot.id,
+            slot.label.text(),
+            m,
+        );
     }
 }
 

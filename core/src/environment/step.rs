@@ -96,7 +96,7 @@ impl Environment {
                                 if n == 10u64.pow(n.ilog10()) {
                                     tracing::warn!(
                                         "{}: attach refused by the engine: {e} ({n} refused so far; logged at 1, 10, 100, ...)",
-                                        slot.label
+                                        slot.label.text()
                                     );
                                 }
                             }

@@ -156,7 +156,7 @@ impl Environment {
                         Some(bytes) => new.restore_state(&bytes),
                         None => Ok(()),
                     });
-                    (s.id, &s.label, state)
+                    (s.id, s.label.text(), state)
                 }
                 (
                     Slot::Sensor {
@@ -173,7 +173,7 @@ impl Environment {
                         Some(bytes) => new.restore_state(&bytes),
                         None => Ok(()),
                     });
-                    (a.id, &s.label, state)
+                    (a.id, s.label.text(), state)
                 }
                 _ => unreachable!("recipes pair drivers with driver slots"),
             };
