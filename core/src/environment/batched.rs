@@ -75,14 +75,7 @@ fn drive_picked(
             for (k, m) in failed {
                 let slot = &mut items[picks[k].0 as usize];
                 slot.commands.drain();
-                fail(
-                    faults,
-                    &mut slot.enabled,
-                    world,
-                    slot.id,
-                    slot.label.text(),
-                    m,
-                );
+                fail(faults, &mut slot.enabled, world, slot.id, slot.label, m);
             }
         }
     }
@@ -176,14 +169,7 @@ fn sense_picked(
                 let item = &mut items[i as usize];
                 let slot = &mut item.sensors[j as usize];
                 match failed.next_if(|(at, _)| *at == k) {
-                    Some((_, m)) => fail(
-                        faults,
-                        &mut slot.enabled,
-                        world,
-                        item.id,
-                        slot.label.text(),
-                        m,
-                    ),
+                    Some((_, m)) => fail(faults, &mut slot.enabled, world, item.id, slot.label, m),
                     None => {
                         if slot.reading.take_written() {
                             slot.reading.stamp(world.step);

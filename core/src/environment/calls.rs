@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::{DriverSlot, SensorSlot, panic_message};
 use crate::error::PluginFault;
-use crate::guard::{self, Phase};
+use crate::guard::{self, Label, Phase};
 use crate::plugin::{DriverContext, ReadingSource, SensorContext};
 use crate::world::{ArtifactId, World};
 
@@ -38,7 +38,7 @@ pub(super) fn sense_one(
                 slot.reading.stamp(world.step);
             }
         }
-        Some(m) => fail(faults, &mut slot.enabled, world, id, slot.label.text(), m),
+        Some(m) => fail(faults, &mut slot.enabled, world, id, slot.label, m),
     }
 }
 
@@ -66,14 +66,7 @@ pub(super) fn drive_one(
     };
     if let Some(m) = message {
         slot.commands.drain();
-        fail(
-            faults,
-            &mut slot.enabled,
-            world,
-            slot.id,
-            slot.label.text(),
-            m,
-        );
+        fail(faults, &mut slot.enabled, world, slot.id, slot.label, m);
     }
 }
 
@@ -83,13 +76,13 @@ pub(super) fn fail(
     enabled: &mut bool,
     world: &World<'_>,
     id: ArtifactId,
-    label: &str,
+    label: &Label,
     message: String,
 ) {
     *enabled = false;
     faults.push(PluginFault {
         artifact: world.artifact(id).name.clone(),
-        plugin: label.to_string(),
+        plugin: label.text().to_string(),
         step: world.step,
         message,
     });
