@@ -93,19 +93,16 @@ impl KinematicEngine {
         best: &mut Option<RayHit>,
     ) {
         for &(body, h) in &self.planes {
-            let hit = if ray.o.z <= h {
-                Some((0.0, Vec3::zeros()))
+            if exclude(BodyId(body)) {
+                continue;
+            }
+            if ray.o.z <= h {
+                offer(best, body, 0.0, Vec3::zeros());
             } else if ray.d.z < 0.0 {
                 let t = (h - ray.o.z) / ray.d.z;
-                (t <= ray.max).then(|| (t, Vec3::z()))
-            } else {
-                None
-            };
-            // The exclusion asked only of a hit: a range ring's level rays meet no plane.
-            if let Some((t, n)) = hit
-                && !exclude(BodyId(body))
-            {
-                offer(best, body, t, n);
+                if t <= ray.max {
+                    offer(best, body, t, Vec3::z());
+                }
             }
         }
     }

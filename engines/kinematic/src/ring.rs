@@ -263,8 +263,7 @@ fn test(r: &Placed, p: &Prim, best: &mut Option<RayHit>) {
 }
 
 /// Offers `p` to the rays whose angles its bounding circle's window covers (every ray when the
-/// origin lies in that circle), unless `exclude` names its body (asked only of prims within
-/// reach: `None` when the caller asked first); `best` is indexed as `placed`.
+/// origin lies in that circle); `best` is indexed as `placed`.
 #[inline]
 fn offer_to_ring(
     placed: &[Placed],
@@ -272,25 +271,22 @@ fn offer_to_ring(
     o: &Vec3,
     max: f64,
     p: &Prim,
-    exclude: Option<&dyn Fn(BodyId) -> bool>,
     best: &mut [Option<RayHit>],
 ) {
     let (dx, dy) = (p.x - o.x, p.y - o.y);
     let rho = p.rho;
     let d2 = dx * dx + dy * dy;
-    // Nearer than `max` in the plane, or no ray reaches it (the exact test's `enter <= max`):
-    // most prims of a ring are further, and are dropped before the square root, and before
-    // the exclusion's call (most of a small world's prims are walls beyond reach).
-    let far = max + SLACK + rho;
-    if d2 > far * far || exclude.is_some_and(|e| e(BodyId(p.body))) {
-        return;
-    }
-    // The sensor's own body is excluded above: its rays start inside it.
     let reach = rho + SLACK;
     if d2 <= reach * reach {
         for (r, b) in placed.iter().zip(best.iter_mut()) {
             test(r, p, b);
         }
+        return;
+    }
+    // Nearer than `max` in the plane, or no ray reaches it (the exact test's `enter <= max`):
+    // most prims of a ring are further, and are dropped before the square root.
+    let far = max + SLACK + rho;
+    if d2 > far * far {
         return;
     }
     let dist = d2.sqrt();
@@ -407,11 +403,12 @@ impl KinematicEngine {
         match layout {
             Some(layout) => self.ring_in_cells(layout, &o, max, exclude, s),
             None => {
-                // A small world: every prim once, the sensor's own body asked of those within
-                // reach (most are walls beyond it).
+                // A small world: every prim once, the sensor's own body before any test.
                 counters::add(Work::RingPrim, self.prim_count() as u64);
                 self.each_prim(|_, p| {
-                    offer_to_ring(&s.placed, &s.sorted, &o, max, p, Some(exclude), &mut s.best);
+                    if !exclude(BodyId(p.body)) {
+                        offer_to_ring(&s.placed, &s.sorted, &o, max, p, &mut s.best);
+                    }
                 });
             }
         }
@@ -438,14 +435,12 @@ impl KinematicEngine {
         let (x0, y0, x1, y1) = block;
         let met = std::cell::Cell::new(0usize);
         let meet = |s: &mut Scratch, i: u32, p: &Prim| {
-            // The sensor's own body before the distance: nearly every prim of the near cells
-            // is within reach (asking after the cull read 160 against 155 ns a ray in the rays
-            // bench at 1000 robots).
+            // The sensor's own body before any test: its rays start inside it.
             if s.first(i) {
                 counters::add(Work::RingPrim, 1);
                 met.set(met.get() + 1);
                 if !exclude(BodyId(p.body)) {
-                    offer_to_ring(&s.placed, &s.sorted, o, max, p, None, &mut s.best);
+                    offer_to_ring(&s.placed, &s.sorted, o, max, p, &mut s.best);
                 }
             }
         };
