@@ -10,7 +10,7 @@ const MOST: usize = 1024;
 /// The levels of blocks [`crate::Environment::prefetch`] hints, 1 to `LEVELS`.
 pub const LEVELS: usize = 4;
 
-/// Hints the cache lines of `len` bytes from `p` (at most [`MOST`]).
+/// Hints the cache lines of `len` bytes from `p` (at most the first KiB).
 #[inline]
 pub fn bytes(p: *const u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
