@@ -110,12 +110,6 @@ impl Held {
         (0..self.len()).map(|k| self.spec(k)).collect()
     }
 
-    /// Every artifact's spec, in order, each no longer held here (so that one no other world
-    /// holds can be changed in place: `share_artifacts`).
-    pub(super) fn into_specs(self) -> Vec<Arc<ArtifactSpec>> {
-        self.specs()
-    }
-
     /// How many artifacts are `base`'s (the same memory), and how many are `base`'s but for
     /// their poses.
     pub(super) fn shared_with(&self, base: &Arc<[Arc<ArtifactSpec>]>) -> (usize, usize) {

@@ -51,7 +51,9 @@ impl Environment {
     /// walls), in place of its own. What differs stays the world's own, so the world steps as
     /// before; a reset keeps the sharing (it keeps what it finds alike).
     pub fn share(&mut self, like: &Commons) {
-        let mine = std::mem::take(&mut self.specs).into_specs();
+        // Taken out first: once the old holding is dropped, a spec no other world holds is
+        // this one's alone, for `share_artifacts` to change in place.
+        let mine = std::mem::take(&mut self.specs).specs();
         self.specs = Held::against(mine, &like.specs);
         if !Arc::ptr_eq(&self.catalog, &like.catalog) && *self.catalog == *like.catalog {
             self.catalog = Arc::clone(&like.catalog);

@@ -137,21 +137,9 @@ impl Inbox {
         if response.len() < need {
             return Err(format!("read: a {need}-byte answer needs more room"));
         }
-        let m = match &self.store {
-            // The mailbox's width of values, not a whole message's.
-            Store::Latest(latest) => {
-                let mut values = [0.0; MAX_VALUES];
-                let seq = latest.load(&mut values[..width]);
-                Msg { seq, values }
-            }
-            Store::Queue(queue) => match queue.pop() {
-                Some(m) => m,
-                None => return Ok(0),
-            },
-        };
-        if m.seq == 0 {
+        let Some(m) = self.take() else {
             return Ok(0);
-        }
+        };
         response[..8].copy_from_slice(&m.seq.to_le_bytes());
         response[8..12].copy_from_slice(&(width as u32).to_le_bytes());
         response[12..16].fill(0);
