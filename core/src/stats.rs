@@ -497,7 +497,9 @@ impl<F: Fn(&mut std::fmt::Formatter<'_>) -> std::fmt::Result> std::fmt::Display 
 pub struct MissReporter {
     interval: Duration,
     last_report: Option<Duration>,
-    pending: Option<MissReport>,
+    /// Boxed: a report is 130-odd bytes, and every world of a batch holds two reporters that
+    /// fast mode never fills.
+    pending: Option<Box<MissReport>>,
 }
 
 impl MissReporter {
@@ -512,10 +514,12 @@ impl MissReporter {
 
     /// Notes a miss at wall time `now`; returns a report when one is due.
     pub fn on_miss(&mut self, now: Duration, miss: Miss) -> Option<MissReport> {
-        let pending = self.pending.get_or_insert(MissReport {
-            first: miss,
-            count: 0,
-            worst: Duration::ZERO,
+        let pending = self.pending.get_or_insert_with(|| {
+            Box::new(MissReport {
+                first: miss,
+                count: 0,
+                worst: Duration::ZERO,
+            })
         });
         pending.count += 1;
         pending.worst = pending.worst.max(miss.lateness);
@@ -525,14 +529,14 @@ impl MissReporter {
     /// Returns the pending report if one is due at `now` (call it on quiet steps too, so a
     /// burst is reported about a second after it began even if no miss follows).
     pub fn poll(&mut self, now: Duration) -> Option<MissReport> {
-        self.pending?;
+        self.pending.as_ref()?;
         let due = match self.last_report {
             None => true,
             Some(last) => now >= last + self.interval,
         };
         if due {
             self.last_report = Some(now);
-            self.pending.take()
+            self.pending.take().map(|p| *p)
         } else {
             None
         }
@@ -540,7 +544,7 @@ impl MissReporter {
 
     /// Whatever is pending, regardless of time (at the end of a run).
     pub fn flush(&mut self) -> Option<MissReport> {
-        self.pending.take()
+        self.pending.take().map(|p| *p)
     }
 }
 
