@@ -2,10 +2,24 @@
 //! movers filed each step under their bounds swept over it, or (a small world) nothing at all.
 
 use ssx_core::parallel::{self, Parallel};
-use ssx_core::spatial::Layout;
+use ssx_core::spatial::{Grid, Layout, ListGrid};
 
+use crate::baked::Baked;
 use crate::shape::Prim;
 use crate::{KinematicEngine, motion};
+
+/// The grids a world files its prims in, laid out together.
+#[derive(Debug, Default)]
+pub(crate) struct Grids {
+    /// Static bodies' prims.
+    pub statics: Grid,
+    /// Moving bodies' prims, each under its bounds swept over the step.
+    pub movers: ListGrid,
+    /// The static prims' copies by cell, and the cells holding any (baked with the layout).
+    pub baked: Baked,
+    /// The workers' shares of filing the movers.
+    lanes: Vec<SweepLane>,
+}
 
 /// One worker's share of filing the movers in the grid: what it found, in id order. Alone on
 /// its cache lines, as [`motion::Lane`] is.
@@ -42,8 +56,9 @@ impl KinematicEngine {
         match self.index() {
             None => self.each_prim(f),
             Some(layout) => {
-                self.baked.visit(layout, &self.static_grid, b, &mut f);
-                self.movers.visit(layout, b, |i| f(i, prim(i)));
+                let g = self.grids();
+                g.baked.visit(layout, &g.statics, b, &mut f);
+                g.movers.visit(layout, b, |i| f(i, prim(i)));
                 self.outside.iter().for_each(|&i| f(i, prim(i)));
             }
         }
@@ -53,6 +68,14 @@ impl KinematicEngine {
     #[inline]
     pub(crate) fn index(&self) -> Option<&Layout> {
         self.layout.as_ref().filter(|_| self.indexed)
+    }
+
+    /// The grids (there are grids wherever there is a layout: they are made together).
+    #[inline]
+    pub(crate) fn grids(&self) -> &Grids {
+        self.grids
+            .as_deref()
+            .expect("the grids are made with the layout")
     }
 
     /// Lays the grid out anew over everything (cells twice the median moving footprint).
@@ -89,9 +112,9 @@ impl KinematicEngine {
         self.entries.clear();
         let walls = &self.statics.prims;
         (self.entries).extend((0..).zip(walls).map(|(i, p)| (i, p.aabb)));
-        self.static_grid.build(&layout, &self.entries);
-        self.baked
-            .bake(&layout, &self.static_grid, |i| walls[i as usize]);
+        let g = self.grids.get_or_insert_default();
+        g.statics.build(&layout, &self.entries);
+        g.baked.bake(&layout, &g.statics, |i| walls[i as usize]);
         self.layout = Some(layout);
         self.static_dirty = false;
     }
@@ -136,7 +159,7 @@ impl KinematicEngine {
         } else {
             1
         };
-        let mut sweeps = std::mem::take(&mut self.sweep_lanes);
+        let mut sweeps = std::mem::take(&mut self.grids.as_mut().expect("laid out above").lanes);
         sweeps.reserve_exact(lanes.saturating_sub(sweeps.len()));
         sweeps.resize_with(lanes, SweepLane::default);
         let engine = &*self;
@@ -156,9 +179,10 @@ impl KinematicEngine {
             self.outside.extend_from_slice(&lane.outside);
             self.moving += lane.moving;
         }
-        self.sweep_lanes = sweeps;
         ssx_core::counters::add(ssx_core::counters::Work::Filed, self.entries.len() as u64);
-        self.movers.build(&layout, &self.entries);
+        let g = self.grids.as_mut().expect("laid out above");
+        g.lanes = sweeps;
+        g.movers.build(&layout, &self.entries);
         self.indexed = true;
     }
 

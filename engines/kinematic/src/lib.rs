@@ -30,8 +30,7 @@ mod shape;
 mod slots;
 mod statics;
 
-use baked::Baked;
-use index::SweepLane;
+use index::Grids;
 use shape::Prim;
 use slots::Slots;
 use smallvec::SmallVec;
@@ -42,7 +41,7 @@ use ssx_core::engine::{
 use ssx_core::math::nalgebra::{Matrix3, SymmetricEigen};
 use ssx_core::math::{Point3, Pose, Vec3};
 use ssx_core::parallel::{self, Parallel};
-use ssx_core::spatial::{Grid, Layout, ListGrid};
+use ssx_core::spatial::Layout;
 use statics::{Slot, Statics};
 use std::any::Any;
 use std::sync::Arc;
@@ -145,16 +144,12 @@ pub struct KinematicEngine {
     planes: Vec<(u32, f64)>,
     /// The grid's cells; `None` until the first step (queries then test every prim).
     layout: Option<Layout>,
-    /// Static bodies' prims.
-    static_grid: Grid,
-    /// Moving bodies' prims, each under its bounds swept over the step.
-    movers: ListGrid,
+    /// The grids, made with the first layout (boxed: a small world has none).
+    grids: Option<Box<Grids>>,
     /// Moving prims whose bounds left the layout: tested one by one.
     outside: Vec<u32>,
     /// A static body was added since the static grid was built.
     static_dirty: bool,
-    /// The static prims' copies by cell, and the cells holding any (baked with the layout).
-    baked: Baked,
     /// The grids file every prim (false from adding a body to the next step: queries then test
     /// every prim).
     indexed: bool,
@@ -167,8 +162,6 @@ pub struct KinematicEngine {
     /// Contacts of the last step, sorted by body then other.
     contacts: Vec<(u32, Contact)>,
     entries: Vec<(u32, [f64; 4])>,
-    /// Each body's prims' bounds swept over the step, and whether all lie inside the grid.
-    sweeps: Vec<([f64; 4], bool)>,
     /// Bodies that move on their own this step (not static, not carried).
     moving: usize,
     /// The movers' ids, by mover index (each `bodies[m].id`, packed: the state copy reads
@@ -176,10 +169,9 @@ pub struct KinematicEngine {
     moving_ids: Vec<u32>,
     /// The movers something carries (their indices), in id order.
     carried: Vec<u32>,
-    /// The workers' shares of filing the movers in the grid.
-    sweep_lanes: Vec<SweepLane>,
-    /// The order the movers move in, and the workers' lanes (motion.rs).
-    plan: motion::Plan,
+    /// The order the movers move in (made for the first world of enough movers: boxed), and
+    /// the workers' lanes (motion.rs).
+    plan: Option<Box<motion::Plan>>,
     lanes: Vec<motion::Lane>,
     /// Bodies were added since the last step: the next step gives back the lists' spare room.
     grown: bool,
@@ -197,22 +189,18 @@ impl KinematicEngine {
             statics: Arc::default(),
             planes: Vec::new(),
             layout: None,
-            static_grid: Grid::default(),
-            movers: ListGrid::default(),
+            grids: None,
             outside: Vec::new(),
             static_dirty: true,
-            baked: Baked::default(),
             indexed: false,
             small: false,
             small_limit: SMALL_WORLD,
             contacts: Vec::new(),
             entries: Vec::new(),
-            sweeps: Vec::new(),
             moving: 0,
             moving_ids: Vec::new(),
             carried: Vec::new(),
-            sweep_lanes: Vec::new(),
-            plan: motion::Plan::default(),
+            plan: None,
             lanes: Vec::new(),
             grown: false,
         }

@@ -52,6 +52,9 @@ pub(crate) struct Plan {
     claims: Vec<u32>,
     /// Each strip's contacts in a pass: (strip, lane, first, end) (scratch for merging).
     spans: Vec<(u32, usize, usize, usize)>,
+    /// Each body's prims' bounds swept over the step, and whether all lie inside the grid
+    /// (scratch for building).
+    sweeps: Vec<([f64; 4], bool)>,
 }
 
 impl Plan {
@@ -125,8 +128,7 @@ impl KinematicEngine {
             self.lanes = lanes;
             return;
         }
-        self.plan_moves();
-        let mut plan = std::mem::take(&mut self.plan);
+        let mut plan = self.plan_moves();
         for parity in 0..2 {
             // Lanes claim whole strips, the largest first, as they come free: which lane moves
             // a strip does not change its result (strips of a parity never meet), only how
@@ -175,16 +177,19 @@ impl KinematicEngine {
             unsafe { self.advance(lane, b as usize, dt) };
         }
         self.contacts.extend_from_slice(&lane.contacts);
-        self.plan = plan;
+        self.plan = Some(plan);
         self.lanes = lanes;
     }
 
-    /// Sorts the movers into strips, or the serial rest (from the grid's entries).
-    fn plan_moves(&mut self) {
+    /// Sorts the movers into strips, or the serial rest (from the grid's entries): the plan,
+    /// taken out of the engine until the moves are done.
+    fn plan_moves(&mut self) -> Box<Plan> {
+        let mut boxed = self.plan.take().unwrap_or_default();
+        let plan: &mut Plan = &mut boxed;
         // Each body's prims' bounds swept over the step, and whether all lie in the grid.
         let none = ([f64::MAX, f64::MAX, f64::MIN, f64::MIN], true);
-        self.sweeps.clear();
-        self.sweeps.resize(self.bodies.len(), none);
+        plan.sweeps.clear();
+        plan.sweeps.resize(self.bodies.len(), none);
         // The movers' prims are filed under their numbers, walls first (statics.rs).
         let mover = |e: &Self, i: u32| {
             let id = e.mover_prim(i).body;
@@ -192,14 +197,13 @@ impl KinematicEngine {
         };
         for &(i, s) in &self.entries {
             let m = mover(self, i);
-            let sweep = &mut self.sweeps[m].0;
+            let sweep = &mut plan.sweeps[m].0;
             *sweep = union(sweep, &s);
         }
         for &i in &self.outside {
             let m = mover(self, i);
-            self.sweeps[m].1 = false;
+            plan.sweeps[m].1 = false;
         }
-        let plan = &mut self.plan;
         plan.serial.clear();
         plan.strip_of.clear();
         let layout = self.layout;
@@ -210,10 +214,10 @@ impl KinematicEngine {
             let mut strip = u32::MAX;
             if body.carried_by.is_none() {
                 match layout.and_then(|layout| {
-                    let (mut bounds, mut inside) = self.sweeps[b];
+                    let (mut bounds, mut inside) = plan.sweeps[b];
                     let here = self.motion.get(b).pose;
                     for &m in &body.cargo {
-                        let (s, i) = self.sweeps[m as usize];
+                        let (s, i) = plan.sweeps[m as usize];
                         // Cargo just attached (or moved on its carrier) jumps to its place on
                         // this move, outside the bounds it was filed under.
                         inside &= i && placed(&self.bodies, &self.motion, m as usize, &here);
@@ -249,6 +253,7 @@ impl KinematicEngine {
                 *at += 1;
             }
         }
+        boxed
     }
 
     /// The first other body that `cand` (mover `b`'s prims at a new pose) would overlap and its
@@ -694,11 +699,11 @@ mod tests {
         let dt = 0.01;
         e.accelerate_all(dt, &Serial);
         e.index_movers(dt, &Serial);
-        e.plan_moves();
+        let plan = e.plan_moves();
         let mut checked = 0;
         let mut cand = Vec::new();
         // The bodies in strips; the others move alone, after the passes.
-        let serial = &e.plan.serial;
+        let serial = &plan.serial;
         let jumping = movers.iter().enumerate().filter(|(k, _)| k % 7 == 3);
         assert!(jumping.clone().all(|(_, id)| serial.contains(&id.0)));
         assert!(tumbling.iter().all(|id| serial.contains(&id.0)));
@@ -706,9 +711,9 @@ mod tests {
         for &id in movers.iter().filter(|id| !serial.contains(&id.0)) {
             let b = id.0 as usize;
             let body = &e.bodies[b];
-            let (mut bounds, _) = e.sweeps[b];
+            let (mut bounds, _) = plan.sweeps[b];
             for &m in &body.cargo {
-                bounds = super::union(&bounds, &e.sweeps[m as usize].0);
+                bounds = super::union(&bounds, &plan.sweeps[m as usize].0);
             }
             let m = e.motion.get(b);
             let turn = Rotation::from_axis_angle(&Vec3::z_axis(), m.angvel.z * dt);

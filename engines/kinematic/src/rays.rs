@@ -172,7 +172,8 @@ impl KinematicEngine {
             Self::hit_prim(ray, self.mover_prim(i), true, exclude, best)
         };
         counters::add(Work::Walk, 1);
-        let (statics, movers) = (self.baked.bits(), self.movers.bits());
+        let g = self.grids();
+        let (statics, movers) = (g.baked.bits(), g.movers.bits());
         grid::walk(
             layout,
             (ray.o.x, ray.o.y),
@@ -184,12 +185,12 @@ impl KinematicEngine {
                     let c = y * layout.nx + x;
                     let bit = 1 << (c % 64);
                     if statics[c / 64] & bit != 0 {
-                        for p in self.baked.cell(c) {
+                        for p in g.baked.cell(c) {
                             Self::hit_prim(ray, p, true, exclude, best);
                         }
                     }
                     if movers[c / 64] & bit != 0 {
-                        self.movers.cell(layout, x, y, |i| mover(i, best));
+                        g.movers.cell(layout, x, y, |i| mover(i, best));
                     }
                 }
                 // A hit before this cell's exit cannot be beaten further on.

@@ -308,7 +308,8 @@ impl KinematicEngine {
         skip: impl Fn(usize, usize) -> bool,
         f: &mut dyn FnMut(u32, &Prim),
     ) {
-        let (walls, movers) = (self.baked.bits(), self.movers.bits());
+        let g = self.grids();
+        let (walls, movers) = (g.baked.bits(), g.movers.bits());
         for y in y0..=y1 {
             for x in x0..=x1 {
                 let c = y * layout.nx + x;
@@ -317,11 +318,10 @@ impl KinematicEngine {
                     continue;
                 }
                 if walls[c / 64] & bit != 0 {
-                    self.baked
-                        .cell_ids(&self.static_grid, c, |i, at| f(i, self.baked.prim(at)));
+                    (g.baked).cell_ids(&g.statics, c, |i, at| f(i, g.baked.prim(at)));
                 }
                 if movers[c / 64] & bit != 0 {
-                    self.movers.cell(layout, x, y, |i| f(i, self.mover_prim(i)));
+                    g.movers.cell(layout, x, y, |i| f(i, self.mover_prim(i)));
                 }
             }
         }
