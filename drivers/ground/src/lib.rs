@@ -70,9 +70,10 @@ pub struct DiffDriveParams {
     /// Take body commands from a messaging extension.
     #[serde(default)]
     pub commands: Option<Remote>,
-    /// A gripper at the front.
+    /// A gripper at the front (boxed: a batch of small worlds holds a driver a robot, and most
+    /// have none).
     #[serde(default)]
-    pub gripper: Option<GripperParams>,
+    pub gripper: Option<Box<GripperParams>>,
 }
 
 /// Where commands come from.
@@ -179,7 +180,10 @@ impl Driver for DiffDrive {
             no_way_in: false,
             remote_gripper: None,
             gripper_seq: 0,
-            gripper: p.gripper.clone().map(|g| Box::new(Gripper::new(g))),
+            gripper: p
+                .gripper
+                .as_deref()
+                .map(|g| Box::new(Gripper::new(g.clone()))),
             commanded: None,
             seq: 0,
             p,
