@@ -23,6 +23,11 @@ const FIRST: usize = 4;
 const CHUNKS: usize = 11;
 const _: () = assert!(FIRST * ((1 << CHUNKS) - 1) >= MAX_KEYS);
 
+/// Up to this many subscriptions a key is found by reading the inboxes' own keys; beyond, in a
+/// map. A world of a batch holds a few, and the map with its copies of the keys took 0.4 KiB
+/// of every world (issue 60).
+const SCAN: usize = 16;
+
 /// The chunk that holds subscription `id`, and its place in it.
 fn chunk_of(id: usize) -> (usize, usize) {
     // Chunk c starts at FIRST·(2^c − 1): c is the bit length of id / FIRST + 1, less one.
@@ -41,7 +46,8 @@ enum Pending {
 struct Keys {
     /// Subscriptions so far (the first this many `inboxes` are set).
     count: usize,
-    by_key: HashMap<String, u32>,
+    /// Each subscription's id by its key, once there are more than [`SCAN`].
+    by_key: Option<HashMap<String, u32>>,
     pending: HashMap<String, Pending>,
     advertised: Vec<(String, Vec<u8>)>,
 }
@@ -85,8 +91,8 @@ impl BusState {
     /// the reason. Before anyone subscribed, the newest message for the key waits.
     pub fn put(&self, key: &str, message: Message<'_>) -> Result<Delivered, String> {
         let mut k = self.keys();
-        match k.by_key.get(key) {
-            Some(&id) => {
+        match self.id(&k, key) {
+            Some(id) => {
                 drop(k);
                 self.inbox(id)
                     .expect("set before its key")
@@ -107,7 +113,7 @@ impl BusState {
     /// The fields (name, values, largest magnitude) of the subscription on `key`, once a
     /// driver subscribed to it.
     pub fn fields(&self, key: &str) -> Option<Vec<(String, usize, f64)>> {
-        let id = *self.keys().by_key.get(key)?;
+        let id = self.id(&self.keys(), key)?;
         self.inbox(id).map(|i| {
             i.spec
                 .fields
@@ -120,8 +126,16 @@ impl BusState {
     /// The inbox of the subscription on `key`, once a driver subscribed to it: a program that
     /// sends on the same keys every step keeps it and skips the lookup.
     pub fn inbox_for(&self, key: &str) -> Option<Arc<Inbox>> {
-        let id = *self.keys().by_key.get(key)?;
+        let id = self.id(&self.keys(), key)?;
         self.inbox(id).cloned()
+    }
+
+    /// The id of the subscription on `key`, if any.
+    fn id(&self, k: &Keys, key: &str) -> Option<u32> {
+        match &k.by_key {
+            Some(map) => map.get(key).copied(),
+            None => (0..k.count as u32).find(|&id| self.inbox(id).is_some_and(|i| i.key == key)),
+        }
     }
 
     fn inbox(&self, id: u32) -> Option<&Arc<Inbox>> {
@@ -178,7 +192,7 @@ impl BusState {
     fn subscribe(&self, spec: Arc<SubSpec>) -> Result<u32, String> {
         let mut k = self.keys();
         let key = spec.key.clone();
-        if let Some(&id) = k.by_key.get(&key) {
+        if let Some(id) = self.id(&k, &key) {
             if self.inbox(id).is_some_and(|i| i.spec != spec) {
                 return Err(format!(
                     "subscribe '{key}': already subscribed with a different spec"
@@ -195,7 +209,12 @@ impl BusState {
         let id = k.count as u32;
         let _ = self.slot(k.count).set(Arc::clone(&inbox));
         k.count += 1;
-        k.by_key.insert(key.clone(), id);
+        if k.by_key.is_none() && k.count > SCAN {
+            let ids = (0..k.count as u32).filter_map(|i| Some((self.inbox(i)?.key.clone(), i)));
+            k.by_key = Some(ids.collect());
+        } else if let Some(map) = &mut k.by_key {
+            map.insert(key.clone(), id);
+        }
         if let Some(p) = k.pending.remove(&key) {
             let put = match &p {
                 Pending::Payload(b) => inbox.put(Message::Payload(b)),
@@ -318,5 +337,50 @@ mod tests {
         assert_eq!(chunk_of(4), (1, 0));
         assert_eq!(chunk_of(11), (1, 7));
         assert_eq!(chunk_of(12), (2, 0));
+    }
+
+    fn spec(key: &str) -> Arc<SubSpec> {
+        let request = format!(r#"{{"key":"{key}","fields":[{{"name":"v","max":1000}}]}}"#);
+        Arc::new(SubSpec::parse(request.as_bytes()).unwrap())
+    }
+
+    /// Keys are found by scanning the inboxes up to [`SCAN`] subscriptions and in a map beyond:
+    /// either way each message reaches its own key's inbox, one sent before its subscription
+    /// waits for it, and a key subscribed again keeps its id.
+    #[test]
+    fn every_key_finds_its_inbox_below_and_above_the_scan() {
+        let bus = BusState::default();
+        let n = 3 * SCAN;
+        let key = |i: usize| format!("artifacts/r{i}/cmd");
+        assert!(matches!(
+            bus.put(&key(n - 1), Message::Values(&[7.0])),
+            Ok(Delivered::Later)
+        ));
+        for i in 0..n {
+            assert_eq!(bus.subscribe(spec(&key(i))), Ok(i as u32));
+            assert_eq!(
+                bus.keys().by_key.is_some(),
+                i >= SCAN,
+                "after {} subscriptions",
+                i + 1
+            );
+        }
+        assert_eq!(bus.subscribe(spec(&key(5))), Ok(5));
+        assert_eq!(
+            bus.inbox_for(&key(n - 1)).unwrap().take().unwrap().values[0],
+            7.0
+        );
+        for i in 0..n - 1 {
+            assert!(matches!(
+                bus.put(&key(i), Message::Values(&[i as f64])),
+                Ok(Delivered::Now)
+            ));
+        }
+        for i in 0..n - 1 {
+            let inbox = bus.inbox_for(&key(i)).unwrap();
+            assert_eq!(inbox.key, key(i));
+            assert_eq!(inbox.take().unwrap().values[0], i as f64);
+        }
+        assert!(bus.inbox_for("artifacts/nobody/cmd").is_none());
     }
 }
