@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use smallvec::SmallVec;
 use sync_wrapper::SyncWrapper;
 
 mod batched;
@@ -93,7 +94,8 @@ struct SensorSlot {
 
 struct ArtifactSensors {
     id: ArtifactId,
-    sensors: Vec<SensorSlot>,
+    /// Inline for one: most robots carry one sensor, and a batch holds thousands of them.
+    sensors: SmallVec<[SensorSlot; 1]>,
 }
 
 struct DriverSlot {
@@ -223,6 +225,7 @@ impl Drop for Extensions {
 pub struct Environment {
     sensor_shards: Vec<Shard<ArtifactSensors>>,
     driver_shards: Vec<Shard<DriverSlot>>,
+    /// Each artifact's readings in the sensor shards, up to the last artifact with sensors.
     reading_index: Vec<Option<(u32, u32)>>,
     /// Whether some driver or sensor came from a library, so that a swap thread is worth
     /// starting (its recipes are made then, from the specs and slots: [`Environment::recipes`]).

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use smallvec::SmallVec;
 use sync_wrapper::SyncWrapper;
 
 use super::held::Held;
@@ -366,7 +367,7 @@ impl Environment {
         for (k, &len) in runs.iter().enumerate() {
             for ai in it.by_ref().take(len) {
                 let art = &artifacts[ai];
-                let mut sensors = Vec::with_capacity(art.sensors.len());
+                let mut sensors = SmallVec::with_capacity(art.sensors.len());
                 for (si, s) in art.sensors.iter().enumerate() {
                     let label = format!("sensor '{}' ({})", s.name, s.plugin.plugin);
                     let guard = guard_label(&label, &s.plugin, Some(&art.name));
@@ -449,6 +450,11 @@ impl Environment {
                 });
             }
         }
+        // Artifacts past the last with sensors read none: a batch's worlds keep no entries for
+        // their walls and crates.
+        let last = self.reading_index.iter().rposition(Option::is_some);
+        self.reading_index.truncate(last.map_or(0, |i| i + 1));
+        self.reading_index.shrink_to_fit();
         Ok(())
     }
 
