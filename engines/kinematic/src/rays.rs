@@ -93,16 +93,21 @@ impl KinematicEngine {
         best: &mut Option<RayHit>,
     ) {
         for &(body, h) in &self.planes {
-            if exclude(BodyId(body)) {
-                continue;
+            if !exclude(BodyId(body)) {
+                Self::hit_plane(ray, body, h, best);
             }
-            if ray.o.z <= h {
-                offer(best, body, 0.0, Vec3::zeros());
-            } else if ray.d.z < 0.0 {
-                let t = (h - ray.o.z) / ray.d.z;
-                if t <= ray.max {
-                    offer(best, body, t, Vec3::z());
-                }
+        }
+    }
+
+    /// The exact test of the horizontal plane of `body` at height `h`.
+    #[inline]
+    pub(crate) fn hit_plane(ray: &Ray, body: u32, h: f64, best: &mut Option<RayHit>) {
+        if ray.o.z <= h {
+            offer(best, body, 0.0, Vec3::zeros());
+        } else if ray.d.z < 0.0 {
+            let t = (h - ray.o.z) / ray.d.z;
+            if t <= ray.max {
+                offer(best, body, t, Vec3::z());
             }
         }
     }

@@ -39,10 +39,14 @@ const SPARSE: usize = 12;
 /// on the ray's angle and on the prim's, and more.
 const ANGLE_SLACK: f64 = 1e-4;
 
-/// A ray of the ring that the windows can place: its index, its angle in the plane and the ray.
+/// How far a fan's consecutive rays may differ from one turn (their in-plane dot and cross
+/// products, and squared lengths): an angle off by a few 1e-12 rad a ray, far inside the
+/// windows' room ([`ANGLE_SLACK`]) for any number of rays a sensor casts.
+const FAN_EPS: f64 = 1e-12;
+
+/// A ray of the ring that the windows can place: its index and the ray.
 struct Placed {
     index: u32,
-    angle: f64,
     ray: Ray,
 }
 
@@ -115,15 +119,74 @@ struct Sorted {
     order: Vec<u32>,
     angles: Vec<f64>,
     spacing: Option<Spacing>,
+    /// Each placed ray's angle, in the placed order (scratch for rings that are not fans).
+    raw: Vec<f64>,
 }
 
 impl Sorted {
-    /// Puts `placed` in angular order. A sensor's rays usually come in angular order, turned
-    /// with the robot: then from the smallest angle on they rise all the way round, and the
-    /// order is the list turned, no sort.
+    /// Puts `placed` in angular order: a fan's by arithmetic ([`Sorted::fan`]), any other's
+    /// from each ray's angle.
     fn of(&mut self, placed: &[Placed]) {
-        let angle = |k: usize| placed[k].angle;
+        if !self.fan(placed) {
+            self.raw.clear();
+            (self.raw).extend(placed.iter().map(|p| pseudo_atan2(p.ray.d.y, p.ray.d.x)));
+            self.sort(placed.len());
+        }
+    }
+
+    /// Whether `placed` is a fan, each ray turned from the one before by the same angle
+    /// counter-clockwise, less than a whole turn in all (a range sensor's sweep, turned with
+    /// its robot): if so, sorts it. Its angles are then the first ray's and whole steps after
+    /// it, two arctangents in all, not one a ray; its order is the list turned where the
+    /// angles pass +π.
+    fn fan(&mut self, placed: &[Placed]) -> bool {
         let n = placed.len();
+        if n < 2 {
+            return false;
+        }
+        let d = |k: usize| (placed[k].ray.d.x, placed[k].ray.d.y);
+        let (x0, y0) = d(0);
+        let (x1, y1) = d(1);
+        let r2 = x0 * x0 + y0 * y0;
+        let (c, s) = (x0 * x1 + y0 * y1, x0 * y1 - y0 * x1);
+        // Rays steeper than 60° from the plane would turn a small difference into a large
+        // angle: not taken as a fan.
+        if !(r2 >= 0.25 && s > 0.0) {
+            return false;
+        }
+        let same = |a: f64, b: f64| (a - b).abs() <= FAN_EPS;
+        let turned_alike = (1..n - 1).all(|k| {
+            let ((xa, ya), (xb, yb)) = (d(k), d(k + 1));
+            same(xa * xb + ya * yb, c) && same(xa * yb - ya * xb, s) && same(xb * xb + yb * yb, r2)
+        });
+        let step = s.atan2(c);
+        if !turned_alike || (n - 1) as f64 * step >= TAU {
+            return false;
+        }
+        let a0 = y0.atan2(x0);
+        // In [−π, π] as the arctangent's: those past +π taken once round. They rise with k,
+        // so the first past +π is where the list turns.
+        let unwrapped = |k: usize| a0 + k as f64 * step;
+        let start = (0..n).find(|&k| unwrapped(k) > PI).unwrap_or(n);
+        let angle = |k: usize| {
+            let a = unwrapped(k);
+            if k >= start { a - TAU } else { a }
+        };
+        self.order.clear();
+        self.order
+            .extend((start..n).chain(0..start).map(|k| k as u32));
+        self.angles.clear();
+        (self.angles).extend(self.order.iter().map(|&k| angle(k as usize)));
+        self.spacing = Spacing::of(&self.angles);
+        true
+    }
+
+    /// Puts the placed rays in the order of their angles `raw`. A sensor's rays usually come
+    /// in angular order, turned with the robot: then from the smallest angle on they rise all
+    /// the way round, and the order is the list turned, no sort.
+    fn sort(&mut self, n: usize) {
+        let raw = &self.raw;
+        let angle = |k: usize| raw[k];
         let rises = |from: usize, to: usize| (from + 1..to).all(|k| angle(k - 1) <= angle(k));
         // Where the angles fall back, if anywhere: the smallest angle, if the list is turned.
         let start = (1..n).find(|&k| angle(k) < angle(k - 1)).unwrap_or(0);
@@ -382,10 +445,8 @@ impl KinematicEngine {
                 *slot = self.ray(origin, *d, max, exclude);
                 continue;
             }
-            let angle = pseudo_atan2(ray.d.y, ray.d.x);
             s.placed.push(Placed {
                 index: i as u32,
-                angle,
                 ray,
             });
         }
@@ -394,10 +455,14 @@ impl KinematicEngine {
         }
         s.sorted.of(&s.placed);
         s.best.clear();
-        for r in &s.placed {
-            let mut best = None;
-            self.hit_planes(&r.ray, exclude, &mut best);
-            s.best.push(best);
+        s.best.resize(s.placed.len(), None);
+        // Each plane asked once whether it is left out, not once a ray.
+        for &(body, h) in &self.planes {
+            if !exclude(BodyId(body)) {
+                for (r, best) in s.placed.iter().zip(s.best.iter_mut()) {
+                    Self::hit_plane(&r.ray, body, h, best);
+                }
+            }
         }
         let o = origin.coords;
         match layout {
@@ -515,7 +580,6 @@ mod tests {
                 let ray = Ray::new(&o, &d, 2.0).expect("a ray");
                 Placed {
                     index: k as u32,
-                    angle: pseudo_atan2(ray.d.y, ray.d.x),
                     ray,
                 }
             })
@@ -532,8 +596,9 @@ mod tests {
         for phase in [0.0, 0.3, -2.9, PI, 5.0] {
             let (p, sorted) = placed(12, phase, false);
             assert!(sorted.angles.windows(2).all(|w| w[0] <= w[1]), "{phase}");
+            let angle = |k: u32| pseudo_atan2(p[k as usize].ray.d.y, p[k as usize].ray.d.x);
             let mut by_sort: Vec<u32> = (0..12).collect();
-            by_sort.sort_by(|&a, &b| p[a as usize].angle.total_cmp(&p[b as usize].angle));
+            by_sort.sort_by(|&a, &b| angle(a).total_cmp(&angle(b)));
             assert_eq!(sorted.order, by_sort);
             let mut shuffled = p;
             shuffled.swap(2, 7);
@@ -546,6 +611,69 @@ mod tests {
             };
             assert_eq!(indices(&again), by_sort);
         }
+    }
+
+    /// A fan's angles, found by arithmetic from its first ray's and the step, are each ray's
+    /// own (libm's arctangent) to within 1e-9 rad, rising in [−π, π], each ray once: whole
+    /// rings and part rings, from either side of the seam, tilted out of the plane. Rays
+    /// turned clockwise, more than once round or too steep are no fan, and are sorted from
+    /// each ray's angle as before.
+    #[test]
+    fn a_fan_is_placed_by_arithmetic_as_each_ray_would_be() {
+        let o = Point3::origin();
+        let fan = |n: usize, first: f64, step: f64, tilt: f64| -> Vec<Placed> {
+            (0..n)
+                .map(|k| {
+                    let a = first + step * k as f64;
+                    let d = Vec3::new(a.cos(), a.sin(), tilt);
+                    let ray = Ray::new(&o, &d, 2.0).expect("a ray");
+                    Placed {
+                        index: k as u32,
+                        ray,
+                    }
+                })
+                .collect()
+        };
+        let mut fans = 0;
+        for k in 0..3000 {
+            let first = -PI + TAU * k as f64 / 3000.0;
+            let n = [4, 12, 64, 360, 5][k % 5];
+            let whole = TAU / n as f64;
+            let (step, tilt, is_fan) = match k % 6 {
+                0 => (whole, 0.0, true),
+                1 => (0.5 * whole, 0.4, true),
+                2 => (0.013, -0.2, true),
+                3 => (-whole, 0.0, false),
+                4 => (1.5 * whole, 0.0, false),
+                _ => (whole, 2.0, false),
+            };
+            let p = fan(n, first, step, tilt);
+            let mut sorted = Sorted::default();
+            assert_eq!(
+                sorted.fan(&p),
+                is_fan,
+                "{n} rays from {first} by {step}, tilt {tilt}"
+            );
+            sorted.of(&p);
+            fans += usize::from(is_fan);
+            let own = |i: u32| p[i as usize].ray.d.y.atan2(p[i as usize].ray.d.x);
+            // A fan's angles are exact but for rounding; the others are pseudo_atan2's.
+            let bound = if is_fan { 1e-9 } else { 2e-5 };
+            assert!(sorted.angles.windows(2).all(|w| w[0] <= w[1]));
+            assert!(sorted.angles.iter().all(|a| (-PI..=PI).contains(a)));
+            for (&i, &a) in sorted.order.iter().zip(&sorted.angles) {
+                let err = (a - own(i)).abs();
+                assert!(
+                    err.min((err - TAU).abs()) < bound,
+                    "ray {i}: {a} against {}",
+                    own(i)
+                );
+            }
+            let mut seen = sorted.order.clone();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..n as u32).collect::<Vec<_>>());
+        }
+        assert_eq!(fans, 1500);
     }
 
     /// With even spacing, a window's rays found by arithmetic hold every ray the search

@@ -442,7 +442,9 @@ fn rays_and_radius_queries_through_the_grid_agree_with_brute_force() {
 /// each of its rays finds alone, and what brute force finds, to the bit: short rings (cast as
 /// one ring query) and long ones (ray by ray), slanted, turned by any angle, with rays along an
 /// axis, straight down and on the seam at ±π, rings from inside their own robot (left out, as a
-/// ranger's is) and from inside another body. The gate for the engine's ring query (ring.rs).
+/// ranger's is) and from inside another body; and fans alone (placed by arithmetic: ring.rs
+/// `Sorted::fan`), whole or part turns, either way round. The gate for the engine's ring query
+/// (ring.rs).
 #[test]
 fn rings_of_rays_agree_with_single_rays_and_brute_force() {
     for (seed, w) in [
@@ -482,19 +484,30 @@ fn rings_of_rays_agree_with_single_rays_and_brute_force() {
                 } else {
                     rng.random_range(-4.0..4.0)
                 };
+                // Every third ring a fan alone: a part of a turn every other time, clockwise
+                // every fourth time.
+                let fan = k % 3 == 2;
+                let turn = match (fan, k % 4) {
+                    (false, _) => 1.0,
+                    (true, 0) => -1.0,
+                    (true, 1 | 2) => rng.random_range(0.2..1.0),
+                    (true, _) => 1.0,
+                };
                 let mut dirs: Vec<Vec3> = (0..n)
                     .map(|i| {
-                        let a = phase + i as f64 * std::f64::consts::TAU / n as f64;
+                        let a = phase + i as f64 * turn * std::f64::consts::TAU / n as f64;
                         Vec3::new(a.cos(), a.sin(), tilt)
                     })
                     .collect();
-                // Rays along an axis, on the seam (either side of it) and straight down.
-                dirs.push(Vec3::new(1.0, 0.0, 0.0));
-                dirs.push(Vec3::new(0.0, -2.0, 0.0));
-                dirs.push(Vec3::new(-1.0, 0.0, 0.0));
-                dirs.push(Vec3::new(-1.0, -1e-13, 0.0));
-                dirs.push(Vec3::new(-1.0, 1e-13, 0.0));
-                dirs.push(Vec3::new(0.0, 0.0, -1.0));
+                if !fan {
+                    // Rays along an axis, on the seam (either side of it) and straight down.
+                    dirs.push(Vec3::new(1.0, 0.0, 0.0));
+                    dirs.push(Vec3::new(0.0, -2.0, 0.0));
+                    dirs.push(Vec3::new(-1.0, 0.0, 0.0));
+                    dirs.push(Vec3::new(-1.0, -1e-13, 0.0));
+                    dirs.push(Vec3::new(-1.0, 1e-13, 0.0));
+                    dirs.push(Vec3::new(0.0, 0.0, -1.0));
+                }
                 let max = if k % 5 == 0 {
                     rng.random_range(5.0..30.0)
                 } else {
