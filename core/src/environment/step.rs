@@ -34,25 +34,30 @@ impl Environment {
         let clock = std::sync::Arc::clone(&self.clock);
         let clock = &*clock;
         let start = self.begin(clock);
+        // A world that keeps no step times and is not paced (a batch's) reads the clock once a
+        // step, at its start: its phases read no time (the statistics' percentiles read 0, as
+        // `Stats::untimed` says), and it misses nothing.
+        let timed = self.stats.timed() || self.pacer.mode() != Mode::Fast;
+        let now = || if timed { clock.now() } else { start };
         // 0. A library swap prepared since the last step switches now (counted in this step).
         self.switch_ready();
         // 1. The commands drivers wrote last step, then the physics.
         self.apply_commands();
         self.step_physics();
-        let t_physics = clock.now();
+        let t_physics = now();
         self.last_physics = t_physics - start;
         // 2. Sensors measure the new state; 3. drivers read the readings and write commands.
         // Each artifact is timed for a miss report: not in fast mode, which misses nothing.
         let per_artifact = (self.pacer.mode() != Mode::Fast).then_some(clock);
         self.sense(per_artifact);
-        let t_sensors = clock.now();
+        let t_sensors = now();
         self.drive(per_artifact);
-        let t_drivers = clock.now();
+        let t_drivers = now();
         // The frame for the render engine, then the extensions' hooks.
         self.publish_frame(t_drivers);
         self.run_extensions(clock);
         self.refresh_metrics();
-        let t_end = clock.now();
+        let t_end = now();
         let times = PhaseTimes {
             physics: t_physics - start,
             sensors: t_sensors - t_physics,
@@ -63,7 +68,7 @@ impl Environment {
         self.retire_replaced();
         // 4. Pace, then account for the step.
         let outcome = self.pace(clock, stop);
-        self.account(clock, times, outcome, slowest);
+        self.account(now(), times, outcome, slowest);
         // After the step is fully accounted for: a strict stop leaves consistent statistics.
         self.collect_faults()?;
         Ok(StepReport { times, outcome })
@@ -275,7 +280,7 @@ impl Environment {
     /// Records the step in the statistics and reports misses and late wake-ups (rate-limited).
     fn account(
         &mut self,
-        clock: &dyn Clock,
+        end: Duration,
         times: PhaseTimes,
         outcome: PaceOutcome,
         (slow_sensor, slow_driver): Slowest,
@@ -290,7 +295,7 @@ impl Environment {
         // same, so it is counted and reported too.
         let late_wakeup = !missed && lateness.is_some_and(|l| l > self.wake_tolerance);
         self.stats.record(&times, lateness, missed, late_wakeup);
-        self.last_step_end = clock.now();
+        self.last_step_end = end;
         let woke = match (late_wakeup, lateness) {
             (true, Some(late)) => {
                 let stall = Miss {
