@@ -121,6 +121,9 @@ struct Sorted {
     spacing: Option<Spacing>,
     /// Each placed ray's angle, in the placed order (scratch for rings that are not fans).
     raw: Vec<f64>,
+    /// The last fan's turn between neighbours (their dot and cross products) and its angle:
+    /// the rings of one kind of sensor share it, and its arctangent is taken once.
+    turn: Option<(f64, f64, f64)>,
 }
 
 impl Sorted {
@@ -136,9 +139,10 @@ impl Sorted {
 
     /// Whether `placed` is a fan, each ray turned from the one before by the same angle
     /// counter-clockwise, less than a whole turn in all (a range sensor's sweep, turned with
-    /// its robot): if so, sorts it. Its angles are then the first ray's and whole steps after
-    /// it, two arctangents in all, not one a ray; its order is the list turned where the
-    /// angles pass +π.
+    /// its robot): if so, sorts it. Its angles are then the first ray's ([`pseudo_atan2`], as
+    /// every ray's is otherwise) and whole steps after it (libm's arctangent, once for the
+    /// rings of one kind of sensor), not one arctangent a ray; its order is the list turned
+    /// where the angles pass +π.
     fn fan(&mut self, placed: &[Placed]) -> bool {
         let n = placed.len();
         if n < 2 {
@@ -159,11 +163,21 @@ impl Sorted {
             let ((xa, ya), (xb, yb)) = (d(k), d(k + 1));
             same(xa * xb + ya * yb, c) && same(xa * yb - ya * xb, s) && same(xb * xb + yb * yb, r2)
         });
-        let step = s.atan2(c);
-        if !turned_alike || (n - 1) as f64 * step >= TAU {
+        if !turned_alike {
             return false;
         }
-        let a0 = y0.atan2(x0);
+        let step = match self.turn {
+            Some((tc, ts, step)) if same(tc, c) && same(ts, s) => step,
+            _ => {
+                let step = s.atan2(c);
+                self.turn = Some((c, s, step));
+                step
+            }
+        };
+        if (n - 1) as f64 * step >= TAU {
+            return false;
+        }
+        let a0 = pseudo_atan2(y0, x0);
         // In [−π, π] as the arctangent's: those past +π taken once round. They rise with k,
         // so the first past +π is where the list turns.
         let unwrapped = |k: usize| a0 + k as f64 * step;
@@ -614,10 +628,11 @@ mod tests {
     }
 
     /// A fan's angles, found by arithmetic from its first ray's and the step, are each ray's
-    /// own (libm's arctangent) to within 1e-9 rad, rising in [−π, π], each ray once: whole
-    /// rings and part rings, from either side of the seam, tilted out of the plane. Rays
-    /// turned clockwise, more than once round or too steep are no fan, and are sorted from
-    /// each ray's angle as before.
+    /// own (libm's arctangent) to within [`pseudo_atan2`]'s bound and 1e-9 rad, rising in
+    /// [−π, π], each ray once: whole rings and part rings, from either side of the seam,
+    /// tilted out of the plane, one kind after another on one scratch (the step kept from the
+    /// fan before is another kind's). Rays turned clockwise, more than once round or too steep
+    /// are no fan, and are sorted from each ray's angle as before.
     #[test]
     fn a_fan_is_placed_by_arithmetic_as_each_ray_would_be() {
         let o = Point3::origin();
@@ -635,6 +650,7 @@ mod tests {
                 .collect()
         };
         let mut fans = 0;
+        let mut sorted = Sorted::default();
         for k in 0..3000 {
             let first = -PI + TAU * k as f64 / 3000.0;
             let n = [4, 12, 64, 360, 5][k % 5];
@@ -648,17 +664,18 @@ mod tests {
                 _ => (whole, 2.0, false),
             };
             let p = fan(n, first, step, tilt);
-            let mut sorted = Sorted::default();
             assert_eq!(
-                sorted.fan(&p),
+                Sorted::default().fan(&p),
                 is_fan,
                 "{n} rays from {first} by {step}, tilt {tilt}"
             );
+            // Twice on the scratch the fans before used: the second time with this fan's step.
+            sorted.of(&p);
             sorted.of(&p);
             fans += usize::from(is_fan);
             let own = |i: u32| p[i as usize].ray.d.y.atan2(p[i as usize].ray.d.x);
-            // A fan's angles are exact but for rounding; the others are pseudo_atan2's.
-            let bound = if is_fan { 1e-9 } else { 2e-5 };
+            // A fan's first angle is pseudo_atan2's, its steps exact but for rounding.
+            let bound = if is_fan { 2e-5 + 1e-9 } else { 2e-5 };
             assert!(sorted.angles.windows(2).all(|w| w[0] <= w[1]));
             assert!(sorted.angles.iter().all(|a| (-PI..=PI).contains(a)));
             for (&i, &a) in sorted.order.iter().zip(&sorted.angles) {
