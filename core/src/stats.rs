@@ -497,30 +497,62 @@ impl<F: Fn(&mut std::fmt::Formatter<'_>) -> std::fmt::Result> std::fmt::Display 
 pub struct MissReporter {
     interval: Duration,
     last_report: Option<Duration>,
-    /// Boxed: a report is 130-odd bytes, and every world of a batch holds two reporters that
-    /// fast mode never fills.
-    pending: Option<Box<MissReport>>,
+    /// The report being gathered (`pending`), in a box kept from report to report: boxed, for
+    /// a report is 130-odd bytes and every world of a batch holds two reporters that fast mode
+    /// never fills; kept, so that a miss allocates nothing on the stepping thread (a paced
+    /// world makes it up front, [`MissReporter::paced`]).
+    report: Option<Box<MissReport>>,
+    pending: bool,
 }
 
 impl MissReporter {
-    /// At most one report per `interval`.
+    /// At most one report per `interval`; the report's box is made at the first miss.
     pub fn new(interval: Duration) -> Self {
         Self {
             interval,
             last_report: None,
-            pending: None,
+            report: None,
+            pending: false,
+        }
+    }
+
+    /// [`MissReporter::new`] for a world that can miss (a paced one): the report's box made
+    /// now, so that no miss allocates; one that cannot (`paced` false) makes none.
+    pub fn paced(interval: Duration, paced: bool) -> Self {
+        let blank = Miss {
+            step: 0,
+            lateness: Duration::ZERO,
+            times: PhaseTimes::default(),
+            slowest_artifact: None,
+        };
+        Self {
+            report: paced.then(|| {
+                Box::new(MissReport {
+                    first: blank,
+                    count: 0,
+                    worst: Duration::ZERO,
+                })
+            }),
+            ..Self::new(interval)
         }
     }
 
     /// Notes a miss at wall time `now`; returns a report when one is due.
     pub fn on_miss(&mut self, now: Duration, miss: Miss) -> Option<MissReport> {
-        let pending = self.pending.get_or_insert_with(|| {
-            Box::new(MissReport {
-                first: miss,
-                count: 0,
-                worst: Duration::ZERO,
-            })
-        });
+        let opened = MissReport {
+            first: miss,
+            count: 0,
+            worst: Duration::ZERO,
+        };
+        let pending = match &mut self.report {
+            Some(r) if self.pending => r,
+            Some(r) => {
+                **r = opened;
+                r
+            }
+            None => self.report.insert(Box::new(opened)),
+        };
+        self.pending = true;
         pending.count += 1;
         pending.worst = pending.worst.max(miss.lateness);
         self.poll(now)
@@ -529,14 +561,16 @@ impl MissReporter {
     /// Returns the pending report if one is due at `now` (call it on quiet steps too, so a
     /// burst is reported about a second after it began even if no miss follows).
     pub fn poll(&mut self, now: Duration) -> Option<MissReport> {
-        self.pending.as_ref()?;
+        if !self.pending {
+            return None;
+        }
         let due = match self.last_report {
             None => true,
             Some(last) => now >= last + self.interval,
         };
         if due {
             self.last_report = Some(now);
-            self.pending.take().map(|p| *p)
+            self.flush()
         } else {
             None
         }
@@ -544,7 +578,9 @@ impl MissReporter {
 
     /// Whatever is pending, regardless of time (at the end of a run).
     pub fn flush(&mut self) -> Option<MissReport> {
-        self.pending.take().map(|p| *p)
+        let report = self.report.as_deref().copied().filter(|_| self.pending);
+        self.pending = false;
+        report
     }
 }
 
@@ -579,21 +615,30 @@ mod tests {
         }
     }
 
+    /// The same with the report's box made at the first miss and made up front (a paced
+    /// world's); a burst after a report opens a new one, and nothing is pending after a flush.
     #[test]
     fn a_thousand_misses_in_a_second_make_two_lines_with_every_miss_counted() {
-        let mut r = MissReporter::new(Duration::from_secs(1));
-        let mut reports = vec![];
-        for i in 0..1000u64 {
-            let now = Duration::from_millis(i);
-            reports.extend(r.on_miss(now, miss(i, 10 + i % 7)));
+        let second = Duration::from_secs(1);
+        for mut r in [MissReporter::new(second), MissReporter::paced(second, true)] {
+            let mut reports = vec![];
+            for i in 0..1000u64 {
+                let now = Duration::from_millis(i);
+                reports.extend(r.on_miss(now, miss(i, 10 + i % 7)));
+            }
+            reports.extend(r.poll(Duration::from_millis(1000)));
+            reports.extend(r.flush());
+            assert_eq!(reports.len(), 2);
+            assert_eq!(reports[0].count, 1, "the first miss is reported at once");
+            assert_eq!(reports[1].count, 999);
+            assert_eq!(reports[1].first.step, 1);
+            assert_eq!(reports[1].worst, Duration::from_micros(16));
+            assert_eq!(r.flush(), None);
+            assert_eq!(r.poll(Duration::from_secs(5)), None);
+            let late = r.on_miss(Duration::from_millis(2500), miss(2000, 3));
+            assert_eq!(late.map(|l| (l.count, l.first.step)), Some((1, 2000)));
         }
-        reports.extend(r.poll(Duration::from_millis(1000)));
-        reports.extend(r.flush());
-        assert_eq!(reports.len(), 2);
-        assert_eq!(reports[0].count, 1, "the first miss is reported at once");
-        assert_eq!(reports[1].count, 999);
-        assert_eq!(reports[1].first.step, 1);
-        assert_eq!(reports[1].worst, Duration::from_micros(16));
+        assert!(MissReporter::paced(second, false).report.is_none());
     }
 
     #[test]

@@ -196,6 +196,8 @@ impl Environment {
             .map_err(|e| SsxError::Config(format!("cannot start worker threads: {e}")))?;
         let pacer = Pacer::new(config.mode, config.timestep, config.late_policy);
         let wake_tolerance = pacer.period() / 10;
+        // A paced world's miss reports are made up front: a miss allocates nothing.
+        let paced = config.mode != crate::pacer::Mode::Fast;
         let specs: Vec<Arc<ArtifactSpec>> = artifacts.iter().cloned().map(Arc::new).collect();
         let mut env = Environment {
             sensor_shards: Vec::new(),
@@ -218,8 +220,8 @@ impl Environment {
             clock,
             pacer,
             stats: Stats::new(),
-            misses: MissReporter::new(Duration::from_secs(1)),
-            late_wakeups: MissReporter::new(Duration::from_secs(1)),
+            misses: MissReporter::paced(Duration::from_secs(1), paced),
+            late_wakeups: MissReporter::paced(Duration::from_secs(1), paced),
             wake_tolerance,
             steps: 0,
             started_at: None,

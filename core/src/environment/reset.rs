@@ -103,8 +103,9 @@ impl Environment {
         let built = built.and_then(|()| self.add_plugins(&specs, &registry));
         built?;
         self.stats = self.stats.fresh();
-        self.misses = MissReporter::new(Duration::from_secs(1));
-        self.late_wakeups = MissReporter::new(Duration::from_secs(1));
+        let paced = self.pacer.mode() != crate::pacer::Mode::Fast;
+        self.misses = MissReporter::paced(Duration::from_secs(1), paced);
+        self.late_wakeups = MissReporter::paced(Duration::from_secs(1), paced);
         self.pacer = Pacer::new(
             self.pacer.mode(),
             self.config.timestep,
