@@ -133,7 +133,7 @@ impl Sorted {
         if !self.fan(placed) {
             self.raw.clear();
             (self.raw).extend(placed.iter().map(|p| pseudo_atan2(p.ray.d.y, p.ray.d.x)));
-            self.sort(placed.len());
+            self.sort();
         }
     }
 
@@ -198,8 +198,9 @@ impl Sorted {
     /// Puts the placed rays in the order of their angles `raw`. A sensor's rays usually come
     /// in angular order, turned with the robot: then from the smallest angle on they rise all
     /// the way round, and the order is the list turned, no sort.
-    fn sort(&mut self, n: usize) {
+    fn sort(&mut self) {
         let raw = &self.raw;
+        let n = raw.len();
         let angle = |k: usize| raw[k];
         let rises = |from: usize, to: usize| (from + 1..to).all(|k| angle(k - 1) <= angle(k));
         // Where the angles fall back, if anywhere: the smallest angle, if the list is turned.
