@@ -8,6 +8,13 @@
 //! `spin_down`. A first-order lag of time constant τ is `[1/τ, 0]` (RotorS's `time_constant_up`
 //! and `time_constant_down`); `motor_tau` sets both when neither is given. Integrated exactly
 //! for the rate `k₁ + k₂·(c + ω)` held over the step, so it never overshoots `c`.
+//!
+//! A motor that speeds its rotor up turns the body the other way: with each rotor's moment of
+//! inertia `J` about its spin axis (`rotor_inertia`), the rotors add `Σ sᵢ·J·dωᵢ/dt` to the yaw
+//! torque, `sᵢ` the sign of rotor i's drag torque, `dωᵢ/dt` its mean over the step (the reaction
+//! term of utiasDSL drone-models' `first_principles` model). It acts as the speed changes, before
+//! the drag torque has followed. The rotors' gyroscopic torque in roll and pitch (their angular
+//! momentum turned with the body) is left out.
 
 use nalgebra::{Matrix4, Vector3, Vector4};
 use serde::Deserialize;
@@ -52,6 +59,10 @@ pub struct AirframeParams {
     /// Spin-down rates, as `spin_up`.
     #[serde(default)]
     pub spin_down: Option<[f64; 2]>,
+    /// Each rotor's moment of inertia about its spin axis, propeller and motor rotor (kg·m²; 0:
+    /// none): the reaction torque of its speed changes (module docs).
+    #[serde(default)]
+    pub rotor_inertia: f64,
     /// Delay between a speed command and the motor starting towards it (s; rounded to whole
     /// steps); 0: none.
     #[serde(default)]
@@ -117,6 +128,8 @@ pub struct Airframe {
     mixer: Matrix4<f64>,
     /// Rotor speeds now (rad/s).
     omega: [f64; 4],
+    /// Each rotor's mean acceleration over the last step (rad/s²).
+    accel: [f64; 4],
     /// Whether the motors run; when not, the rotors spin down to zero.
     pub armed: bool,
     /// Thrust curve `[c₀, c₁, c₂]` (from `thrust_curve` or `k_f`).
@@ -143,6 +156,7 @@ impl Airframe {
         positive("omega_max", params.omega_max)?;
         positive("motor_tau", params.motor_tau)?;
         crate::check::non_negative("start_speed", params.start_speed)?;
+        crate::check::non_negative("rotor_inertia", params.rotor_inertia)?;
         params.drag.validate()?;
         if let Some(g) = &params.ground_effect {
             g.validate()?;
@@ -208,6 +222,7 @@ impl Airframe {
             .ok_or("the rotor layout cannot produce every torque")?;
         Ok(Airframe {
             omega: [params.start_speed; 4],
+            accel: [0.0; 4],
             params,
             allocation,
             mixer,
@@ -271,22 +286,26 @@ impl Airframe {
             // The delay has not passed since the first command: the motors hold still.
             self.omega
         };
-        for (w, &c) in self.omega.iter_mut().zip(&acting) {
+        for ((w, a), &c) in self.omega.iter_mut().zip(&mut self.accel).zip(&acting) {
             let target = if self.armed { c.min(cap) } else { 0.0 };
             let [k1, k2] = self.rates[usize::from(target <= *w)];
             let rate = k1 + k2 * (target + *w).max(0.0);
-            *w += (target - *w) * (1.0 - (-rate * dt).exp());
+            let change = (target - *w) * (1.0 - (-rate * dt).exp());
+            *w += change;
+            *a = if dt > 0.0 { change / dt } else { 0.0 };
         }
     }
 
     /// Collective thrust (N, body z) and torque (N·m, body frame) of the rotors now, each
-    /// rotor's thrust scaled by `gain[i]` (ground effect; 1 for none).
+    /// rotor's thrust scaled by `gain[i]` (ground effect; 1 for none); the yaw torque with the
+    /// reaction of the last step's speed changes (module docs).
     pub fn wrench(&self, gain: &[f64; 4]) -> (f64, Vector3<f64>) {
         let f = Vector4::from_fn(|i, _| self.thrust_at(self.omega[i]) * gain[i]);
         let w = self.allocation * f;
         // The drag torque follows the speed, not the ground effect's thrust gain.
+        let (k_m, j) = (self.params.k_m, self.params.rotor_inertia);
         let yaw: f64 = (0..4)
-            .map(|i| self.spins[i] * self.params.k_m * self.omega[i].powi(2))
+            .map(|i| self.spins[i] * (k_m * self.omega[i].powi(2) + j * self.accel[i]))
             .sum();
         (w[0], Vector3::new(w[1], w[2], yaw))
     }
@@ -335,6 +354,43 @@ mod tests {
         let w = a.rotor_speeds()[0];
         let want = 400.0 + 400.0 * (-40.0_f64 * 0.025).exp();
         assert!((w - want).abs() < 1e-6, "{w} vs {want}");
+    }
+
+    #[test]
+    fn a_motor_speeding_up_turns_the_body_the_other_way_at_once() {
+        // Rotor 0 (drag torque +z) asked 100 rad/s more with a 0.1 s lag, the others held: over
+        // one 1 ms step its speed rises by 100·(1 − e^(−0.01)), and the yaw torque gains that
+        // change's reaction, J·Δω/Δt, beside the drag torque of the new speeds.
+        let json = |j: f64| {
+            format!(r#"{{ "motor_tau": 0.1, "start_speed": 500.0, "rotor_inertia": {j} }}"#)
+        };
+        let dt = 0.001;
+        let mut with = Airframe::new(params(&json(3.0e-8)), dt).unwrap();
+        let mut without = Airframe::new(params(&json(0.0)), dt).unwrap();
+        let command = [600.0, 500.0, 500.0, 500.0];
+        with.spin(&command, dt, f64::INFINITY);
+        without.spin(&command, dt, f64::INFINITY);
+        let rise = 100.0 * (1.0 - (-dt / 0.1_f64).exp());
+        assert!((with.rotor_speeds()[0] - (500.0 + rise)).abs() < 1e-9);
+        let (_, t_with) = with.wrench(&[1.0; 4]);
+        let (_, t_without) = without.wrench(&[1.0; 4]);
+        let reaction = 3.0e-8 * rise / dt;
+        assert!(
+            (t_with.z - t_without.z - reaction).abs() < 1e-15,
+            "{} vs {reaction}",
+            t_with.z - t_without.z
+        );
+        assert_eq!((t_with.x, t_with.y), (t_without.x, t_without.y));
+        // Once the speeds hold, the reaction is gone.
+        for _ in 0..5000 {
+            with.spin(&command, dt, f64::INFINITY);
+            without.spin(&command, dt, f64::INFINITY);
+        }
+        let (_, held) = with.wrench(&[1.0; 4]);
+        assert!((held.z - without.wrench(&[1.0; 4]).1.z).abs() < 1e-15);
+        // A negative inertia is refused by name.
+        let err = Airframe::new(params(&json(-1.0)), dt).unwrap_err();
+        assert!(err.contains("rotor_inertia"), "{err}");
     }
 
     #[test]
