@@ -93,8 +93,13 @@ pub fn variants(artifact: &Path) -> Result<Vec<Variant>, String> {
     };
     let alone: Vec<(&str, Option<Value>)> = vec![
         (
-            "motors (spin-up/down, delay)",
-            Some(pick(&["spin_up", "spin_down", "motor_delay"])),
+            "motors (spin-up/down, delay, rotor inertia)",
+            Some(pick(&[
+                "spin_up",
+                "spin_down",
+                "motor_delay",
+                "rotor_inertia",
+            ])),
         ),
         ("rotor drag", drag("rotor")),
         ("linear body drag", drag("linear")),

@@ -464,6 +464,57 @@ fn the_crazyflie_on_the_firmwares_mellinger_flies_crazyswarms_figure_eight_withi
 }
 
 #[test]
+fn the_crazyflie_with_every_effect_on_flies_crazyswarms_figure_eight_on_mellinger_within_four_centimetres()
+ {
+    // Issue 61's target: the artifact as shipped (drone-models' identified motors, drag, ground
+    // effect, battery, sensor noise, 2 ms motion-capture latency) on the firmware's Mellinger,
+    // under 4 cm mean error (twice the real robots' "under 2 cm"). The rotors' inertia is what
+    // lets it: without the reaction torque of the motors' speed changes, the yaw loop cannot hold
+    // through the identified 0.136 s motor lag, and the Crazyflie drops.
+    let root = ssx_tests::repo_root();
+    let artifact: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("artifacts/library/crazyflie.json")).unwrap(),
+    )
+    .unwrap();
+    let shipped = artifact["driver"]["descriptor"]["flight"].clone();
+    assert!(shipped["airframe"]["rotor_inertia"].as_f64() > Some(0.0));
+    let ws = Workspace::new();
+    let mean = |name: &str, flight: serde_json::Value| {
+        let mut scene: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(root.join("artifacts/scenes/crazyswarm-figure8.json"))
+                .unwrap(),
+        )
+        .unwrap();
+        for a in scene["artifacts"].as_array_mut().unwrap() {
+            let path = root
+                .join("artifacts/scenes")
+                .join(a["artifact"].as_str().unwrap());
+            a["artifact"] = serde_json::json!(path.display().to_string());
+            if let Some(driver) = a.pointer_mut("/overrides/driver") {
+                driver["flight"] = flight.clone();
+            }
+        }
+        let path = ws.path().join(format!("{name}.json"));
+        std::fs::write(&path, scene.to_string()).unwrap();
+        let tracks = ssx_tests::fidelity::run(&path, 1.0).unwrap();
+        tracks[0].mean_std().0
+    };
+    let mut on = shipped.clone();
+    on["controller"] = serde_json::json!("mellinger");
+    let mut without = on.clone();
+    without["airframe"]
+        .as_object_mut()
+        .unwrap()
+        .remove("rotor_inertia");
+    let (with, without) = (mean("on", on), mean("without", without));
+    assert!(with < 0.04, "every effect on: {with} m mean error");
+    assert!(
+        without > 0.1,
+        "without the rotors' inertia: {without} m mean error"
+    );
+}
+
+#[test]
 fn the_figure_eight_tracks_worse_with_every_effect_on_than_with_all_off() {
     let root = ssx_tests::repo_root();
     let artifact = root.join("artifacts/library/quadrotor.json");
@@ -473,7 +524,7 @@ fn the_figure_eight_tracks_worse_with_every_effect_on_than_with_all_off() {
         names,
         [
             "all off",
-            "motors (spin-up/down, delay)",
+            "motors (spin-up/down, delay, rotor inertia)",
             "rotor drag",
             "quadratic body drag",
             "ground effect",
