@@ -1,12 +1,19 @@
 #!/bin/bash
-# Issue 60's 16-core figures (BENCHMARKS.md, "On 16 cores at the end of issue 60"): the Python
+# Issue 60's 16-core figures (BENCHMARKS.md "Issue 60 at its close", "On 16 cores"): the Python
 # batch bench on every core, whole runs of this build against the issue's starting build, and 16
-# single-worker ssxd processes of a small world. Figures to $OUT. What it reads, under .dev/:
-#   py.tar.gz        the `ssx` package as `pip install --target` made it (its _ssx module, plugins)
-#   whl/*.whl        gymnasium, pettingzoo and farama-notifications (the machine has no index)
-#   new.tar.gz, base.tar.gz   new/ and base/: ssxd with libssx_driver_ground.so and
-#                    libssx_sensors.so beside it (stripped): this build, and fa2e2f9's (the landed
-#                    code before issue 60's work)
+# single-worker ssxd processes of a small world. Figures to $OUT (the log, worlds16.json and
+# runs.tar.gz with each run's stats). What it reads, under .dev/ (ignored: `/.dev/` in
+# .git/info/exclude; carried to the device machine):
+#   py.tar.gz    the `ssx` package: pip install --no-deps --target DIR ./python, then
+#                tar czf .dev/py.tar.gz -C DIR --exclude=libssx_zenoh.so --exclude=__pycache__ ssx
+#   whl/*.whl    gymnasium, pettingzoo and farama-notifications (the machine has no index):
+#                python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12
+#                --platform manylinux_2_17_x86_64 -d .dev/whl gymnasium==1.4.0 pettingzoo==1.27.0
+#                farama-notifications==0.0.6
+#   new.tar.gz, base.tar.gz   new/ and base/, each ssxd with libssx_driver_ground.so and
+#                libssx_sensors.so beside it, stripped (strip -o new/ssxd target/release/ssxd ...;
+#                tar czf .dev/new.tar.gz new): this build, and fa2e2f9's (the landed code before
+#                issue 60's work, built in a worktree)
 #   bash tests/device/worlds.sh          # SHORT=1: a tenth of everything, to try the script
 
 set -u
