@@ -408,6 +408,37 @@ fn the_crazyflie_on_its_firmwares_pid_takes_off_flies_to_a_point_and_holds_it() 
     assert!((yaw - 0.8).abs() < 0.01, "yaw {yaw}");
 }
 
+/// The library Crazyflie's descriptor `flight` (controller and airframe), as shipped.
+fn crazyflie_flight() -> serde_json::Value {
+    let path = ssx_tests::repo_root().join("artifacts/library/crazyflie.json");
+    let artifact: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    artifact["driver"]["descriptor"]["flight"].clone()
+}
+
+/// The mean error (m) of `crazyswarm-figure8.json` flown with `flight` as its Crazyflie's
+/// descriptor `flight`, the scene written into `ws` as `name`.json.
+fn crazyswarm_eight_mean_error(ws: &Workspace, name: &str, flight: serde_json::Value) -> f64 {
+    let root = ssx_tests::repo_root();
+    let mut scene: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("artifacts/scenes/crazyswarm-figure8.json")).unwrap(),
+    )
+    .unwrap();
+    for a in scene["artifacts"].as_array_mut().unwrap() {
+        let path = root
+            .join("artifacts/scenes")
+            .join(a["artifact"].as_str().unwrap());
+        a["artifact"] = serde_json::json!(path.display().to_string());
+        if let Some(driver) = a.pointer_mut("/overrides/driver") {
+            driver["flight"] = flight.clone();
+        }
+    }
+    let path = ws.path().join(format!("{name}.json"));
+    std::fs::write(&path, scene.to_string()).unwrap();
+    let tracks = ssx_tests::fidelity::run(&path, 1.0).unwrap();
+    tracks[0].mean_std().0
+}
+
 #[test]
 fn the_crazyflie_on_the_firmwares_mellinger_flies_crazyswarms_figure_eight_within_two_centimetres_and_one_told_its_mass()
  {
@@ -416,39 +447,18 @@ fn the_crazyflie_on_the_firmwares_mellinger_flies_crazyswarms_figure_eight_withi
     // Preiss et al. 2017 report under 2 cm for real Crazyflies on this eight. The firmware's
     // PID in its position mode does not feed the trajectory's velocity forward: it lags far
     // behind at these speeds (up to 1.2 m/s).
-    let root = ssx_tests::repo_root();
-    let artifact: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(root.join("artifacts/library/crazyflie.json")).unwrap(),
-    )
-    .unwrap();
-    let airframe = &artifact["driver"]["descriptor"]["flight"]["airframe"];
+    let shipped = crazyflie_flight();
+    let airframe = &shipped["airframe"];
     let rotors: serde_json::Map<String, serde_json::Value> = ssx_tests::ablation::ROTORS
         .iter()
         .map(|k| (k.to_string(), airframe[*k].clone()))
         .collect();
     let ws = Workspace::new();
     let mean = |controller: &str, mellinger: serde_json::Value| {
-        let mut scene: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(root.join("artifacts/scenes/crazyswarm-figure8.json"))
-                .unwrap(),
-        )
-        .unwrap();
-        for a in scene["artifacts"].as_array_mut().unwrap() {
-            let path = root
-                .join("artifacts/scenes")
-                .join(a["artifact"].as_str().unwrap());
-            a["artifact"] = serde_json::json!(path.display().to_string());
-            if let Some(driver) = a.pointer_mut("/overrides/driver") {
-                driver["flight"] = serde_json::json!({
-                    "controller": controller, "airframe": rotors, "mellinger": mellinger });
-            }
-        }
-        let path = ws
-            .path()
-            .join(format!("{controller}{}.json", mellinger.to_string().len()));
-        std::fs::write(&path, scene.to_string()).unwrap();
-        let tracks = ssx_tests::fidelity::run(&path, 1.0).unwrap();
-        tracks[0].mean_std().0
+        let name = format!("{controller}{}", mellinger.to_string().len());
+        let flight = serde_json::json!({
+            "controller": controller, "airframe": rotors, "mellinger": mellinger });
+        crazyswarm_eight_mean_error(&ws, &name, flight)
     };
     let none = serde_json::json!({});
     let (mellinger, pid) = (mean("mellinger", none.clone()), mean("pid", none));
@@ -471,35 +481,12 @@ fn the_crazyflie_with_every_effect_on_flies_crazyswarms_figure_eight_on_mellinge
     // under 4 cm mean error (twice the real robots' "under 2 cm"). The rotors' inertia is what
     // lets it: without the reaction torque of the motors' speed changes, the yaw loop cannot hold
     // through the identified 0.136 s motor lag, and the Crazyflie drops.
-    let root = ssx_tests::repo_root();
-    let artifact: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(root.join("artifacts/library/crazyflie.json")).unwrap(),
-    )
-    .unwrap();
-    let shipped = artifact["driver"]["descriptor"]["flight"].clone();
+    let shipped = crazyflie_flight();
     assert!(shipped["airframe"]["rotor_inertia"].as_f64() > Some(0.0));
     let ws = Workspace::new();
-    let mean = |name: &str, flight: serde_json::Value| {
-        let mut scene: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(root.join("artifacts/scenes/crazyswarm-figure8.json"))
-                .unwrap(),
-        )
-        .unwrap();
-        for a in scene["artifacts"].as_array_mut().unwrap() {
-            let path = root
-                .join("artifacts/scenes")
-                .join(a["artifact"].as_str().unwrap());
-            a["artifact"] = serde_json::json!(path.display().to_string());
-            if let Some(driver) = a.pointer_mut("/overrides/driver") {
-                driver["flight"] = flight.clone();
-            }
-        }
-        let path = ws.path().join(format!("{name}.json"));
-        std::fs::write(&path, scene.to_string()).unwrap();
-        let tracks = ssx_tests::fidelity::run(&path, 1.0).unwrap();
-        tracks[0].mean_std().0
-    };
-    let mut on = shipped.clone();
+    let mean =
+        |name: &str, flight: serde_json::Value| crazyswarm_eight_mean_error(&ws, name, flight);
+    let mut on = shipped;
     on["controller"] = serde_json::json!("mellinger");
     let mut without = on.clone();
     without["airframe"]
