@@ -20,11 +20,14 @@ import sys
 ROOMS = [
     ("sdk", []),
     ("extensions/ros2", []),
+    # The learning tasks' observations and rewards: pure functions, for the batch and plugins.
+    ("tasks", []),
     ("core", ["sdk"]),
     ("engines/rapier", ["core"]),
     ("engines/kinematic", ["core"]),
+    ("engines/planar", ["core"]),
     ("engines/view", ["core", "sdk"]),
-    ("engines/builtin", ["core", "engines/rapier", "engines/kinematic"]),
+    ("engines/builtin", ["core", "engines/rapier", "engines/kinematic", "engines/planar"]),
     ("artifacts", ["core", "sdk"]),
     # Plugins: the SDK only (the Zenoh extension also speaks ROS 2's wire format).
     ("drivers/*", ["sdk"]),
@@ -34,7 +37,7 @@ ROOMS = [
     ("extensions/zenoh/client-rs", []),
     ("tests/fixtures/rust", ["sdk"]),
     # Above the engines and the extensions: worlds in one program.
-    ("worlds", ["core", "sdk", "artifacts", "engines/*", "extensions/zenoh"]),
+    ("worlds", ["core", "sdk", "tasks", "artifacts", "engines/*", "extensions/zenoh"]),
     # The programs.
     (".", ["core", "sdk", "artifacts", "engines/*", "worlds", "tests"]),
     ("python", ["core", "sdk", "artifacts", "engines/*", "worlds", "extensions/zenoh"]),

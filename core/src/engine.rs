@@ -627,6 +627,11 @@ pub struct Capabilities {
     /// A dynamic body can be attached to another at run time and released again
     /// ([`PhysicEngine::attach`]): what a gripper needs.
     pub attach: bool,
+    /// Bodies have heights: gravity along z pulls them onto the floor and onto each other,
+    /// rays pass over what is lower, and bodies meet only where their heights overlap. Without
+    /// it (the planar engine) the world is a plane: every body its outline through all
+    /// heights, gravity in the plane, the floor implicit.
+    pub heights: bool,
 }
 
 /// The physical representation of the world (SSX's PhysicEngine).

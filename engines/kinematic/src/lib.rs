@@ -383,6 +383,7 @@ impl PhysicEngine for KinematicEngine {
             exact_shapes: false,
             attach: true,
             meshes: true,
+            heights: true,
         }
     }
 

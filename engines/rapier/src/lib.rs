@@ -190,6 +190,7 @@ impl PhysicEngine for RapierEngine {
             exact_shapes: true,
             attach: true,
             meshes: true,
+            heights: true,
         }
     }
 
