@@ -52,6 +52,8 @@ pub struct PlanarEngine {
     attached: HashMap<u32, ImpulseJointHandle>,
     /// What presses bodies onto the floor (m/s²): gravity's downward part.
     floor_gravity: f32,
+    /// Every collider's box as of the last step (or the last body added), for the queries.
+    filed: Vec<queries::Filed>,
 }
 
 impl PlanarEngine {
@@ -68,6 +70,7 @@ impl PlanarEngine {
             grouped: false,
             attached: HashMap::new(),
             floor_gravity: (-config.gravity.z).max(0.0) as f32,
+            filed: Vec::new(),
         }
     }
 
@@ -180,6 +183,7 @@ impl PhysicEngine for PlanarEngine {
                 .insert_with_parent(collider, handle, &mut self.world.bodies);
         }
         self.world.bodies[handle].recompute_mass_properties_from_colliders(&self.world.colliders);
+        queries::file(&self.world.colliders, &mut self.filed);
         let floor_friction = spec.colliders.first().map_or(0.0, |c| c.friction as f32);
         self.bodies.push(Body {
             handle,
@@ -336,6 +340,7 @@ impl PhysicEngine for PlanarEngine {
                 rb.reset_torques(false);
             }
         }
+        queries::file(&self.world.colliders, &mut self.filed);
     }
 
     fn read_state(&self, out: &mut [BodyState]) {
@@ -358,6 +363,7 @@ impl PhysicEngine for PlanarEngine {
     ) -> Option<RayHit> {
         queries::cast_ray(
             &self.world.colliders,
+            &self.filed,
             origin,
             direction,
             max_distance,
@@ -365,8 +371,27 @@ impl PhysicEngine for PlanarEngine {
         )
     }
 
+    fn cast_rays(
+        &self,
+        origin: Point3,
+        directions: &[Vec3],
+        max_distance: f64,
+        exclude: &dyn Fn(BodyId) -> bool,
+        out: &mut [Option<RayHit>],
+    ) {
+        queries::cast_rays(
+            &self.world.colliders,
+            &self.filed,
+            origin,
+            directions,
+            max_distance,
+            exclude,
+            out,
+        );
+    }
+
     fn bodies_within(&self, center: Point3, radius: f64, out: &mut Vec<BodyId>) {
-        queries::bodies_within(&self.world.colliders, center, radius, out);
+        queries::bodies_within(&self.world.colliders, &self.filed, center, radius, out);
     }
 
     fn contacts(&self, body: BodyId, out: &mut Vec<Contact>) {
