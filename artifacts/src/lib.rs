@@ -167,6 +167,7 @@ impl Scene {
             budget,
             bodies: 0,
             groups: 0,
+            placed: Default::default(),
             meshes: Default::default(),
         };
         let top = Rc::new(top);

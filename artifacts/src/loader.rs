@@ -37,6 +37,8 @@ pub(crate) struct Loader<'r> {
     pub(crate) groups: u32,
     /// Robot models' meshes read so far.
     pub(crate) meshes: std::cell::RefCell<crate::model::MeshCache>,
+    /// Where each instance's copies were placed (world x, y), for a later `apart_from`.
+    pub(crate) placed: HashMap<String, Vec<[f64; 2]>>,
 }
 
 impl Loader<'_> {
@@ -256,7 +258,15 @@ impl Loader<'_> {
             ));
         }
         self.bodies += adds;
-        for (name, pose) in self.placements(src, at, inst, base)? {
+        let placements = self.placements(src, at, inst, base)?;
+        self.placed.insert(
+            inst.name.clone(),
+            placements
+                .iter()
+                .map(|(_, p)| [p.translation.x, p.translation.y])
+                .collect(),
+        );
+        for (name, pose) in placements {
             let far = prepared
                 .bodies
                 .iter()

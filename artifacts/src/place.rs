@@ -63,11 +63,11 @@ impl Loader<'_> {
         inst: &InstanceFile,
         base: Pose,
     ) -> Result<Vec<(String, Pose)>, SsxError> {
-        let Some(rep) = inst.replicate else {
+        let Some(rep) = &inst.replicate else {
             return Ok(vec![(inst.name.clone(), base)]);
         };
         let named = |i: usize, local: Pose| (format!("{}_{i}", inst.name), base * local);
-        Ok(match rep {
+        Ok(match *rep {
             Replicate::Grid {
                 count,
                 columns,
@@ -105,6 +105,7 @@ impl Loader<'_> {
                 max,
                 random_yaw,
                 clearance,
+                ref apart_from,
                 seed,
             } => {
                 for k in 0..3 {
@@ -121,6 +122,26 @@ impl Loader<'_> {
                 let seed = seed.unwrap_or(self.seed ^ fnv1a(&inst.name));
                 let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
                 let mut apart = clearance.map(|c| Apart::new(c.0));
+                // The earlier instances' copies, in this pattern's frame.
+                let back = base.inverse();
+                for (j, other) in apart_from.iter().enumerate() {
+                    let json_at = format!("{at}.replicate.random.apart_from[{j}]");
+                    let (Some(apart), Some(copies)) = (&mut apart, self.placed.get(other)) else {
+                        return Err(src.err(
+                            &json_at,
+                            match apart {
+                                None => "apart_from needs a clearance".to_string(),
+                                Some(_) => format!(
+                                    "no instance '{other}' before this one to keep apart from"
+                                ),
+                            },
+                        ));
+                    };
+                    for q in copies {
+                        let local = back * ssx_core::math::Point3::new(q[0], q[1], 0.0);
+                        apart.add([local.x, local.y, 0.0]);
+                    }
+                }
                 let mut out = Vec::with_capacity(count.0);
                 for i in 0..count.0 {
                     let draw = |rng: &mut rand_pcg::Pcg64| {

@@ -282,7 +282,7 @@ pub struct ExtensionFile {
 }
 
 /// Replicating one artifact instance many times.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub enum Replicate {
     /// `count` copies in rows of `columns`, `spacing` apart in x and y.
@@ -318,6 +318,10 @@ pub enum Replicate {
         /// earlier copy is drawn again.
         #[serde(default)]
         clearance: Option<Size>,
+        /// Earlier instances of the scene whose copies the clearance keeps these from too
+        /// (VMAS's goals, drawn apart from its agents).
+        #[serde(default)]
+        apart_from: Vec<String>,
         /// Seed (default: derived from the scene seed and the instance name).
         #[serde(default)]
         seed: Option<u64>,

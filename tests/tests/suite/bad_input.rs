@@ -451,6 +451,51 @@ fn random_copies_keep_their_clearance() {
     );
 }
 
+/// `apart_from` (issue 79: VMAS's goals drawn apart from its agents): the second instance's
+/// copies keep the clearance from the first's as well as from each other; a name that is not
+/// an earlier instance, and `apart_from` without a clearance, are refused with the field named.
+#[test]
+fn random_copies_keep_apart_from_an_earlier_instance() {
+    let scene = |apart: &str, clearance: &str| {
+        format!(
+            r#"{{ "timestep": 0.01, "seed": 3, "artifacts": [ {{ "name": "a", "artifact": "ball.json", "replicate": {{ "random": {{ "count": 60, "min": [-3, -3, 1], "max": [3, 3, 1], "clearance": 0.4 }} }} }}, {{ "name": "g", "artifact": "ball.json", "pose": {{ "position": [0.5, 0, 0] }}, "replicate": {{ "random": {{ "count": 60, "min": [-3.5, -3, 1], "max": [2.5, 3, 1]{clearance}, "apart_from": [{apart}] }} }} }} ] }}"#
+        )
+    };
+    let ws = Workspace::new();
+    ws.write("ball.json", BALL);
+    let path = ws.write("scene.json", &scene(r#""a""#, r#", "clearance": 0.4"#));
+    let s = Scene::load(&path, &registry()).unwrap();
+    let p: Vec<_> = s
+        .artifacts
+        .iter()
+        .map(|x| x.bodies[0].1.pose.translation.vector.xy())
+        .collect();
+    let (agents, goals) = p.split_at(60);
+    let nearest = |a: &[ssx_core::math::nalgebra::Vector2<f64>],
+                   b: &[ssx_core::math::nalgebra::Vector2<f64>]| {
+        a.iter()
+            .flat_map(|x| b.iter().map(move |y| (x - y).norm()))
+            .filter(|d| *d > 0.0)
+            .fold(f64::INFINITY, f64::min)
+    };
+    assert!(nearest(goals, agents) >= 0.4, "{}", nearest(goals, agents));
+    assert!(nearest(goals, goals) >= 0.4);
+    // 120 discs of 0.4 m in 6 × 6 m: uniform draws alone would come nearer.
+    assert!(nearest(goals, agents) < 0.5);
+    let err = error_of(&scene(r#""b""#, r#", "clearance": 0.4"#), &[]);
+    assert!(
+        err.ends_with("(at artifacts[1].replicate.random.apart_from[0]): no instance 'b' before this one to keep apart from"),
+        "{err}"
+    );
+    let err = error_of(&scene(r#""a""#, ""), &[]);
+    assert!(
+        err.ends_with(
+            "(at artifacts[1].replicate.random.apart_from[0]): apart_from needs a clearance"
+        ),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_motor_on_a_fixed_joint() {
     let err = error_of(
