@@ -1,4 +1,5 @@
-//! The `diffdrive` driver (`libssx_driver_ground.so`): a differential-drive ground robot.
+//! The `diffdrive` driver (`libssx_driver_ground.so`): a differential-drive ground robot; the
+//! library's `holonomic` driver ([`holonomic`]) is VMAS's agent that moves along x and y at once.
 //!
 //! The robot is a planar body (`"planar": true` in its artifact: it moves in the horizontal
 //! plane, as Stage's robots do). Each step the driver sets the body's velocity to its commanded
@@ -33,6 +34,7 @@
 
 pub mod behaviour;
 pub mod gripper;
+pub mod holonomic;
 
 use serde::Deserialize;
 use ssx_sdk::{Ctx, Driver, Init};
@@ -262,6 +264,7 @@ impl Driver for DiffDrive {
 
 ssx_sdk::export_plugins!(
     driver "diffdrive" "a differential-drive ground robot: velocity or wheel commands, Stage's dispersal, waypoints with obstacle avoidance, timed scripts, Stage's gripper" => DiffDrive,
+    driver "holonomic" "VMAS's holonomic agent: a force or velocity along x and y at once, from outside" => holonomic::Holonomic,
 );
 
 impl DiffDrive {

@@ -1,0 +1,135 @@
+//! The `holonomic` driver (`libssx_driver_ground.so`): VMAS's default agent, a body that moves
+//! along x and y at once (Bettini et al. 2022, VMAS, sec. 4: "holonomic" dynamics; VMAS 1.5's
+//! `vmas/simulator/dynamics/holonomic.py`). Its action u = (ux, uy), each in [-u_range,
+//! u_range], times `u_multiplier`, is
+//! - `"mode": "force"` (VMAS's default): a force (N) on the body, every step until the next
+//!   action;
+//! - `"mode": "velocity"`: the body's velocity (m/s), set every step.
+//!
+//! Actions come from outside on `artifacts/<name>/cmd` (`{"ux": .., "uy": ..}`) through a
+//! messaging extension, as the diff-drive's commands do; an action beyond `u_range` is
+//! dropped by the extension as malformed. Without one the body is left alone.
+
+use serde::Deserialize;
+use ssx_sdk::{Ctx, Driver, Init};
+
+use crate::{Remote, subscribe};
+
+/// What an action is.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// A force (N).
+    #[default]
+    Force,
+    /// A velocity (m/s).
+    Velocity,
+}
+
+/// The descriptor.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HolonomicParams {
+    /// Force or velocity.
+    #[serde(default)]
+    pub mode: Mode,
+    /// The largest |u| an axis (VMAS's `u_range`, 1 by default).
+    #[serde(default = "one")]
+    pub u_range: f64,
+    /// What u is multiplied by (VMAS's `u_multiplier`, 1 by default).
+    #[serde(default = "one")]
+    pub u_multiplier: f64,
+    /// Where actions come from.
+    #[serde(default)]
+    pub commands: Option<Remote>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// The `holonomic` driver.
+pub struct Holonomic {
+    p: HolonomicParams,
+    name: String,
+    remote: Option<(ssx_sdk::bus::Bus, u32)>,
+    no_way_in: bool,
+    /// The action in force and the simulated time it arrived, and its sequence number.
+    action: Option<([f64; 2], f64)>,
+    seq: u64,
+}
+
+impl Driver for Holonomic {
+    fn create(descriptor: &str, init: &Init) -> Result<Self, String> {
+        init.root_body()?;
+        let p: HolonomicParams =
+            serde_json::from_str(descriptor).map_err(ssx_sdk::descriptor_error)?;
+        let max = ssx_sdk::limits::DISTANCE;
+        ssx_sdk::within("u_range", p.u_range, f64::MIN_POSITIVE, max)?;
+        ssx_sdk::within("u_multiplier", p.u_multiplier, f64::MIN_POSITIVE, max)?;
+        if p.commands
+            .as_ref()
+            .is_some_and(|r| !(r.timeout.is_finite() && r.timeout > 0.0))
+        {
+            return Err("invalid descriptor: commands.timeout must be a positive number".into());
+        }
+        Ok(Holonomic {
+            p,
+            name: init.artifact_name.clone(),
+            remote: None,
+            no_way_in: false,
+            action: None,
+            seq: 0,
+        })
+    }
+
+    fn step(&mut self, ctx: &Ctx<'_>) -> Result<(), String> {
+        let Some(u) = self.action(ctx)? else {
+            return Ok(());
+        };
+        let k = self.p.u_multiplier;
+        let out = [u[0] * k, u[1] * k, 0.0];
+        match self.p.mode {
+            Mode::Force => ctx.add_force(0, out)?,
+            Mode::Velocity => ctx.set_velocity(0, out, [0.0; 3])?,
+        }
+        Ok(())
+    }
+}
+
+impl Holonomic {
+    /// The action in force, if any (reading the mailbox; subscribing on the first call).
+    fn action(&mut self, ctx: &Ctx<'_>) -> Result<Option<[f64; 2]>, String> {
+        let Some(r) = self.p.commands.as_ref().filter(|_| !self.no_way_in) else {
+            return Ok(None);
+        };
+        let (bus, sub) = match self.remote {
+            Some(link) => link,
+            None => {
+                let Some(bus) = ssx_sdk::bus::Bus::find_or_warn(ctx, &r.extension, &self.name)?
+                else {
+                    self.no_way_in = true;
+                    return Ok(None);
+                };
+                let key = r
+                    .key
+                    .clone()
+                    .unwrap_or_else(|| format!("artifacts/{}/cmd", self.name));
+                let fields = [("ux", self.p.u_range), ("uy", self.p.u_range)];
+                *self
+                    .remote
+                    .insert((bus, subscribe(ctx, bus, &key, &fields)?))
+            }
+        };
+        let (time, _) = ctx.time()?;
+        if let Some(m) = bus.read(ctx, sub)?.filter(|m| m.seq != self.seq) {
+            let v = m.values();
+            self.seq = m.seq;
+            self.action = Some(([v[0], v[1]], time));
+        }
+        Ok(self
+            .action
+            .filter(|(_, at)| time - at <= r.timeout)
+            .map(|(u, _)| u))
+    }
+}
