@@ -10,6 +10,7 @@ mod link;
 mod lock;
 mod open;
 mod replay;
+mod task;
 mod worlds;
 
 use std::collections::HashMap;
@@ -656,6 +657,8 @@ fn _ssx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Sim>()?;
     m.add_class::<worlds::Worlds>()?;
     m.add_class::<link::Link>()?;
+    m.add_class::<task::Task>()?;
+    m.add_function(wrap_pyfunction!(task::task_act, m)?)?;
     m.add_function(wrap_pyfunction!(_set_plugin_dir, m)?)?;
     m.add_function(wrap_pyfunction!(abi_version, m)?)?;
     m.add_function(wrap_pyfunction!(replay::replay, m)?)?;

@@ -19,7 +19,7 @@ use crate::{CommandError, PluginError, lock, to_py};
 
 /// A batch's error as Python's: bad arguments are ValueError, unknown names KeyError, a
 /// refused command CommandError, the rest SceneError or PluginError as for a Sim.
-fn to_py_batch(e: WorldsError) -> PyErr {
+pub(crate) fn to_py_batch(e: WorldsError) -> PyErr {
     let text = e.to_string();
     match e {
         WorldsError::Scene(s) => to_py(s),
@@ -51,7 +51,7 @@ pub(crate) struct Worlds {
     chunk: Mutex<(usize, u64)>,
 }
 
-struct Open<'a>(MutexGuard<'a, Option<ssx_worlds::Worlds>>);
+pub(crate) struct Open<'a>(MutexGuard<'a, Option<ssx_worlds::Worlds>>);
 
 impl std::ops::Deref for Open<'_> {
     type Target = ssx_worlds::Worlds;
@@ -68,7 +68,7 @@ impl std::ops::DerefMut for Open<'_> {
 
 impl Worlds {
     /// `values` as a (K, N, fields) float64 array of commands for `artifacts`.
-    fn command_values<'py>(
+    pub(crate) fn command_values<'py>(
         &self,
         artifacts: &[String],
         values: &Bound<'py, PyAny>,
@@ -93,7 +93,7 @@ impl Worlds {
         Ok(values)
     }
 
-    fn open(&self, py: Python<'_>) -> PyResult<Open<'_>> {
+    pub(crate) fn open(&self, py: Python<'_>) -> PyResult<Open<'_>> {
         let guard = lock::lock(py, &self.inner);
         if guard.is_none() {
             return Err(PyRuntimeError::new_err("the Worlds are closed"));
@@ -103,7 +103,10 @@ impl Worlds {
 }
 
 /// Artifact indices for names (None: None).
-fn indices(w: &ssx_worlds::Worlds, names: Option<&[String]>) -> PyResult<Option<Vec<usize>>> {
+pub(crate) fn indices(
+    w: &ssx_worlds::Worlds,
+    names: Option<&[String]>,
+) -> PyResult<Option<Vec<usize>>> {
     names
         .map(|n| {
             n.iter()
@@ -617,6 +620,7 @@ impl Worlds {
                         .as_mut()
                         .map(|rw| rw.as_slice_mut().expect("checked contiguous")),
                 ),
+                task: None,
             };
             let worlds: &mut ssx_worlds::Worlds = &mut open;
             py.detach(|| worlds.act(act)).map_err(to_py_batch)?;

@@ -29,8 +29,10 @@ use crate::rows::sensor_carriers;
 
 mod act;
 mod arrays;
+mod task;
 
 pub use act::{Act, Commands, Observe, Reward};
+pub use task::TaskAct;
 
 /// Most worlds in a batch.
 pub const MAX_WORLDS: usize = 1 << 20;

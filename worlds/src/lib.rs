@@ -18,6 +18,7 @@ pub mod open;
 pub mod replay;
 pub mod rows;
 
-pub use batch::{Act, BatchOptions, Commands, MAX_WORLDS, Observe, Reward, Worlds};
+pub use batch::{Act, BatchOptions, Commands, MAX_WORLDS, Observe, Reward, TaskAct, Worlds};
 pub use error::WorldsError;
 pub use rows::{STATE_WIDTH, state_row};
+pub use ssx_tasks as tasks;

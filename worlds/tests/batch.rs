@@ -214,6 +214,7 @@ fn act_steps_and_measures_as_the_separate_calls_do() {
             observe: None,
             nearest: Some(&mut near_a),
             reward: None,
+            task: None,
         };
         assert_eq!(a.act(act).unwrap(), 0);
         b.step_some(7, (round % 2 == 0).then_some(&mask[..]))
@@ -236,6 +237,7 @@ fn act_steps_and_measures_as_the_separate_calls_do() {
         observe,
         nearest,
         reward,
+        task: None,
     };
     let mut short = vec![0.0; 29];
     let e = a.act(once(None, Some(&mut short), None)).unwrap_err();

@@ -15,6 +15,22 @@ use crate::wake;
 use crate::world::NoExtensions;
 
 impl Environment {
+    /// The driver phase once more, as of the last step, for outside inputs that arrived since
+    /// (a learning env's action): the commands the drivers wrote at the end of the last step
+    /// are dropped and every driver decides again, so that the next step's physics acts on the
+    /// new inputs. A batch's task step calls it, so that an action acts in the step it is given
+    /// (VMAS's semantics; `ssxd` never does, its inputs act a step later). A driver called so
+    /// must decide from its inputs alone, not from how often it is called (the holonomic
+    /// driver); a fault is kept for the next step's end, as in the step.
+    pub fn redrive(&mut self) {
+        for shard in &mut self.driver_shards {
+            for slot in &mut shard.items {
+                slot.commands.drain().for_each(drop);
+            }
+        }
+        self.drive_now();
+    }
+
     /// One step: commands, physics, sensors, drivers, pace. Returns what it did; fails only in
     /// strict mode when a plugin failed.
     pub fn step(&mut self) -> Result<StepReport, SsxError> {

@@ -174,6 +174,11 @@ impl Environment {
             });
     }
 
+    /// The driver phase outside a step ([`Environment::redrive`]).
+    pub(super) fn drive_now(&mut self) {
+        self.drive(None);
+    }
+
     /// Gives the render engine this step's frame (it keeps what it needs).
     pub(super) fn publish_frame(&mut self, at: Duration) {
         // What the extensions answered the plugins in this step, for a replay (tape.rs).

@@ -9,6 +9,9 @@
 - ``ssx.envs.torchrl``: a TorchRL ``EnvBase`` on a batch, the robots as one agent group (needs
   ``ssx[learn]``).
 - ``ssx.envs.tasks``: the shipped tasks, dispersal and exploration, one world or ``worlds=K``.
+- ``ssx.envs.vmas``: VMAS's tasks under their names (``navigation``) on the planar engine, as a
+  ``TaskBatch`` (``ssx.envs.taskbatch``) whose observations and rewards are computed in Rust;
+  ``ssx.envs.benchmarl``: their BenchMARL ``TaskClass`` (``SsxTask.NAVIGATION.get_task()``).
 
 See docs/python.md.
 """
@@ -23,7 +26,9 @@ from .tasks import (
     exploration,
     exploration_scene,
 )
+from .taskbatch import TaskBatch
 from .vector import SwarmVectorEnv, register
+from .vmas import navigation, navigation_scene
 
 register()
 
@@ -33,11 +38,14 @@ __all__ = [
     "RobotEnv",
     "SwarmBatch",
     "SwarmVectorEnv",
+    "TaskBatch",
     "dispersal",
     "dispersal_reward",
     "dispersal_scene",
     "exploration",
     "exploration_scene",
+    "navigation",
+    "navigation_scene",
     "nearest",
     "observation",
     "register",

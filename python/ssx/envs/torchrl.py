@@ -5,7 +5,10 @@ group, the layout TorchRL's multi-agent tools and BenchMARL use (as VMAS's Torch
   ``("agents", "reward")`` (K, N, 1);
 - ``("agents", "done" | "terminated" | "truncated")`` (K, N, 1) and the world's own
   ``"done" | "terminated" | "truncated"`` (K, 1);
-- a reset with ``"_reset"`` (K, 1) starts those worlds over and leaves the others as they are.
+- a reset with ``"_reset"`` (K, 1) starts those worlds over and leaves the others as they are;
+- for a ``TaskBatch`` (VMAS's tasks, ``ssx.envs.vmas``): ``"state"`` (K, S) for central critics,
+  the task's metrics in ``("agents", "info", name)`` (K, N) (each world's figure for each of its
+  agents), and discrete actions as ``Categorical(9)`` (K, N) when the batch's are.
 
 Tensors are float32 (observations, rewards, actions) on the CPU. Needs ``torchrl`` (``pip
 install torchrl``), never needed by the package itself.
@@ -33,25 +36,29 @@ class SwarmTorchRLEnv(EnvBase):
         self.batch = batch
         self.num_worlds, self.num_agents = k, n
         obs = batch.observation_space.shape[0]
-        act = batch.action_space.shape[0]
-        high = torch.as_tensor(batch.action_space.high, dtype=torch.float32)
-        self.observation_spec = Composite(
-            agents=Composite(
-                observation=Unbounded(shape=(k, n, obs), dtype=torch.float32, device=device),
+        self._metrics = list(getattr(batch, "metric_names", []))
+        self._has_state = hasattr(batch, "state_space")
+        agents = {"observation": Unbounded(shape=(k, n, obs), dtype=torch.float32, device=device)}
+        if self._metrics:
+            agents["info"] = Composite(
+                {m: Unbounded(shape=(k, n), dtype=torch.float32, device=device) for m in self._metrics},
                 shape=(k, n),
-            ),
-            shape=(k,),
-        )
-        self.action_spec = Composite(
-            agents=Composite(
-                action=Bounded(
-                    low=-high.expand(k, n, act), high=high.expand(k, n, act), shape=(k, n, act),
-                    dtype=torch.float32, device=device,
-                ),
-                shape=(k, n),
-            ),
-            shape=(k,),
-        )
+            )
+        spec = {"agents": Composite(agents, shape=(k, n))}
+        if self._has_state:
+            spec["state"] = Unbounded(shape=(k, batch.state_space.shape[0]), dtype=torch.float32, device=device)
+        self.observation_spec = Composite(spec, shape=(k,))
+        self._discrete = not hasattr(batch.action_space, "high")
+        if self._discrete:
+            action = Categorical(int(batch.action_space.n), shape=(k, n), dtype=torch.int64, device=device)
+        else:
+            act = batch.action_space.shape[0]
+            high = torch.as_tensor(batch.action_space.high, dtype=torch.float32)
+            action = Bounded(
+                low=-high.expand(k, n, act), high=high.expand(k, n, act), shape=(k, n, act),
+                dtype=torch.float32, device=device,
+            )
+        self.action_spec = Composite(agents=Composite(action=action, shape=(k, n)), shape=(k,))
         self.reward_spec = Composite(
             agents=Composite(reward=Unbounded(shape=(k, n, 1), dtype=torch.float32, device=device), shape=(k, n)),
             shape=(k,),
@@ -95,14 +102,31 @@ class SwarmTorchRLEnv(EnvBase):
 
     def _out(self, agents, term, trunc):
         """The tensordict of a reset or a step: the agents' entries (K, N, ...) in a group of
-        batch size (K, N), the worlds' flags beside it."""
+        batch size (K, N), the worlds' flags, and the state, beside it."""
+        k, n = self.num_worlds, self.num_agents
         flags = self._flags(term, trunc)
         agents.update(flags.pop("agents"))
-        group = TensorDict(agents, batch_size=(self.num_worlds, self.num_agents), device=self.device)
+        if self._metrics:
+            agents["info"] = TensorDict(
+                {
+                    m: torch.as_tensor(self.batch.metric(m), dtype=torch.float32, device=self.device)
+                    .unsqueeze(-1)
+                    .expand(k, n)
+                    .clone()
+                    for m in self._metrics
+                },
+                batch_size=(k, n),
+                device=self.device,
+            )
+        if self._has_state:
+            flags["state"] = torch.as_tensor(self.batch.state(), dtype=torch.float32, device=self.device)
+        group = TensorDict(agents, batch_size=(k, n), device=self.device)
         return TensorDict({"agents": group, **flags}, batch_size=self.batch_size, device=self.device)
 
     def _step(self, tensordict):
-        action = tensordict.get(("agents", "action")).detach().cpu().numpy().astype(np.float64)
+        action = tensordict.get(("agents", "action")).detach().cpu().numpy()
+        if not self._discrete:
+            action = action.astype(np.float64)
         obs, reward, term, trunc, _ = self.batch.step(action)
         agents = {
             "observation": torch.as_tensor(obs, dtype=torch.float32, device=self.device),

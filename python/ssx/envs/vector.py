@@ -148,20 +148,25 @@ class SwarmVectorEnv(VectorEnv):
 def make_vec(num_envs=None, worlds=None, agents=4, task="dispersal", autoreset_mode=AutoresetMode.NEXT_STEP, **kwargs):
     """``gymnasium.make_vec("ssx/Dispersal-v0", num_envs=...)``'s entry point: ``num_envs``
     robots in all (``agents`` a world, so num_envs / agents worlds), or ``worlds`` worlds."""
-    from . import tasks
+    from . import tasks, vmas
 
     if worlds is None:
         if num_envs is None or num_envs % agents:
             raise ValueError(f"num_envs ({num_envs}) must be a multiple of agents ({agents})")
         worlds = num_envs // agents
-    make = {"dispersal": tasks.dispersal, "exploration": tasks.exploration}[task]
+    make = {"dispersal": tasks.dispersal, "exploration": tasks.exploration, **vmas.TASKS}[task]
     return SwarmVectorEnv(make(agents=agents, worlds=worlds, **kwargs), autoreset_mode=autoreset_mode)
 
 
 def register():
-    """Registers ``ssx/Dispersal-v0`` and ``ssx/Exploration-v0`` with Gymnasium (vector
-    entry points: ``gymnasium.make_vec(id, num_envs=...)``)."""
-    for name, task, agents in [("ssx/Dispersal-v0", "dispersal", 4), ("ssx/Exploration-v0", "exploration", 10)]:
+    """Registers ``ssx/Dispersal-v0``, ``ssx/Exploration-v0`` and VMAS's tasks
+    (``ssx/Navigation-v0``, ...) with Gymnasium (vector entry points:
+    ``gymnasium.make_vec(id, num_envs=...)``), each with its default agents."""
+    from .vmas import DEFAULT_AGENTS
+
+    shipped = [("ssx/Dispersal-v0", "dispersal", 4), ("ssx/Exploration-v0", "exploration", 10)]
+    shipped += [(f"ssx/{t.capitalize()}-v0", t, n) for t, n in DEFAULT_AGENTS.items()]
+    for name, task, agents in shipped:
         if name in gymnasium.registry:
             continue
         gymnasium.register(

@@ -6,6 +6,7 @@
 //! more, and a batch of 1024 small worlds does not fit in the caches.
 
 use super::arrays::{hand_over, nearest_world, observe_world, refused};
+use super::task::{TaskAct, TaskRow, task_world};
 use super::{World, Worlds, fetch_ahead, parts, step_world};
 use crate::error::WorldsError;
 
@@ -87,6 +88,9 @@ pub struct Act<'a> {
     pub nearest: Option<&'a mut [f64]>,
     /// A task's reward (K × artifacts) from the observations and distances; needs both.
     pub reward: Option<(Reward, &'a mut [f64])>,
+    /// A task of `ssx_tasks` (its observations, rewards, episode ends, metrics and states),
+    /// the artifacts its agents.
+    pub task: Option<TaskAct<'a>>,
 }
 
 /// One world's share of an [`Act`].
@@ -97,6 +101,7 @@ struct Row<'a> {
     observe: Option<&'a mut [f64]>,
     nearest: Option<&'a mut [f64]>,
     reward: Option<&'a mut [f64]>,
+    task: Option<TaskRow<'a>>,
     sent: usize,
 }
 
@@ -130,6 +135,7 @@ impl Worlds {
             observe,
             nearest,
             reward,
+            task: task_act,
         } = act;
         let k = self.worlds.len();
         let n = artifacts.len();
@@ -193,6 +199,17 @@ impl Worlds {
             }
             _ => (&[][..], 0),
         };
+        let lidar = match task_act.as_ref().and_then(|t| t.lidar) {
+            Some(s) => self.sensor_indices(s, artifacts)?,
+            None => Vec::new(),
+        };
+        let (task_common, task_rows) = match task_act {
+            Some(t) => {
+                let (common, rows) = t.rows(k, n, &lidar)?;
+                (Some(common), rows.into_iter().map(Some).collect())
+            }
+            None => (None, (0..k).map(|_| None).collect::<Vec<_>>()),
+        };
         let per_world_commands = n * cwidth;
         let observe = rows_of(observe, k, n * (width + 4));
         let nearest = rows_of(nearest, k, n);
@@ -203,8 +220,9 @@ impl Worlds {
             .zip(observe)
             .zip(nearest)
             .zip(reward)
+            .zip(task_rows)
             .enumerate()
-            .map(|(i, (((world, observe), nearest), reward))| Row {
+            .map(|(i, ((((world, observe), nearest), reward), task))| Row {
                 world,
                 commands: if cwidth == 0 {
                     &[]
@@ -215,6 +233,7 @@ impl Worlds {
                 observe,
                 nearest,
                 reward,
+                task,
                 sent: 0,
             })
             .collect();
@@ -234,6 +253,10 @@ impl Worlds {
                             continue;
                         }
                     }
+                }
+                // A task's action acts in the step it is given (Environment::redrive).
+                if row.on && cwidth > 0 && task_common.is_some() {
+                    row.world.env.redrive();
                 }
                 if row.on
                     && let Err(source) = step_world(&mut row.world.env, steps)
@@ -255,6 +278,9 @@ impl Worlds {
                     row.nearest.as_deref(),
                 ) {
                     task.fill(obs, near, width, out);
+                }
+                if let (Some(c), Some(t)) = (&task_common, row.task.as_mut()) {
+                    task_world(env, artifacts, c, row.on, t);
                 }
             }
         });

@@ -1,0 +1,156 @@
+"""VMAS's tasks on ssx (ssx.envs.vmas): shapes and spaces, seeded resets, every world of a batch
+against a lone world, the reward against its closed form, VMAS's discrete actions, the
+holonomic agent's physics, bad options by name, Gymnasium's vector API and TorchRL's specs."""
+
+import numpy as np
+import pytest
+
+import ssx
+from ssx import envs
+
+
+def bits(a):
+    return np.ascontiguousarray(a).view(np.uint64)
+
+
+def test_navigation_has_vmas_shapes_and_spaces():
+    b = envs.navigation(worlds=3)
+    assert (b.num_worlds, b.num_agents) == (3, 4)
+    # position, velocity, position - goal, then 12 rays.
+    assert b.observation_space.shape == (18,)
+    assert b.action_space.shape == (2,) and b.action_space.high.tolist() == [1.0, 1.0]
+    obs = b.reset(seed=0)
+    assert obs.shape == (3, 4, 18)
+    o, r, term, trunc, info = b.step(np.zeros((3, 4, 2)))
+    assert r.shape == term.shape == trunc.shape == (3, 4)
+    assert b.state().shape == (3, 4 * 4 + 4 * 4)
+    assert set(info) == {"cycles", "goals_reached", "collisions", "distance"}
+    # Nothing within 0.35 m: every ray reads range - range = 0; the goal term is position - goal.
+    names = b.names + b.objects
+    s = b.worlds.states(names)
+    assert np.array_equal(o[..., :2], s[:, :4, :2])
+    assert np.array_equal(o[..., 4:6], s[:, :4, :2] - s[:, 4:, :2])
+    assert b.metric("distance").shape == (3,)
+
+
+def test_a_reset_per_seed_repeats_to_the_bit_and_starts_apart():
+    b = envs.navigation(worlds=8)
+    a = b.reset(seed=11)
+    again = b.reset(seed=11)
+    other = b.reset(seed=12)
+    assert np.array_equal(bits(a), bits(again))
+    assert not np.array_equal(a, other)
+    # Agents and goals no nearer than 2 * 0.1 + 0.05 (VMAS's min_distance_between_entities).
+    s = b.worlds.states(b.names + b.objects)[..., :2]
+    d = np.linalg.norm(s[:, :, None] - s[:, None], axis=-1) + np.eye(8) * 9
+    assert d.min() >= 0.25
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_world_k_equals_a_lone_world_seeded_seed_plus_k(workers):
+    k = 5
+    batch = envs.navigation(worlds=k, seed=30, workers=workers)
+    lone = [envs.navigation(seed=30 + i, workers=1) for i in range(k)]
+    got = [batch.reset(seed=30)] + [[w.reset(seed=30 + i)] for i, w in enumerate(lone)]
+    rng = np.random.default_rng(4)
+    for _ in range(25):
+        a = rng.uniform(-1, 1, (k, 4, 2))
+        ob, rb, tb, _, _ = batch.step(a)
+        for i, w in enumerate(lone):
+            o, r, t, _, _ = w.step(a[i : i + 1])
+            assert np.array_equal(bits(ob[i]), bits(o[0]))
+            assert np.array_equal(bits(rb[i]), bits(r[0]))
+            assert np.array_equal(tb[i], t[0])
+    assert got
+
+
+def test_the_reward_is_the_shaping_difference_and_the_collision_penalty():
+    """BenchMARL's navigation (shared_rew False): an agent's reward is its distance to its goal
+    before the step less after it, plus −1 for each agent its surface came within 0.005 m of."""
+    b = envs.navigation(worlds=16, shared_rew=False)
+    b.reset(seed=2)
+    names = b.names + b.objects
+    rng = np.random.default_rng(0)
+    collided = 0
+    for _ in range(40):
+        before = b.worlds.states(names)[..., :2]
+        _, r, _, _, _ = b.step(rng.uniform(-1, 1, (16, 4, 2)))
+        after = b.worlds.states(names)[..., :2]
+        d0 = np.linalg.norm(before[:, :4] - before[:, 4:], axis=-1)
+        d1 = np.linalg.norm(after[:, :4] - after[:, 4:], axis=-1)
+        gap = np.linalg.norm(after[:, :4, None] - after[:, None, :4], axis=-1) + np.eye(4) * 9
+        hits = (gap <= 0.2 + 0.005).sum(axis=2)
+        collided += hits.sum()
+        want = d0 - d1 - hits + 0.01 * (d1 < 0.05).all(axis=1, keepdims=True)
+        np.testing.assert_allclose(r, want, rtol=0, atol=1e-12)
+    assert collided > 0, "the agents met at least once"
+
+
+def test_the_shared_reward_is_the_teams_sum():
+    b = envs.navigation(worlds=4)
+    b.reset(seed=3)
+    _, r, _, _, _ = b.step(np.full((4, 4, 2), 0.5))
+    # Shared (VMAS's default): every agent of a world gets the same shaping term.
+    np.testing.assert_allclose(r - r[:, :1], 0.0, atol=1e-12)
+
+
+def test_a_force_moves_the_holonomic_agent_as_the_closed_form():
+    """1 N on 1 kg for 0.1 s from rest, then VMAS's drag (× 0.75): 0.075 m/s (f32 physics)."""
+    b = envs.navigation(agents=1)
+    b.reset(seed=0)
+    o, _, _, _, _ = b.step(np.array([[[1.0, -0.5]]]))
+    np.testing.assert_allclose(o[0, 0, 2:4], [0.075, -0.0375], atol=1e-6)
+
+
+def test_vmas_discrete_actions():
+    """Discrete(9): the flat index of two 3-way choices (0 stays, 1 is -u, 2 is +u)."""
+    b = envs.navigation(agents=1, actions="discrete")
+    assert b.action_space.n == 9
+    b.reset(seed=0)
+    o, _, _, _, _ = b.step(np.array([[2 * 3 + 1]]))  # +x, -y
+    np.testing.assert_allclose(o[0, 0, 2:4], [0.075, -0.075], atol=1e-6)
+    m = envs.navigation(agents=1, actions="multidiscrete")
+    m.reset(seed=0)
+    o, _, _, _, _ = m.step(np.array([[[0, 2]]]))  # stay, +y
+    np.testing.assert_allclose(o[0, 0, 2:4], [0.0, 0.075], atol=1e-6)
+    with pytest.raises(ValueError, match="discrete actions are 0 to 8"):
+        b.step(np.array([[9]]))
+
+
+def test_bad_options_are_refused_by_name():
+    with pytest.raises(ValueError, match=r"navigation: no option 'lidar_rang' \(it has: .*lidar_range"):
+        envs.navigation(lidar_rang=0.5)
+    with pytest.raises(ValueError, match="navigation: option 'agent_radius' must be from 0.001 to 10, got -1"):
+        envs.navigation(agent_radius=-1)
+    with pytest.raises(ValueError, match="actions must be one of continuous, discrete, multidiscrete"):
+        envs.navigation(actions="both")
+
+
+def test_gymnasium_make_vec_and_torchrl_specs():
+    gymnasium = pytest.importorskip("gymnasium")
+    env = gymnasium.make_vec("ssx/Navigation-v0", num_envs=8)
+    obs, _ = env.reset(seed=1)
+    assert obs.shape == (8, 18)
+    obs, r, term, trunc, _ = env.step(env.action_space.sample())
+    assert r.shape == (8,)
+    env.close()
+    pytest.importorskip("torchrl")
+    from torchrl.envs.utils import check_env_specs
+
+    from ssx.envs.torchrl import SwarmTorchRLEnv
+
+    for actions in ("continuous", "discrete"):
+        e = SwarmTorchRLEnv(envs.navigation(worlds=3, actions=actions))
+        check_env_specs(e)
+        td = e.rollout(3)
+        assert td["next", "state"].shape == (3, 3, 32)
+        assert td["next", "agents", "info", "distance"].shape == (3, 3, 4)
+
+
+def test_the_scene_runs_under_ssxd(ssxd, tmp_path):
+    import subprocess
+
+    scene = envs.navigation_scene(4, seed=1, directory=str(tmp_path))
+    out = subprocess.run([ssxd, "run", scene, "--mode", "fast", "--steps", "50", "--quiet"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert ssx.Sim(scene).states().shape[0] == 8

@@ -1,0 +1,244 @@
+//! ssx's learning tasks after VMAS's scenarios (Bettini et al. 2022; VMAS 1.5,
+//! `vmas/scenarios/`): for each task, the observation of every agent, the reward, the episode's
+//! end and the task's metrics, as pure functions of one world's bodies (positions and
+//! velocities in the plane) and its agents' lidar readings.
+//!
+//! This crate imports nothing: the batched env (`ssx-worlds`, in its one pass a world) and a
+//! plugin that drives robots with a trained policy compute the same values with the same
+//! code. Names, defaults and terms are VMAS's (each task's module cites its scenario file);
+//! the code is ssx's own.
+#![warn(missing_docs)]
+
+mod navigation;
+
+pub use navigation::Navigation;
+
+/// A body as a task reads it: its state in the plane.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Body {
+    /// Position (m).
+    pub pos: [f64; 2],
+    /// Velocity (m/s).
+    pub vel: [f64; 2],
+    /// Heading about z (rad).
+    pub rot: f64,
+    /// Turn rate (rad/s).
+    pub angvel: f64,
+}
+
+/// One world as a task reads it.
+#[derive(Clone, Copy, Debug)]
+pub struct World<'a> {
+    /// The agents, in the task's order (`agent_0`, `agent_1`, ...).
+    pub agents: &'a [Body],
+    /// The task's own bodies, in the order of [`Task::objects`].
+    pub objects: &'a [Body],
+    /// Each agent's lidar, agent after agent: [`Task::lidar_rays`] distances (m) each, the
+    /// range where a ray meets nothing.
+    pub lidar: &'a [f64],
+}
+
+/// What a task's step gives beside the rewards.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The episode is over (VMAS's `done`).
+    pub done: bool,
+}
+
+/// A task with its parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Task {
+    /// VMAS's `navigation`.
+    Navigation(Navigation),
+}
+
+/// Reads named options, VMAS's `check_kwargs_consumed`: every option must be taken by the
+/// task, and one that is not is refused with the names the task knows.
+pub struct Options<'a> {
+    task: &'static str,
+    given: &'a [(String, f64)],
+    taken: Vec<&'static str>,
+}
+
+impl<'a> Options<'a> {
+    /// `given` for `task`.
+    pub fn new(task: &'static str, given: &'a [(String, f64)]) -> Self {
+        Options {
+            task,
+            given,
+            taken: Vec::new(),
+        }
+    }
+
+    /// Option `name`, or `default`; refused outside `lo..=hi`.
+    pub fn number(
+        &mut self,
+        name: &'static str,
+        default: f64,
+        lo: f64,
+        hi: f64,
+    ) -> Result<f64, String> {
+        self.taken.push(name);
+        let Some(&(_, v)) = self.given.iter().find(|(n, _)| n == name) else {
+            return Ok(default);
+        };
+        if !(v >= lo && v <= hi) {
+            return Err(format!(
+                "{}: option '{name}' must be from {lo} to {hi}, got {v}",
+                self.task
+            ));
+        }
+        Ok(v)
+    }
+
+    /// A whole number option.
+    pub fn count(
+        &mut self,
+        name: &'static str,
+        default: usize,
+        lo: usize,
+        hi: usize,
+    ) -> Result<usize, String> {
+        let v = self.number(name, default as f64, lo as f64, hi as f64)?;
+        if v.fract() != 0.0 {
+            return Err(format!(
+                "{}: option '{name}' must be a whole number, got {v}",
+                self.task
+            ));
+        }
+        Ok(v as usize)
+    }
+
+    /// A yes/no option (0 or 1).
+    pub fn flag(&mut self, name: &'static str, default: bool) -> Result<bool, String> {
+        let v = self.number(name, f64::from(u8::from(default)), 0.0, 1.0)?;
+        Ok(v != 0.0)
+    }
+
+    /// Refuses an option no task parameter took.
+    pub fn done(self) -> Result<(), String> {
+        if let Some((name, _)) = self
+            .given
+            .iter()
+            .find(|(n, _)| !self.taken.contains(&n.as_str()))
+        {
+            let mut known = self.taken.clone();
+            known.sort_unstable();
+            return Err(format!(
+                "{}: no option '{name}' (it has: {})",
+                self.task,
+                known.join(", ")
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Task {
+    /// The task `name` for `agents` agents with `options` (VMAS's keyword arguments).
+    pub fn new(name: &str, agents: usize, options: &[(String, f64)]) -> Result<Task, String> {
+        match name {
+            "navigation" => Ok(Task::Navigation(Navigation::new(agents, options)?)),
+            other => Err(format!("no task '{other}' (there is: navigation)")),
+        }
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Task::Navigation(_) => "navigation",
+        }
+    }
+
+    /// How many agents.
+    pub fn agents(&self) -> usize {
+        match self {
+            Task::Navigation(t) => t.agents,
+        }
+    }
+
+    /// How many bodies of its own it reads, beside the agents (goals, packages).
+    pub fn objects(&self) -> usize {
+        match self {
+            Task::Navigation(t) => t.agents,
+        }
+    }
+
+    /// Rays of each agent's lidar (0: none).
+    pub fn lidar_rays(&self) -> usize {
+        match self {
+            Task::Navigation(t) => t.lidar_rays(),
+        }
+    }
+
+    /// Values of one agent's observation.
+    pub fn observation_width(&self) -> usize {
+        match self {
+            Task::Navigation(t) => t.observation_width(),
+        }
+    }
+
+    /// Values of a world's state, for a central critic.
+    pub fn state_width(&self) -> usize {
+        4 * self.agents() + 4 * self.objects()
+    }
+
+    /// Values a world keeps between steps (the reward's shaping terms).
+    pub fn memory(&self) -> usize {
+        match self {
+            Task::Navigation(t) => t.agents,
+        }
+    }
+
+    /// The names of its metrics, one value a world each.
+    pub fn metric_names(&self) -> &'static [&'static str] {
+        match self {
+            Task::Navigation(_) => Navigation::METRICS,
+        }
+    }
+
+    /// A new episode: `memory` set from the world as it starts.
+    pub fn start(&self, w: &World<'_>, memory: &mut [f64]) {
+        match self {
+            Task::Navigation(t) => t.start(w, memory),
+        }
+    }
+
+    /// Every agent's observation, agent after agent ([`Task::observation_width`] each).
+    pub fn observe(&self, w: &World<'_>, out: &mut [f64]) {
+        match self {
+            Task::Navigation(t) => t.observe(w, out),
+        }
+    }
+
+    /// Every agent's reward for the step that led to `w`, `memory` brought up to date.
+    pub fn reward(&self, w: &World<'_>, memory: &mut [f64], out: &mut [f64]) -> Outcome {
+        match self {
+            Task::Navigation(t) => t.reward(w, memory, out),
+        }
+    }
+
+    /// The metrics of [`Task::metric_names`].
+    pub fn measure(&self, w: &World<'_>, out: &mut [f64]) {
+        match self {
+            Task::Navigation(t) => t.measure(w, out),
+        }
+    }
+
+    /// A world's state: every agent's position and velocity, then every object's.
+    pub fn state(&self, w: &World<'_>, out: &mut [f64]) {
+        for (b, o) in w
+            .agents
+            .iter()
+            .chain(w.objects)
+            .zip(out.chunks_exact_mut(4))
+        {
+            o.copy_from_slice(&[b.pos[0], b.pos[1], b.vel[0], b.vel[1]]);
+        }
+    }
+}
+
+/// The distance between two points of the plane.
+pub(crate) fn distance(a: [f64; 2], b: [f64; 2]) -> f64 {
+    (a[0] - b[0]).hypot(a[1] - b[1])
+}
