@@ -10,8 +10,10 @@
 #![warn(missing_docs)]
 
 mod navigation;
+mod transport;
 
 pub use navigation::Navigation;
+pub use transport::Transport;
 
 /// A body as a task reads it: its state in the plane.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -50,6 +52,8 @@ pub struct Outcome {
 pub enum Task {
     /// VMAS's `navigation`.
     Navigation(Navigation),
+    /// VMAS's `transport`.
+    Transport(Transport),
 }
 
 /// Reads named options, VMAS's `check_kwargs_consumed`: every option must be taken by the
@@ -134,12 +138,38 @@ impl<'a> Options<'a> {
     }
 }
 
+/// What every task answers: [`Task`]'s methods, task by task.
+pub(crate) trait Rules {
+    fn agents(&self) -> usize;
+    fn objects(&self) -> usize;
+    fn lidar_rays(&self) -> usize {
+        0
+    }
+    fn observation_width(&self) -> usize;
+    fn memory(&self) -> usize;
+    fn metric_names(&self) -> &'static [&'static str];
+    fn start(&self, w: &World<'_>, memory: &mut [f64]);
+    fn observe(&self, w: &World<'_>, out: &mut [f64]);
+    fn reward(&self, w: &World<'_>, memory: &mut [f64], out: &mut [f64]) -> Outcome;
+    fn measure(&self, w: &World<'_>, out: &mut [f64]);
+}
+
 impl Task {
     /// The task `name` for `agents` agents with `options` (VMAS's keyword arguments).
     pub fn new(name: &str, agents: usize, options: &[(String, f64)]) -> Result<Task, String> {
         match name {
             "navigation" => Ok(Task::Navigation(Navigation::new(agents, options)?)),
-            other => Err(format!("no task '{other}' (there is: navigation)")),
+            "transport" => Ok(Task::Transport(Transport::new(agents, options)?)),
+            other => Err(format!(
+                "no task '{other}' (there is: navigation, transport)"
+            )),
+        }
+    }
+
+    fn rules(&self) -> &dyn Rules {
+        match self {
+            Task::Navigation(t) => t,
+            Task::Transport(t) => t,
         }
     }
 
@@ -147,35 +177,28 @@ impl Task {
     pub fn name(&self) -> &'static str {
         match self {
             Task::Navigation(_) => "navigation",
+            Task::Transport(_) => "transport",
         }
     }
 
     /// How many agents.
     pub fn agents(&self) -> usize {
-        match self {
-            Task::Navigation(t) => t.agents,
-        }
+        self.rules().agents()
     }
 
     /// How many bodies of its own it reads, beside the agents (goals, packages).
     pub fn objects(&self) -> usize {
-        match self {
-            Task::Navigation(t) => t.agents,
-        }
+        self.rules().objects()
     }
 
     /// Rays of each agent's lidar (0: none).
     pub fn lidar_rays(&self) -> usize {
-        match self {
-            Task::Navigation(t) => t.lidar_rays(),
-        }
+        self.rules().lidar_rays()
     }
 
     /// Values of one agent's observation.
     pub fn observation_width(&self) -> usize {
-        match self {
-            Task::Navigation(t) => t.observation_width(),
-        }
+        self.rules().observation_width()
     }
 
     /// Values of a world's state, for a central critic.
@@ -185,44 +208,32 @@ impl Task {
 
     /// Values a world keeps between steps (the reward's shaping terms).
     pub fn memory(&self) -> usize {
-        match self {
-            Task::Navigation(t) => t.agents,
-        }
+        self.rules().memory()
     }
 
     /// The names of its metrics, one value a world each.
     pub fn metric_names(&self) -> &'static [&'static str] {
-        match self {
-            Task::Navigation(_) => Navigation::METRICS,
-        }
+        self.rules().metric_names()
     }
 
     /// A new episode: `memory` set from the world as it starts.
     pub fn start(&self, w: &World<'_>, memory: &mut [f64]) {
-        match self {
-            Task::Navigation(t) => t.start(w, memory),
-        }
+        self.rules().start(w, memory)
     }
 
     /// Every agent's observation, agent after agent ([`Task::observation_width`] each).
     pub fn observe(&self, w: &World<'_>, out: &mut [f64]) {
-        match self {
-            Task::Navigation(t) => t.observe(w, out),
-        }
+        self.rules().observe(w, out)
     }
 
     /// Every agent's reward for the step that led to `w`, `memory` brought up to date.
     pub fn reward(&self, w: &World<'_>, memory: &mut [f64], out: &mut [f64]) -> Outcome {
-        match self {
-            Task::Navigation(t) => t.reward(w, memory, out),
-        }
+        self.rules().reward(w, memory, out)
     }
 
     /// The metrics of [`Task::metric_names`].
     pub fn measure(&self, w: &World<'_>, out: &mut [f64]) {
-        match self {
-            Task::Navigation(t) => t.measure(w, out),
-        }
+        self.rules().measure(w, out)
     }
 
     /// A world's state: every agent's position and velocity, then every object's.

@@ -13,7 +13,7 @@
 //! goal. VMAS's options `split_goals`, `agents_with_same_goal`, `enforce_bounds` and
 //! `comms_range` are not offered.
 
-use crate::{Options, Outcome, World, distance};
+use crate::{Options, Outcome, Rules, World, distance};
 
 /// The navigation task's parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,11 +65,43 @@ impl Navigation {
         Ok(t)
     }
 
-    pub(crate) fn lidar_rays(&self) -> usize {
+    fn to_goal(&self, w: &World<'_>, i: usize) -> f64 {
+        distance(w.agents[i].pos, w.objects[i].pos)
+    }
+
+    /// Colliding pairs, each agent's penalty added to `out`.
+    fn collisions(&self, w: &World<'_>, mut out: Option<&mut [f64]>) -> usize {
+        let mut pairs = 0;
+        let touch = 2.0 * self.agent_radius + COLLISION_DISTANCE;
+        for i in 0..w.agents.len() {
+            for j in 0..i {
+                if distance(w.agents[i].pos, w.agents[j].pos) <= touch {
+                    pairs += 1;
+                    if let Some(out) = out.as_deref_mut() {
+                        out[i] += self.agent_collision_penalty;
+                        out[j] += self.agent_collision_penalty;
+                    }
+                }
+            }
+        }
+        pairs
+    }
+}
+
+impl Rules for Navigation {
+    fn agents(&self) -> usize {
+        self.agents
+    }
+
+    fn objects(&self) -> usize {
+        self.agents
+    }
+
+    fn lidar_rays(&self) -> usize {
         self.n_lidar_rays
     }
 
-    pub(crate) fn observation_width(&self) -> usize {
+    fn observation_width(&self) -> usize {
         let goals = if self.observe_all_goals {
             self.agents
         } else {
@@ -78,17 +110,21 @@ impl Navigation {
         4 + 2 * goals + self.n_lidar_rays
     }
 
-    fn to_goal(&self, w: &World<'_>, i: usize) -> f64 {
-        distance(w.agents[i].pos, w.objects[i].pos)
+    fn memory(&self) -> usize {
+        self.agents
     }
 
-    pub(crate) fn start(&self, w: &World<'_>, memory: &mut [f64]) {
+    fn metric_names(&self) -> &'static [&'static str] {
+        Self::METRICS
+    }
+
+    fn start(&self, w: &World<'_>, memory: &mut [f64]) {
         for (i, m) in memory.iter_mut().enumerate() {
             *m = self.to_goal(w, i) * self.pos_shaping_factor;
         }
     }
 
-    pub(crate) fn observe(&self, w: &World<'_>, out: &mut [f64]) {
+    fn observe(&self, w: &World<'_>, out: &mut [f64]) {
         let width = self.observation_width();
         let rays = self.n_lidar_rays;
         for (i, o) in out.chunks_exact_mut(width).enumerate() {
@@ -112,25 +148,7 @@ impl Navigation {
         }
     }
 
-    /// Colliding pairs, each agent's penalty added to `out`.
-    fn collisions(&self, w: &World<'_>, mut out: Option<&mut [f64]>) -> usize {
-        let mut pairs = 0;
-        let touch = 2.0 * self.agent_radius + COLLISION_DISTANCE;
-        for i in 0..w.agents.len() {
-            for j in 0..i {
-                if distance(w.agents[i].pos, w.agents[j].pos) <= touch {
-                    pairs += 1;
-                    if let Some(out) = out.as_deref_mut() {
-                        out[i] += self.agent_collision_penalty;
-                        out[j] += self.agent_collision_penalty;
-                    }
-                }
-            }
-        }
-        pairs
-    }
-
-    pub(crate) fn reward(&self, w: &World<'_>, memory: &mut [f64], out: &mut [f64]) -> Outcome {
+    fn reward(&self, w: &World<'_>, memory: &mut [f64], out: &mut [f64]) -> Outcome {
         let n = self.agents;
         let mut team = 0.0;
         let mut all_on_goal = true;
@@ -154,7 +172,7 @@ impl Navigation {
         }
     }
 
-    pub(crate) fn measure(&self, w: &World<'_>, out: &mut [f64]) {
+    fn measure(&self, w: &World<'_>, out: &mut [f64]) {
         let n = self.agents;
         let d: Vec<f64> = (0..n).map(|i| self.to_goal(w, i)).collect();
         out[0] = d.iter().filter(|&&d| d < GOAL_RADIUS).count() as f64;

@@ -28,7 +28,7 @@ from .tasks import (
 )
 from .taskbatch import TaskBatch
 from .vector import SwarmVectorEnv, register
-from .vmas import navigation, navigation_scene
+from .vmas import navigation, navigation_scene, transport, transport_scene
 
 register()
 
@@ -47,6 +47,8 @@ __all__ = [
     "navigation",
     "navigation_scene",
     "nearest",
+    "transport",
+    "transport_scene",
     "observation",
     "register",
     "yaw",

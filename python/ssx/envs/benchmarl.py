@@ -35,6 +35,7 @@ BENCHMARL_CONFIGS = {
         "lidar_range": 0.35,
         "agent_radius": 0.1,
     },
+    "transport": {"max_steps": 100, "n_agents": 4, "n_packages": 1, "package_width": 0.15, "package_length": 0.15, "package_mass": 50},
 }
 
 # VMAS's options ssx's tasks do not offer, accepted at the value the task always has.
@@ -124,6 +125,7 @@ class SsxTask(Task):
     """ssx's VMAS tasks (one member a task, named as BenchMARL's ``VmasTask``)."""
 
     NAVIGATION = None
+    TRANSPORT = None
 
     @staticmethod
     def associated_class():

@@ -1,6 +1,7 @@
 """VMAS's tasks under their names, on ssx's planar engine: ``ssx.envs.navigation(agents=4,
-worlds=K, **options)`` is a ``TaskBatch`` of K worlds (world k seeded ``seed + k``), and
-``ssx.envs.navigation_scene(...)`` writes the task's scene file, which ``ssxd run`` runs too.
+worlds=K, **options)`` (and ``transport``) is a ``TaskBatch`` of K worlds (world k seeded
+``seed + k``), and ``ssx.envs.navigation_scene(...)`` writes the task's scene file, which
+``ssxd run`` runs too.
 
 Each task's rules, defaults, observation terms (in VMAS's order) and reward terms are VMAS
 1.5's (``vmas/scenarios/<task>.py``, cited in the Rust module that computes them,
@@ -124,27 +125,128 @@ def navigation(agents=4, worlds=None, seed=0, workers=None, max_steps=100, actio
     ``options``: VMAS's keyword arguments (``shared_rew``, ``pos_shaping_factor``,
     ``final_reward``, ``agent_collision_penalty``, ``lidar_range``, ``n_lidar_rays``,
     ``agent_radius``, ``observe_all_goals``); an unknown one raises ValueError naming it."""
+    return _batch(
+        navigation, "navigation",
+        lambda d: navigation_scene(agents, seed=seed, directory=d, **options),
+        agents, [f"goal_{i}" for i in range(agents)], "lidar",
+        worlds, seed, workers, max_steps, actions, options,
+    )
+
+
+def _walls(inner):
+    """Four static walls whose inner faces bound the square [-inner, inner]²: where VMAS clamps
+    its entities' positions to the world's semidims, ssx's walls stop them."""
+    t, reach = 0.1, inner + 0.1
+    wall = lambda name, pos, half: {  # noqa: E731
+        "name": name,
+        "kind": "static",
+        "pose": {"position": pos},
+        "color": [0.4, 0.4, 0.4, 1.0],
+        "colliders": [{"shape": {"box": {"size": [2 * half[0], 2 * half[1], 0.2]}}, "friction": 0.0}],
+    }
+    return {
+        "description": f"four walls around [-{inner}, {inner}]²",
+        "bodies": [
+            wall("s", [0.0, -inner - t / 2, 0.0], [reach, t / 2]),
+            wall("n", [0.0, inner + t / 2, 0.0], [reach, t / 2]),
+            wall("w", [-inner - t / 2, 0.0, 0.0], [t / 2, reach]),
+            wall("e", [inner + t / 2, 0.0, 0.0], [t / 2, reach]),
+        ],
+    }
+
+
+def _package(length, width, mass):
+    """VMAS's transport package: a movable box that nothing holds but the floor's drag."""
+    c = _damping()
+    return {
+        "description": f"a package of {length} x {width} m and {mass} kg",
+        "bodies": [
+            {
+                "name": "box",
+                "mass": mass,
+                "linear_damping": c,
+                "angular_damping": c,
+                "planar": True,
+                "color": [0.9, 0.1, 0.1, 1.0],
+                "colliders": [{"shape": {"box": {"size": [length, width, 0.1]}}, "friction": 0.0, "restitution": 0.0}],
+            }
+        ],
+    }
+
+
+def transport_scene(agents=4, seed=0, directory=None, **options):
+    """The scene file of VMAS's transport (options as ``transport``'s): agents of radius 0.03
+    whose forces are 0.6 of their actions, packages of 0.15 × 0.15 m and 50 kg and a goal of
+    radius 0.15, drawn in [-1, 1]² (agents no nearer each other than 0.06, the goal and the
+    packages no nearer than 0.266 to anything drawn before them), walls where VMAS's semidims
+    (1 + 2·0.03 + 0.15) stop an agent's centre. Returns its path."""
+    _ssx.Task("transport", agents, options)  # checks the options
+    radius = 0.03
+    length = options.get("package_length", 0.15)
+    width = options.get("package_width", 0.15)
+    packages = int(options.get("n_packages", 1))
+    directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
+    _write(directory, "agent.json", _agent(radius, 0, 0.0, u_multiplier=0.6))
+    _write(directory, "goal.json", _landmark())
+    _write(directory, "package.json", _package(length, width, options.get("package_mass", 50.0)))
+    _write(directory, "walls.json", _walls(1.0 + 2 * radius + max(length, width) + radius))
+    apart = 0.5 * (length**2 + width**2) ** 0.5 + 0.15 + 0.01
+    box = {"min": [-1.0, -1.0, 0.0], "max": [1.0, 1.0, 0.0]}
+    scene = {
+        "name": f"transport-{agents}",
+        "timestep": VMAS_DT,
+        "gravity": [0.0, 0.0, 0.0],
+        "seed": seed,
+        "engine": "planar",
+        "artifacts": [
+            {"name": "walls", "artifact": "walls.json"},
+            {"name": "agent", "artifact": "agent.json", "replicate": {"random": dict(count=agents, clearance=2 * radius, **box)}},
+            {"name": "goal", "artifact": "goal.json", "replicate": {"random": dict(count=1, clearance=apart, apart_from=["agent"], **box)}},
+            {
+                "name": "package",
+                "artifact": "package.json",
+                "replicate": {"random": dict(count=packages, clearance=apart, apart_from=["agent", "goal"], **box)},
+            },
+        ],
+    }
+    return _write(directory, "transport.json", scene)
+
+
+def _batch(make, name, scene, agents, objects, lidar, worlds, seed, workers, max_steps, actions, options):
+    """A task's ``TaskBatch`` on ``scene`` (a function of the directory it writes into)."""
     files = tempfile.TemporaryDirectory(prefix="ssx-task-")
-    scene = navigation_scene(agents, seed=seed, directory=files.name, **options)
-    task = _ssx.Task("navigation", agents, options)
+    path = scene(files.name)
     batch = TaskBatch(
-        Worlds(scene, worlds or 1, workers=workers),
-        task,
-        objects=[f"goal_{i}" for i in range(agents)],
-        lidar="lidar",
+        Worlds(path, worlds or 1, workers=workers),
+        _ssx.Task(name, agents, options),
+        objects=objects,
+        lidar=lidar,
         max_steps=max_steps,
         actions=actions,
     )
     batch._files = files
     batch._recipe = (
-        navigation,
+        make,
         dict(agents=agents, worlds=worlds, seed=seed, workers=workers, max_steps=max_steps, actions=actions, **options),
     )
     return batch
 
 
-TASKS = {"navigation": navigation}
+def transport(agents=4, worlds=None, seed=0, workers=None, max_steps=100, actions="continuous", **options):
+    """VMAS's transport (see ``transport_scene``): a ``TaskBatch``. ``max_steps``: BenchMARL's
+    transport episode (100 actions). ``options``: VMAS's ``n_packages``, ``package_width``,
+    ``package_length``, ``package_mass``."""
+    packages = int(options.get("n_packages", 1))
+    return _batch(
+        transport, "transport",
+        lambda d: transport_scene(agents, seed=seed, directory=d, **options),
+        agents, ["goal_0"] + [f"package_{i}" for i in range(packages)], None,
+        worlds, seed, workers, max_steps, actions, options,
+    )
+
+
+TASKS = {"navigation": navigation, "transport": transport}
 """VMAS's tasks ssx has, by name."""
 
-DEFAULT_AGENTS = {"navigation": 4}
+DEFAULT_AGENTS = {"navigation": 4, "transport": 4}
 """Each task's agents by default (VMAS's ``n_agents``)."""
