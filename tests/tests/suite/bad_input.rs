@@ -222,7 +222,7 @@ fn included_files_bring_their_artifacts() {
 fn unknown_engine() {
     assert_eq!(
         error_of(r#"{ "timestep": 0.01, "engine": "physx" }"#, &[]),
-        "$DIR/scene.json:1:31 (at engine): unknown physics engine 'physx' (known: kinematic, rapier)"
+        "$DIR/scene.json:1:31 (at engine): unknown physics engine 'physx' (known: kinematic, planar, rapier)"
     );
 }
 

@@ -199,6 +199,7 @@ fn ssxd_plugins_lists_every_bundled_library() {
             lib("ssx_driver_ground"),
             vec![
                 "  driver  diffdrive  a differential-drive ground robot: velocity or wheel commands, Stage's dispersal, waypoints with obstacle avoidance, timed scripts, Stage's gripper",
+                "  driver  holonomic  VMAS's holonomic agent: a force or velocity along x and y at once, from outside",
             ],
         ),
         (
