@@ -33,6 +33,16 @@ SETTINGS = {
 }
 
 
+def benchmarl_config(task):
+    """BenchMARL's configuration of the task (its yaml's values) with ``SETTINGS``' agents, less
+    ``max_steps``: what the learning runs use, and so the baselines too."""
+    from ssx.envs.benchmarl import BENCHMARL_CONFIGS
+
+    config = dict(BENCHMARL_CONFIGS[task], **SETTINGS[task])
+    config.pop("max_steps")
+    return config
+
+
 def vmas_env(task, worlds, seed, **kw):
     import vmas
 
@@ -40,7 +50,9 @@ def vmas_env(task, worlds, seed, **kw):
 
 
 def ssx_batch(task, worlds, seed, **kw):
-    kw = dict(kw)
+    from ssx.envs.benchmarl import FIXED
+
+    kw = {k: v for k, v in kw.items() if k not in FIXED}
     agents = kw.pop("n_agents")
     return getattr(envs, task)(agents=agents, worlds=worlds, seed=seed, **kw)
 
@@ -117,12 +129,13 @@ def scripted(task, obs):
 
 def baselines(task, episodes_worlds=64, seed=100):
     """The mean episode return (the sum over the episode of the agents' mean reward) of random
-    and scripted actions, on ssx and on VMAS."""
+    and scripted actions, on ssx and on VMAS, with the learning runs' configuration."""
     steps = 100
+    config = benchmarl_config(task)
     out = {}
     for policy in ("random", "scripted"):
         rng = np.random.default_rng(seed)
-        b = ssx_batch(task, episodes_worlds, seed, **SETTINGS[task])
+        b = ssx_batch(task, episodes_worlds, seed, **config)
         obs = b.reset(seed=seed)
         total = np.zeros(episodes_worlds)
         for _ in range(steps):
@@ -130,7 +143,7 @@ def baselines(task, episodes_worlds=64, seed=100):
             obs, r, term, trunc, _ = b.step(a)
             total += r.mean(axis=1)
         out[f"ssx_{policy}"] = float(total.mean())
-        env = vmas_env(task, episodes_worlds, seed, **SETTINGS[task])
+        env = vmas_env(task, episodes_worlds, seed, **config)
         obs = torch.stack(env.reset(), dim=1).numpy()
         total = np.zeros(episodes_worlds)
         for _ in range(steps):
@@ -214,10 +227,24 @@ def plot(results, out):
     fig.savefig(os.path.join(out, "vs_vmas_learning.png"), dpi=110)
 
 
+def rebase(out):
+    """The baselines again, into an earlier ``--learn`` run's results, and its plot."""
+    path = os.path.join(out, "learn.json")
+    with open(path) as f:
+        data = json.load(f)
+    for task, r in data["tasks"].items():
+        r["baselines"] = baselines(task)
+        print(task, r["baselines"], flush=True)
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1)
+    plot(data["tasks"], out)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--speed", action="store_true")
     p.add_argument("--learn", action="store_true")
+    p.add_argument("--baselines", action="store_true", help="the baselines and the plot again, into --out's learn.json")
     p.add_argument("--worlds", type=int, default=1024)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--steps", type=int, default=100)
@@ -232,6 +259,8 @@ def main():
         speed(a.out, a.worlds, a.rounds, a.steps)
     if a.learn:
         learn(a.out, a.frames, a.seeds)
+    if a.baselines:
+        rebase(a.out)
 
 
 if __name__ == "__main__":
