@@ -13,7 +13,8 @@
 use serde::Deserialize;
 use ssx_sdk::{Ctx, Driver, Init};
 
-use crate::{Remote, subscribe};
+use crate::Remote;
+use crate::outside::Outside;
 
 /// What an action is.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
@@ -52,11 +53,7 @@ fn one() -> f64 {
 pub struct Holonomic {
     p: HolonomicParams,
     name: String,
-    remote: Option<(ssx_sdk::bus::Bus, u32)>,
-    no_way_in: bool,
-    /// The action in force and the simulated time it arrived, and its sequence number.
-    action: Option<([f64; 2], f64)>,
-    seq: u64,
+    outside: Outside,
 }
 
 impl Driver for Holonomic {
@@ -76,10 +73,7 @@ impl Driver for Holonomic {
         Ok(Holonomic {
             p,
             name: init.artifact_name.clone(),
-            remote: None,
-            no_way_in: false,
-            action: None,
-            seq: 0,
+            outside: Outside::default(),
         })
     }
 
@@ -98,38 +92,13 @@ impl Driver for Holonomic {
 }
 
 impl Holonomic {
-    /// The action in force, if any (reading the mailbox; subscribing on the first call).
+    /// The action in force, if any.
     fn action(&mut self, ctx: &Ctx<'_>) -> Result<Option<[f64; 2]>, String> {
-        let Some(r) = self.p.commands.as_ref().filter(|_| !self.no_way_in) else {
+        let Some(r) = self.p.commands.as_ref() else {
             return Ok(None);
         };
-        let (bus, sub) = match self.remote {
-            Some(link) => link,
-            None => {
-                let Some(bus) = ssx_sdk::bus::Bus::find_or_warn(ctx, &r.extension, &self.name)?
-                else {
-                    self.no_way_in = true;
-                    return Ok(None);
-                };
-                let key = r
-                    .key
-                    .clone()
-                    .unwrap_or_else(|| format!("artifacts/{}/cmd", self.name));
-                let fields = [("ux", self.p.u_range), ("uy", self.p.u_range)];
-                *self
-                    .remote
-                    .insert((bus, subscribe(ctx, bus, &key, &fields)?))
-            }
-        };
-        let (time, _) = ctx.time()?;
-        if let Some(m) = bus.read(ctx, sub)?.filter(|m| m.seq != self.seq) {
-            let v = m.values();
-            self.seq = m.seq;
-            self.action = Some(([v[0], v[1]], time));
-        }
-        Ok(self
-            .action
-            .filter(|(_, at)| time - at <= r.timeout)
-            .map(|(u, _)| u))
+        let u = self.p.u_range;
+        self.outside
+            .read(ctx, r, &self.name, [("ux", u), ("uy", u)])
     }
 }

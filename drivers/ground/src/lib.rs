@@ -35,6 +35,7 @@
 pub mod behaviour;
 pub mod gripper;
 pub mod holonomic;
+mod outside;
 
 use serde::Deserialize;
 use ssx_sdk::{Ctx, Driver, Init};
@@ -120,17 +121,13 @@ fn d_range() -> String {
 pub struct DiffDrive {
     p: DiffDriveParams,
     name: String,
-    remote: Option<(ssx_sdk::bus::Bus, u32)>,
-    /// Whether the scene lacks the commands' extension (said once; the driver runs on).
-    no_way_in: bool,
-    /// The gripper's command subscription (with `remote`'s bus) and its last sequence number.
+    /// The outside commands, when it takes them.
+    outside: outside::Outside,
+    /// The gripper's command subscription (on the commands' bus) and its last sequence number.
     remote_gripper: Option<u32>,
     gripper_seq: u64,
     /// Boxed: most robots have none, and a batch of small worlds holds a driver a robot.
     gripper: Option<Box<Gripper>>,
-    /// The last outside command and the simulated time it arrived, and its sequence number.
-    commanded: Option<(Command, f64)>,
-    seq: u64,
     range: Option<u32>,
     target: Command,
     now: Command,
@@ -178,16 +175,13 @@ impl Driver for DiffDrive {
         }
         Ok(DiffDrive {
             name: init.artifact_name.clone(),
-            remote: None,
-            no_way_in: false,
+            outside: outside::Outside::default(),
             remote_gripper: None,
             gripper_seq: 0,
             gripper: p
                 .gripper
                 .as_deref()
                 .map(|g| Box::new(Gripper::new(g.clone()))),
-            commanded: None,
-            seq: 0,
             p,
             range: None,
             target: Command::default(),
@@ -270,44 +264,17 @@ ssx_sdk::export_plugins!(
 impl DiffDrive {
     /// The outside command in force, if any (reading the mailbox; subscribing on the first call).
     fn outside_command(&mut self, ctx: &Ctx<'_>) -> Result<Option<Command>, String> {
-        let Some(r) = self.p.commands.as_ref().filter(|_| !self.no_way_in) else {
+        let Some(r) = self.p.commands.as_ref() else {
             return Ok(None);
         };
-        let (bus, sub) = match self.remote {
-            Some(link) => link,
-            None => {
-                let Some(bus) = ssx_sdk::bus::Bus::find_or_warn(ctx, &r.extension, &self.name)?
-                else {
-                    self.no_way_in = true;
-                    return Ok(None);
-                };
-                let key = r
-                    .key
-                    .clone()
-                    .unwrap_or_else(|| format!("artifacts/{}/cmd", self.name));
-                let fields = [
-                    ("linear", self.p.max_speed),
-                    ("angular", self.p.max_turn_rate),
-                ];
-                *self
-                    .remote
-                    .insert((bus, subscribe(ctx, bus, &key, &fields)?))
-            }
-        };
-        let (time, _) = ctx.time()?;
-        if let Some(m) = bus.read(ctx, sub)?.filter(|m| m.seq != self.seq) {
-            let v = m.values();
-            let c = Command {
-                linear: v[0],
-                angular: v[1],
-            };
-            self.seq = m.seq;
-            self.commanded = Some((c, time));
-        }
+        let fields = [
+            ("linear", self.p.max_speed),
+            ("angular", self.p.max_turn_rate),
+        ];
         Ok(self
-            .commanded
-            .filter(|(_, at)| time - at <= r.timeout)
-            .map(|(c, _)| c))
+            .outside
+            .read(ctx, r, &self.name, fields)?
+            .map(|[linear, angular]| Command { linear, angular }))
     }
 
     /// Hands a new outside gripper command to the gripper (the robot takes commands and has a
@@ -316,7 +283,7 @@ impl DiffDrive {
         let (Some(_), Some(g)) = (&self.p.commands, &mut self.gripper) else {
             return Ok(());
         };
-        let Some((bus, _)) = self.remote else {
+        let Some(bus) = self.outside.bus() else {
             return Ok(());
         };
         let sub = match self.remote_gripper {

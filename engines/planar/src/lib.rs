@@ -52,7 +52,8 @@ pub struct PlanarEngine {
     attached: HashMap<u32, ImpulseJointHandle>,
     /// What presses bodies onto the floor (m/s²): gravity's downward part.
     floor_gravity: f32,
-    /// Every collider's box as of the last step (or the last body added), for the queries.
+    /// Every collider's box as of the last step, for the queries (before the first step they
+    /// meet nothing, as the trait allows: a world of many bodies is not filed once a body).
     filed: Vec<queries::Filed>,
 }
 
@@ -183,7 +184,6 @@ impl PhysicEngine for PlanarEngine {
                 .insert_with_parent(collider, handle, &mut self.world.bodies);
         }
         self.world.bodies[handle].recompute_mass_properties_from_colliders(&self.world.colliders);
-        queries::file(&self.world.colliders, &mut self.filed);
         let floor_friction = spec.colliders.first().map_or(0.0, |c| c.friction as f32);
         self.bodies.push(Body {
             handle,

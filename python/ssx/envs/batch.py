@@ -125,17 +125,7 @@ class SwarmBatch:
     # The environment.
 
     def _seeds(self, seed):
-        k = self.num_worlds
-        if seed is None:
-            if not self._started:
-                return None
-            return self.worlds.seeds + np.uint64(self.seed_stride)
-        if np.ndim(seed) == 0:
-            return (np.uint64(int(seed)) + np.arange(k, dtype=np.uint64)).astype(np.uint64)
-        seeds = np.asarray(seed, dtype=np.uint64)
-        if seeds.shape != (k,):
-            raise ValueError(f"seed has shape {seeds.shape}; one a world is ({k},)")
-        return seeds
+        return world_seeds(self, seed)
 
     def reset(self, seed=None, mask=None):
         """Starts the worlds where ``mask`` (K,) is true (None: all) over and returns every
@@ -210,6 +200,22 @@ class SwarmBatch:
         if recipe is None:
             raise TypeError("this SwarmBatch was not made by a task function (ssx.envs.dispersal, ...) and cannot be copied")
         return (_remake, recipe)
+
+
+def world_seeds(batch, seed):
+    """The seeds a reset gives a batch's worlds (None: keep them): an int gives world k seed + k,
+    an array one a world; None after the first reset moves each world on by ``seed_stride``."""
+    k = batch.num_worlds
+    if seed is None:
+        if not batch._started:
+            return None
+        return batch.worlds.seeds + np.uint64(batch.seed_stride)
+    if np.ndim(seed) == 0:
+        return (np.uint64(int(seed)) + np.arange(k, dtype=np.uint64)).astype(np.uint64)
+    seeds = np.asarray(seed, dtype=np.uint64)
+    if seeds.shape != (k,):
+        raise ValueError(f"seed has shape {seeds.shape}; one a world is ({k},)")
+    return seeds
 
 
 def _remake(make, kwargs):

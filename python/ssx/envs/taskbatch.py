@@ -25,6 +25,7 @@ except ImportError as e:  # pragma: no cover
     raise ImportError("ssx.envs needs gymnasium and pettingzoo: pip install 'ssx[envs]'") from e
 
 from .. import _ssx
+from .batch import _remake, world_seeds
 
 ACTIONS = ("continuous", "discrete", "multidiscrete")
 
@@ -125,17 +126,7 @@ class TaskBatch:
         return self._metrics[:, self.metric_names.index(name)].copy()
 
     def _seeds(self, seed):
-        k = self.num_worlds
-        if seed is None:
-            if not self._started:
-                return None
-            return self.worlds.seeds + np.uint64(self.seed_stride)
-        if np.ndim(seed) == 0:
-            return (np.uint64(int(seed)) + np.arange(k, dtype=np.uint64)).astype(np.uint64)
-        seeds = np.asarray(seed, dtype=np.uint64)
-        if seeds.shape != (k,):
-            raise ValueError(f"seed has shape {seeds.shape}; one a world is ({k},)")
-        return seeds
+        return world_seeds(self, seed)
 
     def reset(self, seed=None, mask=None):
         """Starts the worlds where ``mask`` (K,) is true (None: all) over; returns every world's
@@ -183,6 +174,3 @@ class TaskBatch:
             raise TypeError("this TaskBatch was not made by a task function (ssx.envs.navigation, ...) and cannot be copied")
         return (_remake, recipe)
 
-
-def _remake(make, kwargs):
-    return make(**kwargs)
