@@ -192,3 +192,28 @@ def test_transport_agents_push_the_50_kg_package_and_earn_its_shaping():
     # The observation's package terms are the states'.
     np.testing.assert_array_equal(obs[:, 0, 4:6], s[:, 5, :2] - s[:, 4, :2])
     np.testing.assert_array_equal(obs[:, :, 6:8], s[:, 5:6, :2] - s[:, :4, :2])
+
+
+def test_dispersion_agents_touch_nothing_and_each_item_pays_once():
+    """VMAS's dispersion: all agents start at the origin (they touch nothing, so nothing pushes
+    them apart); each item is paid once, shared among the agents on it, so a world's agents
+    earn as many in all as there are items, and the episode ends when all are eaten."""
+    b = envs.dispersion(worlds=8)
+    assert b.observation_space.shape == (4 + 3 * 4,)
+    obs = b.reset(seed=9)
+    s = b.worlds.states(b.names + b.objects)
+    assert np.array_equal(s[:, :4, :2], np.zeros((8, 4, 2)))
+    total = np.zeros((8, 4))
+    done = np.zeros(8, dtype=bool)
+    for _ in range(100):
+        # Agent i drives at item i (the observation's item − agent), its eaten flag beside it.
+        to = np.stack([obs[:, i, 4 + 3 * i : 6 + 3 * i] for i in range(4)], axis=1)
+        obs, r, term, _, info = b.step(np.clip(to * 5, -1, 1))
+        total += np.where(done[:, None], 0.0, r)
+        done |= term[:, 0]
+        if done.all():
+            break
+    assert done.all()
+    np.testing.assert_allclose(total.sum(axis=1), 4.0, atol=1e-12)
+    assert np.array_equal(info["eaten"], np.full(8, 4.0))
+    assert (obs[..., 6::3] == 1.0).all(), "every item reads eaten"

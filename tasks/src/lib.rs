@@ -9,9 +9,11 @@
 //! the code is ssx's own.
 #![warn(missing_docs)]
 
+mod dispersion;
 mod navigation;
 mod transport;
 
+pub use dispersion::Dispersion;
 pub use navigation::Navigation;
 pub use transport::Transport;
 
@@ -54,6 +56,8 @@ pub enum Task {
     Navigation(Navigation),
     /// VMAS's `transport`.
     Transport(Transport),
+    /// VMAS's `dispersion`.
+    Dispersion(Dispersion),
 }
 
 /// Reads named options, VMAS's `check_kwargs_consumed`: every option must be taken by the
@@ -149,9 +153,9 @@ pub(crate) trait Rules {
     fn memory(&self) -> usize;
     fn metric_names(&self) -> &'static [&'static str];
     fn start(&self, w: &World<'_>, memory: &mut [f64]);
-    fn observe(&self, w: &World<'_>, out: &mut [f64]);
+    fn observe(&self, w: &World<'_>, memory: &[f64], out: &mut [f64]);
     fn reward(&self, w: &World<'_>, memory: &mut [f64], out: &mut [f64]) -> Outcome;
-    fn measure(&self, w: &World<'_>, out: &mut [f64]);
+    fn measure(&self, w: &World<'_>, memory: &[f64], out: &mut [f64]);
 }
 
 impl Task {
@@ -160,8 +164,9 @@ impl Task {
         match name {
             "navigation" => Ok(Task::Navigation(Navigation::new(agents, options)?)),
             "transport" => Ok(Task::Transport(Transport::new(agents, options)?)),
+            "dispersion" => Ok(Task::Dispersion(Dispersion::new(agents, options)?)),
             other => Err(format!(
-                "no task '{other}' (there is: navigation, transport)"
+                "no task '{other}' (there is: navigation, transport, dispersion)"
             )),
         }
     }
@@ -170,6 +175,7 @@ impl Task {
         match self {
             Task::Navigation(t) => t,
             Task::Transport(t) => t,
+            Task::Dispersion(t) => t,
         }
     }
 
@@ -178,6 +184,7 @@ impl Task {
         match self {
             Task::Navigation(_) => "navigation",
             Task::Transport(_) => "transport",
+            Task::Dispersion(_) => "dispersion",
         }
     }
 
@@ -221,9 +228,11 @@ impl Task {
         self.rules().start(w, memory)
     }
 
-    /// Every agent's observation, agent after agent ([`Task::observation_width`] each).
-    pub fn observe(&self, w: &World<'_>, out: &mut [f64]) {
-        self.rules().observe(w, out)
+    /// Every agent's observation, agent after agent ([`Task::observation_width`] each), with the
+    /// world's `memory` as the last reward left it (a task whose observation reads what happened,
+    /// as dispersion's eaten food).
+    pub fn observe(&self, w: &World<'_>, memory: &[f64], out: &mut [f64]) {
+        self.rules().observe(w, memory, out)
     }
 
     /// Every agent's reward for the step that led to `w`, `memory` brought up to date.
@@ -231,9 +240,9 @@ impl Task {
         self.rules().reward(w, memory, out)
     }
 
-    /// The metrics of [`Task::metric_names`].
-    pub fn measure(&self, w: &World<'_>, out: &mut [f64]) {
-        self.rules().measure(w, out)
+    /// The metrics of [`Task::metric_names`], with the world's `memory`.
+    pub fn measure(&self, w: &World<'_>, memory: &[f64], out: &mut [f64]) {
+        self.rules().measure(w, memory, out)
     }
 
     /// A world's state: every agent's position and velocity, then every object's.

@@ -124,7 +124,7 @@ impl Rules for Navigation {
         }
     }
 
-    fn observe(&self, w: &World<'_>, out: &mut [f64]) {
+    fn observe(&self, w: &World<'_>, _: &[f64], out: &mut [f64]) {
         let width = self.observation_width();
         let rays = self.n_lidar_rays;
         for (i, o) in out.chunks_exact_mut(width).enumerate() {
@@ -172,7 +172,7 @@ impl Rules for Navigation {
         }
     }
 
-    fn measure(&self, w: &World<'_>, out: &mut [f64]) {
+    fn measure(&self, w: &World<'_>, _: &[f64], out: &mut [f64]) {
         let n = self.agents;
         let d: Vec<f64> = (0..n).map(|i| self.to_goal(w, i)).collect();
         out[0] = d.iter().filter(|&&d| d < GOAL_RADIUS).count() as f64;
@@ -246,7 +246,7 @@ mod tests {
             lidar: &[0.35, 0.1],
         };
         let mut out = vec![0.0; 8];
-        t.observe(&w, &mut out);
+        t.observe(&w, &[], &mut out);
         assert_eq!(
             out,
             vec![0.5, -0.25, 0.1, 0.2, -0.5, -1.25, 0.0, 0.35 - 0.1]

@@ -106,7 +106,7 @@ impl Rules for Transport {
         }
     }
 
-    fn observe(&self, w: &World<'_>, out: &mut [f64]) {
+    fn observe(&self, w: &World<'_>, _: &[f64], out: &mut [f64]) {
         let goal = self.goal(w);
         for (a, o) in w
             .agents
@@ -146,7 +146,7 @@ impl Rules for Transport {
         Outcome { done: all }
     }
 
-    fn measure(&self, w: &World<'_>, out: &mut [f64]) {
+    fn measure(&self, w: &World<'_>, _: &[f64], out: &mut [f64]) {
         let goal = self.goal(w);
         let p = self.packages(w);
         out[0] = p.iter().filter(|p| self.on_goal(p, goal)).count() as f64;
@@ -233,7 +233,7 @@ mod tests {
             lidar: &[],
         };
         let mut out = vec![0.0; 11];
-        t.observe(&w, &mut out);
+        t.observe(&w, &[], &mut out);
         assert_eq!(
             out,
             vec![0.5, 0.0, 0.1, 0.0, 1.0, 0.2, -0.5, 0.2, 0.0, -0.3, 0.0]

@@ -28,7 +28,7 @@ from .tasks import (
 )
 from .taskbatch import TaskBatch
 from .vector import SwarmVectorEnv, register
-from .vmas import navigation, navigation_scene, transport, transport_scene
+from .vmas import dispersion, dispersion_scene, navigation, navigation_scene, transport, transport_scene
 
 register()
 
@@ -42,6 +42,8 @@ __all__ = [
     "dispersal",
     "dispersal_reward",
     "dispersal_scene",
+    "dispersion",
+    "dispersion_scene",
     "exploration",
     "exploration_scene",
     "navigation",

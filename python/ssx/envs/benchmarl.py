@@ -35,6 +35,7 @@ BENCHMARL_CONFIGS = {
         "lidar_range": 0.35,
         "agent_radius": 0.1,
     },
+    "dispersion": {"max_steps": 100, "n_agents": 4, "n_food": 4, "share_reward": True, "food_radius": 0.02, "penalise_by_time": False},
     "transport": {"max_steps": 100, "n_agents": 4, "n_packages": 1, "package_width": 0.15, "package_length": 0.15, "package_mass": 50},
 }
 
@@ -126,6 +127,7 @@ class SsxTask(Task):
 
     NAVIGATION = None
     TRANSPORT = None
+    DISPERSION = None
 
     @staticmethod
     def associated_class():

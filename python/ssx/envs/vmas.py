@@ -1,5 +1,5 @@
 """VMAS's tasks under their names, on ssx's planar engine: ``ssx.envs.navigation(agents=4,
-worlds=K, **options)`` (and ``transport``) is a ``TaskBatch`` of K worlds (world k seeded
+worlds=K, **options)`` (and ``transport``, ``dispersion``) is a ``TaskBatch`` of K worlds (world k seeded
 ``seed + k``), and ``ssx.envs.navigation_scene(...)`` writes the task's scene file, which
 ``ssxd run`` runs too.
 
@@ -245,8 +245,57 @@ def transport(agents=4, worlds=None, seed=0, workers=None, max_steps=100, action
     )
 
 
-TASKS = {"navigation": navigation, "transport": transport}
+def _ghost_agent(radius):
+    """VMAS's agent that touches nothing (``collide=False``): a 1 kg body with no collider, the
+    inertia of a solid ball of ``radius``, that takes forces (the holonomic driver)."""
+    art = _agent(radius, 0, 0.0)
+    body = art["bodies"][0]
+    del body["colliders"]
+    i = 0.4 * AGENT_MASS * radius**2
+    body["inertia"] = [i, i, i]
+    art["description"] = f"VMAS's holonomic agent that touches nothing: {AGENT_MASS} kg, forces from outside"
+    return art
+
+
+def dispersion_scene(agents=4, seed=0, directory=None, **options):
+    """The scene file of VMAS's dispersion (options as ``dispersion``'s): agents of radius 0.035
+    that touch nothing, all at the origin, and ``n_food`` items (one an agent) drawn uniformly in
+    [-pos_range, pos_range]². Returns its path."""
+    _ssx.Task("dispersion", agents, options)  # checks the options
+    food = int(options.get("n_food", agents))
+    r = options.get("pos_range", 1.0)
+    directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
+    _write(directory, "agent.json", _ghost_agent(0.035))
+    _write(directory, "food.json", _landmark())
+    scene = {
+        "name": f"dispersion-{agents}",
+        "timestep": VMAS_DT,
+        "gravity": [0.0, 0.0, 0.0],
+        "seed": seed,
+        "engine": "planar",
+        "artifacts": [
+            {"name": "agent", "artifact": "agent.json", "replicate": {"random": {"count": agents, "min": [0.0, 0.0, 0.0], "max": [0.0, 0.0, 0.0]}}},
+            {"name": "food", "artifact": "food.json", "replicate": {"random": {"count": food, "min": [-r, -r, 0.0], "max": [r, r, 0.0]}}},
+        ],
+    }
+    return _write(directory, "dispersion.json", scene)
+
+
+def dispersion(agents=4, worlds=None, seed=0, workers=None, max_steps=100, actions="continuous", **options):
+    """VMAS's dispersion (see ``dispersion_scene``): a ``TaskBatch``. ``max_steps``: BenchMARL's
+    dispersion episode (100 actions). ``options``: VMAS's ``n_food``, ``food_radius``,
+    ``pos_range``, ``share_reward``, ``penalise_by_time``."""
+    food = int(options.get("n_food", agents))
+    return _batch(
+        dispersion, "dispersion",
+        lambda d: dispersion_scene(agents, seed=seed, directory=d, **options),
+        agents, [f"food_{i}" for i in range(food)], None,
+        worlds, seed, workers, max_steps, actions, options,
+    )
+
+
+TASKS = {"navigation": navigation, "transport": transport, "dispersion": dispersion}
 """VMAS's tasks ssx has, by name."""
 
-DEFAULT_AGENTS = {"navigation": 4, "transport": 4}
+DEFAULT_AGENTS = {"navigation": 4, "transport": 4, "dispersion": 4}
 """Each task's agents by default (VMAS's ``n_agents``)."""

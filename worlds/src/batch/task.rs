@@ -179,7 +179,6 @@ pub(super) fn task_world(
         objects: &bodies[agents.len()..],
         lidar: &lidar,
     };
-    t.observe(&w, row.obs);
     if stepped {
         if c.start {
             t.start(&w, row.memory);
@@ -192,6 +191,8 @@ pub(super) fn task_world(
     } else {
         row.reward.fill(0.0);
     }
-    t.measure(&w, row.metrics);
+    // After the reward, which may change what the agents see (dispersion's eaten food).
+    t.observe(&w, row.memory, row.obs);
+    t.measure(&w, row.memory, row.metrics);
     t.state(&w, row.state);
 }
