@@ -25,11 +25,12 @@ import torch
 
 import ssx.envs as envs
 
-TASKS = ["navigation", "transport"]
+TASKS = ["navigation", "transport", "dispersion"]
 # BenchMARL's task configurations (benchmarl/conf/task/vmas/<task>.yaml) with VMAS's agents.
 SETTINGS = {
     "navigation": dict(n_agents=4),
     "transport": dict(n_agents=4),
+    "dispersion": dict(n_agents=4),
 }
 
 
@@ -85,9 +86,9 @@ def time_vmas(task, worlds, steps, seed=0):
     return worlds * n * steps / dt
 
 
-def speed(out, worlds, rounds, steps):
+def speed(out, worlds, rounds, steps, tasks=TASKS):
     rows = {}
-    for task in TASKS:
+    for task in tasks:
         a, b = [], []
         for _ in range(rounds):
             a.append(time_ssx(task, worlds, steps))
@@ -114,9 +115,12 @@ def speed(out, worlds, rounds, steps):
 def scripted(task, obs):
     """A hand-written policy from the observation alone, the same on both simulators:
     navigation drives at the goal (the observation's position − goal, VMAS's term); transport
-    goes behind the package and pushes it at the goal."""
+    goes behind the package and pushes it at the goal; dispersion drives agent i at item i."""
     if task == "navigation":
         u = -obs[..., 4:6] * 4.0
+    elif task == "dispersion":
+        n = obs.shape[1]
+        u = np.stack([obs[:, i, 4 + 3 * i : 6 + 3 * i] for i in range(n)], axis=1) * 5.0
     else:
         to_goal = -obs[..., 4:6]
         to_pkg = obs[..., 6:8]
@@ -155,7 +159,7 @@ def baselines(task, episodes_worlds=64, seed=100):
     return out
 
 
-def learn(out, frames, seeds):
+def learn(out, frames, seeds, tasks=TASKS):
     from benchmarl.algorithms import MappoConfig
     from benchmarl.environments import VmasTask
     from benchmarl.experiment import Experiment, ExperimentConfig
@@ -164,7 +168,7 @@ def learn(out, frames, seeds):
     from ssx.envs.benchmarl import SsxTask
 
     results = {}
-    for task in TASKS:
+    for task in tasks:
         for sim, enum in (("ssx", SsxTask), ("vmas", VmasTask)):
             for seed in seeds:
                 cfg = ExperimentConfig.get_from_yaml()
@@ -250,15 +254,16 @@ def main():
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--frames", type=int, default=60_000)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--tasks", nargs="+", default=TASKS, choices=TASKS)
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="torch's threads for VMAS")
     p.add_argument("--out", default="target/vs_vmas")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     torch.set_num_threads(a.threads)
     if a.speed:
-        speed(a.out, a.worlds, a.rounds, a.steps)
+        speed(a.out, a.worlds, a.rounds, a.steps, a.tasks)
     if a.learn:
-        learn(a.out, a.frames, a.seeds)
+        learn(a.out, a.frames, a.seeds, a.tasks)
     if a.baselines:
         rebase(a.out)
 
