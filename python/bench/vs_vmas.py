@@ -25,12 +25,13 @@ import torch
 
 import ssx.envs as envs
 
-TASKS = ["navigation", "transport", "dispersion"]
+TASKS = ["navigation", "transport", "dispersion", "wheel"]
 # BenchMARL's task configurations (benchmarl/conf/task/vmas/<task>.yaml) with VMAS's agents.
 SETTINGS = {
     "navigation": dict(n_agents=4),
     "transport": dict(n_agents=4),
     "dispersion": dict(n_agents=4),
+    "wheel": dict(n_agents=4),
 }
 
 
@@ -115,9 +116,13 @@ def speed(out, worlds, rounds, steps, tasks=TASKS):
 def scripted(task, obs):
     """A hand-written policy from the observation alone, the same on both simulators:
     navigation drives at the goal (the observation's position − goal, VMAS's term); transport
-    goes behind the package and pushes it at the goal; dispersion drives agent i at item i."""
+    goes behind the package and pushes it at the goal; dispersion drives agent i at item i; wheel
+    goes round the origin counter-clockwise."""
     if task == "navigation":
         u = -obs[..., 4:6] * 4.0
+    elif task == "wheel":
+        p = obs[..., :2]
+        u = np.stack([-p[..., 1], p[..., 0]], axis=-1) * 3.0
     elif task == "dispersion":
         n = obs.shape[1]
         u = np.stack([obs[:, i, 4 + 3 * i : 6 + 3 * i] for i in range(n)], axis=1) * 5.0

@@ -217,3 +217,23 @@ def test_dispersion_agents_touch_nothing_and_each_item_pays_once():
     np.testing.assert_allclose(total.sum(axis=1), 4.0, atol=1e-12)
     assert np.array_equal(info["eaten"], np.full(8, 4.0))
     assert (obs[..., 6::3] == 1.0).all(), "every item reads eaten"
+
+
+def test_wheel_the_pinned_bar_turns_in_place_and_the_reward_is_its_speed_error():
+    """VMAS's wheel: agents push a 30 kg bar pinned at its centre; it turns and stays where it is,
+    and every agent's reward is −||ω| − 0.05|."""
+    b = envs.wheel(worlds=6)
+    assert b.observation_space.shape == (13,)
+    obs = b.reset(seed=5)
+    turned = 0.0
+    for _ in range(80):
+        p = obs[..., :2]
+        obs, r, term, _, info = b.step(np.clip(np.stack([-p[..., 1], p[..., 0]], -1) * 3, -1, 1))
+        bar = b.worlds.states(b.objects)[:, 0]
+        # Within 1 mm: Rapier's joint is a stiff spring, not a hard constraint.
+        np.testing.assert_allclose(bar[:, :2], 0.0, atol=1e-3)
+        np.testing.assert_allclose(r, -np.abs(np.abs(bar[:, 12:13]) - 0.05).repeat(4, axis=1), atol=1e-12)
+        assert not term.any()
+        turned = max(turned, np.abs(bar[:, 12]).max())
+    assert turned > 0.005, "the agents turned the bar"
+    np.testing.assert_allclose(info["angular_speed"], np.abs(bar[:, 12]), atol=1e-12)

@@ -12,10 +12,12 @@
 mod dispersion;
 mod navigation;
 mod transport;
+mod wheel;
 
 pub use dispersion::Dispersion;
 pub use navigation::Navigation;
 pub use transport::Transport;
+pub use wheel::Wheel;
 
 /// A body as a task reads it: its state in the plane.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -58,6 +60,8 @@ pub enum Task {
     Transport(Transport),
     /// VMAS's `dispersion`.
     Dispersion(Dispersion),
+    /// VMAS's `wheel`.
+    Wheel(Wheel),
 }
 
 /// Reads named options, VMAS's `check_kwargs_consumed`: every option must be taken by the
@@ -165,8 +169,9 @@ impl Task {
             "navigation" => Ok(Task::Navigation(Navigation::new(agents, options)?)),
             "transport" => Ok(Task::Transport(Transport::new(agents, options)?)),
             "dispersion" => Ok(Task::Dispersion(Dispersion::new(agents, options)?)),
+            "wheel" => Ok(Task::Wheel(Wheel::new(agents, options)?)),
             other => Err(format!(
-                "no task '{other}' (there is: navigation, transport, dispersion)"
+                "no task '{other}' (there is: navigation, transport, dispersion, wheel)"
             )),
         }
     }
@@ -176,6 +181,7 @@ impl Task {
             Task::Navigation(t) => t,
             Task::Transport(t) => t,
             Task::Dispersion(t) => t,
+            Task::Wheel(t) => t,
         }
     }
 
@@ -185,6 +191,7 @@ impl Task {
             Task::Navigation(_) => "navigation",
             Task::Transport(_) => "transport",
             Task::Dispersion(_) => "dispersion",
+            Task::Wheel(_) => "wheel",
         }
     }
 

@@ -28,7 +28,16 @@ from .tasks import (
 )
 from .taskbatch import TaskBatch
 from .vector import SwarmVectorEnv, register
-from .vmas import dispersion, dispersion_scene, navigation, navigation_scene, transport, transport_scene
+from .vmas import (
+    dispersion,
+    dispersion_scene,
+    navigation,
+    navigation_scene,
+    transport,
+    transport_scene,
+    wheel,
+    wheel_scene,
+)
 
 register()
 
@@ -51,6 +60,8 @@ __all__ = [
     "nearest",
     "transport",
     "transport_scene",
+    "wheel",
+    "wheel_scene",
     "observation",
     "register",
     "yaw",

@@ -36,6 +36,7 @@ BENCHMARL_CONFIGS = {
         "agent_radius": 0.1,
     },
     "dispersion": {"max_steps": 100, "n_agents": 4, "n_food": 4, "share_reward": True, "food_radius": 0.02, "penalise_by_time": False},
+    "wheel": {"max_steps": 100, "n_agents": 4, "line_length": 1, "line_mass": 30, "desired_velocity": 0.05},
     "transport": {"max_steps": 100, "n_agents": 4, "n_packages": 1, "package_width": 0.15, "package_length": 0.15, "package_mass": 50},
 }
 
@@ -128,6 +129,7 @@ class SsxTask(Task):
     NAVIGATION = None
     TRANSPORT = None
     DISPERSION = None
+    WHEEL = None
 
     @staticmethod
     def associated_class():

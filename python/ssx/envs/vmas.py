@@ -294,8 +294,70 @@ def dispersion(agents=4, worlds=None, seed=0, workers=None, max_steps=100, actio
     )
 
 
-TASKS = {"navigation": navigation, "transport": transport, "dispersion": dispersion}
+# VMAS's LINE_MIN_DIST (vmas/simulator/utils.py): how near a line counts as touching; here the
+# half width of the box that stands for VMAS's line.
+LINE_MIN_DIST = 4 / 600
+
+
+def _pinned_bar(length, mass):
+    """VMAS's wheel: a bar that turns about its centre and does not move (a revolute joint about
+    the vertical to a fixed pivot). The bar is the artifact's first body, the one a task reads."""
+    c = _damping()
+    return {
+        "description": f"a bar of {length} m and {mass} kg pinned at its centre",
+        "bodies": [
+            {
+                "name": "bar",
+                "mass": mass,
+                "linear_damping": c,
+                "angular_damping": c,
+                "planar": True,
+                "color": [0.1, 0.1, 0.1, 1.0],
+                "colliders": [{"shape": {"box": {"size": [length, 2 * LINE_MIN_DIST, 0.05]}}, "friction": 0.0, "restitution": 0.0}],
+            },
+            {"name": "pivot", "parent": "bar", "kind": "static"},
+        ],
+        "joints": [{"name": "pin", "kind": "revolute", "parent": "pivot", "child": "bar", "axis": [0, 0, 1]}],
+    }
+
+
+def wheel_scene(agents=4, seed=0, directory=None, **options):
+    """The scene file of VMAS's wheel (options as ``wheel``'s): agents of radius 0.03 whose
+    forces are 0.6 of their actions, drawn in [-1, 1]² (no two nearer than 0.06), and a bar of
+    ``line_length`` and ``line_mass`` pinned at the origin at a random heading. Returns its
+    path."""
+    _ssx.Task("wheel", agents, options)  # checks the options
+    directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
+    _write(directory, "agent.json", _agent(0.03, 0, 0.0, u_multiplier=0.6))
+    _write(directory, "bar.json", _pinned_bar(options.get("line_length", 2.0), options.get("line_mass", 30.0)))
+    scene = {
+        "name": f"wheel-{agents}",
+        "timestep": VMAS_DT,
+        "gravity": [0.0, 0.0, 0.0],
+        "seed": seed,
+        "engine": "planar",
+        "artifacts": [
+            {"name": "wheel", "artifact": "bar.json", "replicate": {"random": {"count": 1, "min": [0.0, 0.0, 0.0], "max": [0.0, 0.0, 0.0], "random_yaw": True}}},
+            {"name": "agent", "artifact": "agent.json", "replicate": {"random": {"count": agents, "min": [-1.0, -1.0, 0.0], "max": [1.0, 1.0, 0.0], "clearance": 0.06}}},
+        ],
+    }
+    return _write(directory, "wheel.json", scene)
+
+
+def wheel(agents=4, worlds=None, seed=0, workers=None, max_steps=100, actions="continuous", **options):
+    """VMAS's wheel (see ``wheel_scene``): a ``TaskBatch``. ``max_steps``: BenchMARL's wheel
+    episode (100 actions). ``options``: VMAS's ``line_length``, ``line_mass``,
+    ``desired_velocity``."""
+    return _batch(
+        wheel, "wheel",
+        lambda d: wheel_scene(agents, seed=seed, directory=d, **options),
+        agents, ["wheel_0"], None,
+        worlds, seed, workers, max_steps, actions, options,
+    )
+
+
+TASKS = {"navigation": navigation, "transport": transport, "dispersion": dispersion, "wheel": wheel}
 """VMAS's tasks ssx has, by name."""
 
-DEFAULT_AGENTS = {"navigation": 4, "transport": 4, "dispersion": 4}
+DEFAULT_AGENTS = {"navigation": 4, "transport": 4, "dispersion": 4, "wheel": 4}
 """Each task's agents by default (VMAS's ``n_agents``)."""
