@@ -134,14 +134,7 @@ impl Rules for Dispersion {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Task;
-
-    fn at(x: f64, y: f64) -> Body {
-        Body {
-            pos: [x, y],
-            ..Body::default()
-        }
-    }
+    use crate::{Task, at};
 
     /// Two agents on one item share it (1/2 each), a lone agent on another gets all of it, an
     /// eaten item gives nothing again, and the episode ends when all are eaten.

@@ -265,6 +265,15 @@ impl Task {
     }
 }
 
+/// A body at rest at (x, y), for the tasks' tests.
+#[cfg(test)]
+pub(crate) fn at(x: f64, y: f64) -> Body {
+    Body {
+        pos: [x, y],
+        ..Body::default()
+    }
+}
+
 /// The distance between two points of the plane.
 pub(crate) fn distance(a: [f64; 2], b: [f64; 2]) -> f64 {
     (a[0] - b[0]).hypot(a[1] - b[1])

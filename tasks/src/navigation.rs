@@ -184,14 +184,7 @@ impl Rules for Navigation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Body, Task};
-
-    fn at(x: f64, y: f64) -> Body {
-        Body {
-            pos: [x, y],
-            ..Body::default()
-        }
-    }
+    use crate::{Body, Task, at};
 
     /// Two agents on a hand-placed world: one moved 0.1 m toward its goal gains exactly the
     /// shaping difference (shared by both), and two whose surfaces touch both pay the penalty.

@@ -157,14 +157,7 @@ impl Rules for Transport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Task;
-
-    fn at(x: f64, y: f64) -> Body {
-        Body {
-            pos: [x, y],
-            ..Body::default()
-        }
-    }
+    use crate::{Task, at};
 
     /// A package pushed 0.1 m toward the goal earns everyone 100 × 0.1; once on the goal it
     /// earns nothing and the episode ends.

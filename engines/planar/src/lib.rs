@@ -24,7 +24,7 @@ use rapier2d::math::{Pose as RPose, Vector as RVec};
 use rapier2d::prelude::*;
 use ssx_core::engine::{
     BodyCommand, BodyId, BodyKind, BodySpec, BodyState, Capabilities, Contact, EngineConfig,
-    JointId, JointSpec, MassSpec, PhysicEngine, RayHit, check_attach,
+    JointDrive, JointId, JointSpec, MassSpec, PhysicEngine, RayHit, check_attach, route_command,
 };
 use ssx_core::math::{Point3, Pose, Rotation, Vec3};
 
@@ -267,40 +267,8 @@ impl PhysicEngine for PlanarEngine {
     }
 
     fn apply(&mut self, command: &BodyCommand) {
-        let body = match *command {
-            BodyCommand::JointTarget {
-                joint,
-                position,
-                velocity,
-            } => {
-                if let Some(&JointRecord {
-                    motor: Some([stiffness, damping]),
-                    ..
-                }) = self.joints.get(joint.0 as usize)
-                {
-                    self.drive(joint, position, velocity, stiffness, damping);
-                }
-                return;
-            }
-            BodyCommand::JointMotor {
-                joint,
-                position,
-                velocity,
-                stiffness,
-                damping,
-            } => {
-                self.drive(joint, position, velocity, stiffness, damping);
-                return;
-            }
-            BodyCommand::JointEffort { joint, effort } => {
-                self.joint_effort(joint, effort);
-                return;
-            }
-            BodyCommand::Attach { .. } | BodyCommand::Detach { .. } => return,
-            BodyCommand::Force { body, .. }
-            | BodyCommand::ForceAtPoint { body, .. }
-            | BodyCommand::Torque { body, .. }
-            | BodyCommand::Velocity { body, .. } => body,
+        let Some(body) = route_command(self, command) else {
+            return;
         };
         let Some(handle) = self.bodies.get(body.index()).map(|b| b.handle) else {
             return;
@@ -399,6 +367,25 @@ impl PhysicEngine for PlanarEngine {
             return;
         };
         queries::contacts(&self.world, b.handle, body, b.z, out);
+    }
+}
+
+impl JointDrive for PlanarEngine {
+    fn motor_gains(&self, joint: JointId) -> Option<[f64; 2]> {
+        self.joints.get(joint.0 as usize).and_then(|j| j.motor)
+    }
+    fn drive(
+        &mut self,
+        joint: JointId,
+        position: f64,
+        velocity: f64,
+        stiffness: f64,
+        damping: f64,
+    ) {
+        PlanarEngine::drive(self, joint, position, velocity, stiffness, damping);
+    }
+    fn effort(&mut self, joint: JointId, effort: f64) {
+        self.joint_effort(joint, effort);
     }
 }
 

@@ -22,7 +22,8 @@ use rapier3d::math::{Pose as RPose, Vec3 as RVec};
 use rapier3d::prelude::*;
 use ssx_core::engine::{
     BodyCommand, BodyId, BodyKind, BodySpec, BodyState, Capabilities, Contact, EngineConfig,
-    JointId, JointKind, JointSpec, MassSpec, PhysicEngine, RayHit, Shape, check_attach,
+    JointDrive, JointId, JointKind, JointSpec, MassSpec, PhysicEngine, RayHit, Shape, check_attach,
+    route_command,
 };
 use ssx_core::math::{Point3, Pose, Vec3};
 
@@ -416,40 +417,8 @@ impl PhysicEngine for RapierEngine {
     }
 
     fn apply(&mut self, command: &BodyCommand) {
-        let body = match *command {
-            BodyCommand::JointTarget {
-                joint,
-                position,
-                velocity,
-            } => {
-                if let Some(&JointRecord {
-                    motor: Some([stiffness, damping]),
-                    ..
-                }) = self.joints.get(joint.0 as usize)
-                {
-                    self.drive(joint, position, velocity, stiffness, damping);
-                }
-                return;
-            }
-            BodyCommand::JointMotor {
-                joint,
-                position,
-                velocity,
-                stiffness,
-                damping,
-            } => {
-                self.drive(joint, position, velocity, stiffness, damping);
-                return;
-            }
-            BodyCommand::JointEffort { joint, effort } => {
-                self.joint_effort(joint, effort);
-                return;
-            }
-            BodyCommand::Attach { .. } | BodyCommand::Detach { .. } => return,
-            BodyCommand::Force { body, .. }
-            | BodyCommand::ForceAtPoint { body, .. }
-            | BodyCommand::Torque { body, .. }
-            | BodyCommand::Velocity { body, .. } => body,
+        let Some(body) = route_command(self, command) else {
+            return;
         };
         let Some(&handle) = self.handles.get(body.index()) else {
             return;
@@ -644,6 +613,25 @@ impl PhysicEngine for RapierEngine {
                 });
             }
         }
+    }
+}
+
+impl JointDrive for RapierEngine {
+    fn motor_gains(&self, joint: JointId) -> Option<[f64; 2]> {
+        self.joints.get(joint.0 as usize).and_then(|j| j.motor)
+    }
+    fn drive(
+        &mut self,
+        joint: JointId,
+        position: f64,
+        velocity: f64,
+        stiffness: f64,
+        damping: f64,
+    ) {
+        RapierEngine::drive(self, joint, position, velocity, stiffness, damping);
+    }
+    fn effort(&mut self, joint: JointId, effort: f64) {
+        self.joint_effort(joint, effort);
     }
 }
 
