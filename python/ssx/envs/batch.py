@@ -131,12 +131,9 @@ class SwarmBatch:
         """Starts the worlds where ``mask`` (K,) is true (None: all) over and returns every
         world's observations (K, N, obs). ``seed``: an int (world k gets seed + k), one a world
         (K,), or None (each world its seed + ``seed_stride``; at the first reset, as built)."""
-        if mask is not None:
-            mask = np.asarray(mask, dtype=bool)
-            if mask.shape != (self.num_worlds,):
-                raise ValueError(f"mask has shape {mask.shape}; one a world is ({self.num_worlds},)")
-            if not mask.any():
-                return self.observe()
+        mask = world_mask(self, mask)
+        if mask is not None and not mask.any():
+            return self.observe()
         seeds = self._seeds(seed)
         self._started = True
         self.worlds.reset(mask, seeds=seeds)
@@ -200,6 +197,16 @@ class SwarmBatch:
         if recipe is None:
             raise TypeError("this SwarmBatch was not made by a task function (ssx.envs.dispersal, ...) and cannot be copied")
         return (_remake, recipe)
+
+
+def world_mask(batch, mask):
+    """A reset's mask as a (K,) bool array (None: all worlds); refused at another shape."""
+    if mask is None:
+        return None
+    mask = np.asarray(mask, dtype=bool)
+    if mask.shape != (batch.num_worlds,):
+        raise ValueError(f"mask has shape {mask.shape}; one a world is ({batch.num_worlds},)")
+    return mask
 
 
 def world_seeds(batch, seed):

@@ -25,7 +25,7 @@ except ImportError as e:  # pragma: no cover
     raise ImportError("ssx.envs needs gymnasium and pettingzoo: pip install 'ssx[envs]'") from e
 
 from .. import _ssx
-from .batch import _remake, world_seeds
+from .batch import _remake, world_mask, world_seeds
 
 ACTIONS = ("continuous", "discrete", "multidiscrete")
 
@@ -131,12 +131,9 @@ class TaskBatch:
     def reset(self, seed=None, mask=None):
         """Starts the worlds where ``mask`` (K,) is true (None: all) over; returns every world's
         observations. ``seed`` as for ``SwarmBatch.reset``."""
-        if mask is not None:
-            mask = np.asarray(mask, dtype=bool)
-            if mask.shape != (self.num_worlds,):
-                raise ValueError(f"mask has shape {mask.shape}; one a world is ({self.num_worlds},)")
-            if not mask.any():
-                return self.observe()
+        mask = world_mask(self, mask)
+        if mask is not None and not mask.any():
+            return self.observe()
         seeds = self._seeds(seed)
         self._started = True
         self.worlds.reset(mask, seeds=seeds)

@@ -88,6 +88,19 @@ def _landmark(color=(0.3, 0.69, 0.29, 1.0)):
     }
 
 
+def _task_scene(name, seed, artifacts):
+    """A task's scene: VMAS's 0.1 s step on the planar engine, no gravity (VMAS's drag stands for
+    the floor), world k's placements drawn from ``seed + k``."""
+    return {
+        "name": name,
+        "timestep": VMAS_DT,
+        "gravity": [0.0, 0.0, 0.0],
+        "seed": seed,
+        "engine": "planar",
+        "artifacts": artifacts,
+    }
+
+
 def navigation_scene(agents=4, seed=0, directory=None, **options):
     """The scene file of VMAS's navigation for ``agents`` agents (options: ``agent_radius``,
     ``n_lidar_rays``, ``lidar_range``, as ``navigation``'s): agents and goals drawn in [-1, 1]²
@@ -101,21 +114,14 @@ def navigation_scene(agents=4, seed=0, directory=None, **options):
     _write(directory, "goal.json", _landmark())
     apart = 2 * radius + 0.05
     box = {"min": [-1.0, -1.0, 0.0], "max": [1.0, 1.0, 0.0], "clearance": apart}
-    scene = {
-        "name": f"navigation-{agents}",
-        "timestep": VMAS_DT,
-        "gravity": [0.0, 0.0, 0.0],
-        "seed": seed,
-        "engine": "planar",
-        "artifacts": [
+    scene = _task_scene(f"navigation-{agents}", seed, [
             {"name": "agent", "artifact": "agent.json", "replicate": {"random": dict(count=agents, **box)}},
             {
                 "name": "goal",
                 "artifact": "goal.json",
                 "replicate": {"random": dict(count=agents, apart_from=["agent"], **box)},
             },
-        ],
-    }
+    ])
     return _write(directory, "navigation.json", scene)
 
 
@@ -192,13 +198,7 @@ def transport_scene(agents=4, seed=0, directory=None, **options):
     _write(directory, "walls.json", _walls(1.0 + 2 * radius + max(length, width) + radius))
     apart = 0.5 * (length**2 + width**2) ** 0.5 + 0.15 + 0.01
     box = {"min": [-1.0, -1.0, 0.0], "max": [1.0, 1.0, 0.0]}
-    scene = {
-        "name": f"transport-{agents}",
-        "timestep": VMAS_DT,
-        "gravity": [0.0, 0.0, 0.0],
-        "seed": seed,
-        "engine": "planar",
-        "artifacts": [
+    scene = _task_scene(f"transport-{agents}", seed, [
             {"name": "walls", "artifact": "walls.json"},
             {"name": "agent", "artifact": "agent.json", "replicate": {"random": dict(count=agents, clearance=2 * radius, **box)}},
             {"name": "goal", "artifact": "goal.json", "replicate": {"random": dict(count=1, clearance=apart, apart_from=["agent"], **box)}},
@@ -207,8 +207,7 @@ def transport_scene(agents=4, seed=0, directory=None, **options):
                 "artifact": "package.json",
                 "replicate": {"random": dict(count=packages, clearance=apart, apart_from=["agent", "goal"], **box)},
             },
-        ],
-    }
+    ])
     return _write(directory, "transport.json", scene)
 
 
@@ -267,17 +266,10 @@ def dispersion_scene(agents=4, seed=0, directory=None, **options):
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
     _write(directory, "agent.json", _ghost_agent(0.035))
     _write(directory, "food.json", _landmark())
-    scene = {
-        "name": f"dispersion-{agents}",
-        "timestep": VMAS_DT,
-        "gravity": [0.0, 0.0, 0.0],
-        "seed": seed,
-        "engine": "planar",
-        "artifacts": [
+    scene = _task_scene(f"dispersion-{agents}", seed, [
             {"name": "agent", "artifact": "agent.json", "replicate": {"random": {"count": agents, "min": [0.0, 0.0, 0.0], "max": [0.0, 0.0, 0.0]}}},
             {"name": "food", "artifact": "food.json", "replicate": {"random": {"count": food, "min": [-r, -r, 0.0], "max": [r, r, 0.0]}}},
-        ],
-    }
+    ])
     return _write(directory, "dispersion.json", scene)
 
 
@@ -330,17 +322,10 @@ def wheel_scene(agents=4, seed=0, directory=None, **options):
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
     _write(directory, "agent.json", _agent(0.03, 0, 0.0, u_multiplier=0.6))
     _write(directory, "bar.json", _pinned_bar(options.get("line_length", 2.0), options.get("line_mass", 30.0)))
-    scene = {
-        "name": f"wheel-{agents}",
-        "timestep": VMAS_DT,
-        "gravity": [0.0, 0.0, 0.0],
-        "seed": seed,
-        "engine": "planar",
-        "artifacts": [
+    scene = _task_scene(f"wheel-{agents}", seed, [
             {"name": "wheel", "artifact": "bar.json", "replicate": {"random": {"count": 1, "min": [0.0, 0.0, 0.0], "max": [0.0, 0.0, 0.0], "random_yaw": True}}},
             {"name": "agent", "artifact": "agent.json", "replicate": {"random": {"count": agents, "min": [-1.0, -1.0, 0.0], "max": [1.0, 1.0, 0.0], "clearance": 0.06}}},
-        ],
-    }
+    ])
     return _write(directory, "wheel.json", scene)
 
 
