@@ -37,8 +37,8 @@ pub(crate) struct Loader<'r> {
     pub(crate) groups: u32,
     /// Robot models' meshes read so far.
     pub(crate) meshes: std::cell::RefCell<crate::model::MeshCache>,
-    /// Where each instance's copies were placed (world x, y), for a later `apart_from`.
-    pub(crate) placed: HashMap<String, Vec<[f64; 2]>>,
+    /// Where each instance's copies were placed, for a later `apart_from` or `relative_to`.
+    pub(crate) placed: HashMap<String, Vec<Pose>>,
 }
 
 impl Loader<'_> {
@@ -231,7 +231,7 @@ impl Loader<'_> {
             }
         };
         let (driver, sensors) = self.overrides(src, at, &prepared, &inst.overrides)?;
-        let base = xyz_rpy(&inst.pose);
+        let base = self.frame(src, at, inst)? * xyz_rpy(&inst.pose);
         // Checked before any placement is computed or any body copied.
         let copies = match inst.replicate {
             None => 1,
@@ -261,10 +261,7 @@ impl Loader<'_> {
         let placements = self.placements(src, at, inst, base)?;
         self.placed.insert(
             inst.name.clone(),
-            placements
-                .iter()
-                .map(|(_, p)| [p.translation.x, p.translation.y])
-                .collect(),
+            placements.iter().map(|(_, p)| *p).collect(),
         );
         for (name, pose) in placements {
             let far = prepared

@@ -56,6 +56,33 @@ impl Apart {
 }
 
 impl Loader<'_> {
+    /// The frame an instance's `pose` is given in: the world's, or with `relative_to` the pose
+    /// its named earlier instance was placed at.
+    pub(crate) fn frame(
+        &self,
+        src: &Source,
+        at: &str,
+        inst: &InstanceFile,
+    ) -> Result<Pose, SsxError> {
+        let Some(other) = &inst.relative_to else {
+            return Ok(Pose::identity());
+        };
+        match self.placed.get(other).map(Vec::as_slice) {
+            Some([pose]) => Ok(*pose),
+            Some(copies) => Err(src.err(
+                &format!("{at}.relative_to"),
+                format!(
+                    "'{other}' has {} copies; relative_to needs an instance of one",
+                    copies.len()
+                ),
+            )),
+            None => Err(src.err(
+                &format!("{at}.relative_to"),
+                format!("no instance '{other}' before this one to stand relative to"),
+            )),
+        }
+    }
+
     pub(crate) fn placements(
         &self,
         src: &Source,
@@ -138,7 +165,8 @@ impl Loader<'_> {
                         ));
                     };
                     for q in copies {
-                        let local = back * ssx_core::math::Point3::new(q[0], q[1], 0.0);
+                        let t = q.translation;
+                        let local = back * ssx_core::math::Point3::new(t.x, t.y, 0.0);
                         apart.add([local.x, local.y, 0.0]);
                     }
                 }

@@ -352,6 +352,10 @@ pub struct InstanceFile {
     /// Where it stands (for replicas: the origin of the pattern).
     #[serde(default)]
     pub pose: PoseFile,
+    /// An earlier instance of one copy whose placed pose `pose` is taken in (a line's agents
+    /// placed along the line wherever its seed drew it).
+    #[serde(default, deserialize_with = "optional_name")]
+    pub relative_to: Option<String>,
     /// Many copies.
     #[serde(default)]
     pub replicate: Option<Replicate>,

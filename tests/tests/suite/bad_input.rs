@@ -496,6 +496,44 @@ fn random_copies_keep_apart_from_an_earlier_instance() {
     );
 }
 
+/// `relative_to` (issue 79: VMAS's balance places its agents and package along a line drawn at
+/// random): an instance's pose, and its pattern, in the frame of an earlier instance's one copy;
+/// a name that is not earlier, or an instance of many copies, refused with the field named.
+#[test]
+fn an_instance_stands_relative_to_an_earlier_one() {
+    let scene = |other: &str| {
+        format!(
+            r#"{{ "timestep": 0.01, "seed": 5, "artifacts": [ {{ "name": "line", "artifact": "ball.json", "replicate": {{ "random": {{ "count": 1, "min": [-3, -3, 1], "max": [3, 3, 1], "random_yaw": true }} }} }}, {{ "name": "many", "artifact": "ball.json", "replicate": {{ "grid": {{ "count": 2, "spacing": [1, 1] }} }} }}, {{ "name": "on", "artifact": "ball.json", "relative_to": "{other}", "pose": {{ "position": [0.5, 0, 0.25] }}, "replicate": {{ "grid": {{ "count": 2, "columns": 2, "spacing": [0.25, 1] }} }} }} ] }}"#
+        )
+    };
+    let ws = Workspace::new();
+    ws.write("ball.json", BALL);
+    let s = Scene::load(&ws.write("scene.json", &scene("line")), &registry()).unwrap();
+    let pose = |i: usize| s.artifacts[i].bodies[0].1.pose;
+    let line = pose(0);
+    assert!(line.translation.vector.xy().norm() > 0.1, "{line:?}");
+    for (k, i) in [3, 4].into_iter().enumerate() {
+        let local = line.inverse() * pose(i);
+        let want = [0.5 + 0.25 * k as f64, 0.0, 0.25];
+        for (g, w) in local.translation.vector.iter().zip(want) {
+            assert!((g - w).abs() < 1e-12, "copy {k}: {local:?}");
+        }
+        assert!(local.rotation.angle() < 1e-12, "{local:?}");
+    }
+    let err = error_of(&scene("later"), &[]);
+    assert!(
+        err.ends_with("(at artifacts[2].relative_to): no instance 'later' before this one to stand relative to"),
+        "{err}"
+    );
+    let err = error_of(&scene("many"), &[]);
+    assert!(
+        err.ends_with(
+            "(at artifacts[2].relative_to): 'many' has 2 copies; relative_to needs an instance of one"
+        ),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_motor_on_a_fixed_joint() {
     let err = error_of(
