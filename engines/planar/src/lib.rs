@@ -114,8 +114,12 @@ impl PhysicEngine for PlanarEngine {
             BodyKind::Static => RigidBodyBuilder::fixed(),
             BodyKind::Kinematic => RigidBodyBuilder::kinematic_velocity_based(),
         };
+        // Gravity in the plane pulls every body all the time, which Rapier's sleep (a body
+        // below 0.05 m/s for 0.5 s) does not count: a line settling slowly onto the floor under
+        // VMAS's 0.05 m/s² would stop in mid-air. With it, nothing sleeps.
         let mut builder = builder
             .pose(pose)
+            .can_sleep(self.world.gravity == RVec::ZERO)
             .linear_damping(spec.linear_damping as f32)
             .angular_damping(spec.angular_damping as f32)
             .user_data(self.bodies.len() as u128);

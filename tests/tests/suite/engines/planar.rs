@@ -248,6 +248,37 @@ fn a_ball_rolls_off_a_tilted_line() {
     }
 }
 
+/// Under gravity in the plane as weak as VMAS's balance (0.05 m/s²) and VMAS's drag (damping
+/// 3.33 /s), a disc falls at a few centimetres a second and keeps falling: it does not go to
+/// sleep in mid-air (Rapier's sleep takes a body below 0.05 m/s for 0.5 s to be at rest: it
+/// would have stopped within 5 mm). Its fall over 10 s is the damped fall's closed form
+/// (g/c)·(t − (1 − e^(−ct))/c) = 0.1455 m to within dt·c = 3.3%, the most the order in which a
+/// step applies gravity and damping can change it.
+#[test]
+fn a_slow_fall_in_the_plane_does_not_fall_asleep() {
+    let (g, c) = (0.05, (1.0 / 0.75 - 1.0) / 0.1);
+    for (name, mut e) in planar_engines(Vec3::new(0.0, -g, 0.0)) {
+        let mut disc = body(BodyKind::Dynamic, [0.0; 3], Shape::Sphere { radius: 0.05 });
+        disc.linear_damping = c;
+        let disc = e.add_body(&disc).unwrap();
+        for _ in 0..1000 {
+            e.step(DT);
+        }
+        let t = 1000.0 * DT;
+        let y = -(g / c) * (t - (1.0 - (-c * t).exp()) / c);
+        let s = state(&*e, disc, 2);
+        assert!(
+            s.linvel.norm() < 0.05,
+            "{name}: slower than Rapier's sleep threshold"
+        );
+        let got = s.pose.translation.y;
+        assert!(
+            (got - y).abs() < DT * c * y.abs(),
+            "{name}: fell {got} m, not {y}"
+        );
+    }
+}
+
 /// A body attached to a carrier rides at its offset in the plane as the carrier drives, and
 /// stays where it was released.
 #[test]
