@@ -9,13 +9,17 @@
 //! the code is ssx's own.
 #![warn(missing_docs)]
 
+mod balance;
 mod dispersion;
 mod navigation;
+mod sampling;
 mod transport;
 mod wheel;
 
+pub use balance::Balance;
 pub use dispersion::Dispersion;
 pub use navigation::Navigation;
+pub use sampling::Sampling;
 pub use transport::Transport;
 pub use wheel::Wheel;
 
@@ -62,6 +66,10 @@ pub enum Task {
     Dispersion(Dispersion),
     /// VMAS's `wheel`.
     Wheel(Wheel),
+    /// VMAS's `balance`.
+    Balance(Balance),
+    /// VMAS's `sampling`.
+    Sampling(Sampling),
 }
 
 /// Reads named options, VMAS's `check_kwargs_consumed`: every option must be taken by the
@@ -170,8 +178,10 @@ impl Task {
             "transport" => Ok(Task::Transport(Transport::new(agents, options)?)),
             "dispersion" => Ok(Task::Dispersion(Dispersion::new(agents, options)?)),
             "wheel" => Ok(Task::Wheel(Wheel::new(agents, options)?)),
+            "balance" => Ok(Task::Balance(Balance::new(agents, options)?)),
+            "sampling" => Ok(Task::Sampling(Sampling::new(agents, options)?)),
             other => Err(format!(
-                "no task '{other}' (there is: navigation, transport, dispersion, wheel)"
+                "no task '{other}' (there is: navigation, transport, dispersion, wheel, balance, sampling)"
             )),
         }
     }
@@ -182,6 +192,8 @@ impl Task {
             Task::Transport(t) => t,
             Task::Dispersion(t) => t,
             Task::Wheel(t) => t,
+            Task::Balance(t) => t,
+            Task::Sampling(t) => t,
         }
     }
 
@@ -192,6 +204,8 @@ impl Task {
             Task::Transport(_) => "transport",
             Task::Dispersion(_) => "dispersion",
             Task::Wheel(_) => "wheel",
+            Task::Balance(_) => "balance",
+            Task::Sampling(_) => "sampling",
         }
     }
 
@@ -273,6 +287,9 @@ pub(crate) fn at(x: f64, y: f64) -> Body {
         ..Body::default()
     }
 }
+
+/// VMAS's `LINE_MIN_DIST` (vmas/simulator/utils.py): how near a line or box counts as touching.
+pub(crate) const LINE_MIN_DIST: f64 = 4.0 / 600.0;
 
 /// The distance between two points of the plane.
 pub(crate) fn distance(a: [f64; 2], b: [f64; 2]) -> f64 {

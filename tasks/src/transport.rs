@@ -12,7 +12,7 @@
 //! plus VMAS's `LINE_MIN_DIST` (4/600 m) of the package's box (VMAS's `is_overlapping` for a
 //! box and a sphere).
 
-use crate::{Body, Options, Outcome, Rules, World, distance};
+use crate::{Body, LINE_MIN_DIST, Options, Outcome, Rules, World, distance};
 
 /// The transport task's parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,8 +33,6 @@ pub struct Transport {
 pub const GOAL_RADIUS: f64 = 0.15;
 /// The shaping factor (VMAS's `shaping_factor`).
 const SHAPING: f64 = 100.0;
-/// VMAS's `LINE_MIN_DIST` (vmas/simulator/utils.py).
-const LINE_MIN_DIST: f64 = 4.0 / 600.0;
 
 impl Transport {
     /// Metrics, one value a world: packages on the goal, mean distance of a package to it.
