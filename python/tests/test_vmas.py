@@ -7,6 +7,7 @@ import pytest
 
 import ssx
 from ssx import envs
+from ssx.envs import vmas
 
 
 def bits(a):
@@ -147,13 +148,15 @@ def test_gymnasium_make_vec_and_torchrl_specs():
         assert td["next", "agents", "info", "distance"].shape == (3, 3, 4)
 
 
-def test_the_scene_runs_under_ssxd(ssxd, tmp_path):
+@pytest.mark.parametrize("task", sorted(vmas.TASKS))
+def test_every_tasks_scene_runs_under_ssxd(ssxd, tmp_path, task):
     import subprocess
 
-    scene = envs.navigation_scene(4, seed=1, directory=str(tmp_path))
+    scene = getattr(envs, f"{task}_scene")(seed=1, directory=str(tmp_path))
     out = subprocess.run([ssxd, "run", scene, "--mode", "fast", "--steps", "50", "--quiet"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert ssx.Sim(scene).states().shape[0] == 8
+    batch = vmas.TASKS[task]()
+    assert ssx.Sim(scene).states().shape[0] >= batch.num_agents + len(batch.objects)
 
 
 def push(obs):
@@ -237,3 +240,139 @@ def test_wheel_the_pinned_bar_turns_in_place_and_the_reward_is_its_speed_error()
         turned = max(turned, np.abs(bar[:, 12]).max())
     assert turned > 0.005, "the agents turned the bar"
     np.testing.assert_allclose(info["angular_speed"], np.abs(bar[:, 12]), atol=1e-12)
+
+
+@pytest.mark.parametrize("task", sorted(vmas.TASKS))
+def test_every_task_resets_per_seed_to_the_bit_and_world_k_is_a_lone_world(task):
+    """Each VMAS task: a reset per seed repeats to the bit, another seed differs, and world k of a
+    batch on 2 workers steps as a lone world seeded seed + k on 1, bit for bit."""
+    make = vmas.TASKS[task]
+    batch = make(worlds=3, seed=20, workers=2)
+    a = batch.reset(seed=20)
+    assert np.array_equal(bits(a), bits(batch.reset(seed=20)))
+    assert not np.array_equal(a, batch.reset(seed=21))
+    batch.reset(seed=20)
+    lone = make(seed=22, workers=1)
+    lone.reset(seed=22)
+    rng = np.random.default_rng(1)
+    n = batch.num_agents
+    for _ in range(15):
+        act = rng.uniform(-1, 1, (3, n, 2))
+        ob, rb, _, _, _ = batch.step(act)
+        o, r, _, _, _ = lone.step(act[2:3])
+        assert np.array_equal(bits(ob[2]), bits(o[0]))
+        assert np.array_equal(bits(rb[2]), bits(r[0]))
+
+
+def yaw(s):
+    """Heading about z from a state row's quaternion (x, y, z, w) of a body turning in the plane."""
+    return 2 * np.arctan2(s[..., 5], s[..., 6])
+
+
+def test_balance_starts_under_the_line_as_vmas_places_it():
+    """VMAS's balance: the line's centre at y = −0.94 and x in [−0.6, 0.6], the agents evenly
+    under it resting on the floor, the package on the line, the goal in [−1, 1] × [0, 1]."""
+    b = envs.balance(agents=4, worlds=16)
+    assert b.observation_space.shape == (16,) and b.state().shape == (16, 4 * 4 + 3 * 4)
+    obs = b.reset(seed=3)
+    s = b.worlds.states(b.names + b.objects)
+    agents, goal, package, line = s[:, :4], s[:, 4], s[:, 5], s[:, 6]
+    # A reset's step: gravity's 0.05 m/s² moves a body at most 0.25 mm in 0.1 s.
+    np.testing.assert_allclose(line[:, 1], -0.94, atol=1e-3)
+    assert np.all(np.abs(line[:, 0]) <= 0.6) and line[:, 0].std() > 0.1
+    spread = np.linspace(-0.385, 0.385, 4)
+    np.testing.assert_allclose(agents[..., 0], line[:, :1] + spread, atol=1e-3)
+    np.testing.assert_allclose(agents[..., 1], -1.0, atol=1e-3)
+    np.testing.assert_allclose(package[:, 1], line[:, 1] + 0.05 + 4 / 600, atol=1e-3)
+    assert np.all(np.abs(package[:, 0] - line[:, 0]) <= 0.35) and (package[:, 0] - line[:, 0]).std() > 0.05
+    assert np.all(np.abs(goal[:, 0]) <= 1) and np.all((goal[:, 1] >= 0) & (goal[:, 1] <= 1))
+    np.testing.assert_array_equal(obs[:, :, 8:10], (package[:, :2] - goal[:, :2])[:, None].repeat(4, 1))
+    middle = envs.balance(worlds=4, random_package_pos_on_line=False)
+    middle.reset(seed=3)
+    s = middle.worlds.states(middle.objects)
+    np.testing.assert_allclose(s[:, 1, 0], s[:, 2, 0], atol=1e-4)
+
+
+def test_balance_the_reward_is_the_shaping_and_a_fall_costs_ten():
+    """The agents drive out from under the line: until it touches the floor every agent earns 100
+    × the package's approach to the goal; the step it lands, −10 more and the episode ends (the
+    line within 4/600 + 1e-3 m of the floor's top at y = −1.03)."""
+    b = envs.balance(worlds=8)
+    b.reset(seed=6)
+    s = b.worlds.states(b.objects)
+    before = np.linalg.norm(s[:, 1, :2] - s[:, 0, :2], axis=-1)
+    ended = np.zeros(8, dtype=bool)
+    out = np.zeros((8, 3, 2))
+    out[..., 0] = 1.0
+    for _ in range(100):
+        _, r, term, _, info = b.step(out)
+        s = b.worlds.states(b.objects)
+        now = np.linalg.norm(s[:, 1, :2] - s[:, 0, :2], axis=-1)
+        low = s[:, 2, 1] - 0.4 * np.abs(np.sin(yaw(s[:, 2])))
+        fell = low < -1.03 + 4 / 600 + 1e-3
+        live = ~ended
+        np.testing.assert_allclose(r[live], (100 * (before - now) - 10 * fell)[live, None].repeat(3, 1), atol=1e-9)
+        np.testing.assert_array_equal(term[live, 0], fell[live])
+        np.testing.assert_array_equal(info["fell"][live] > 0, fell[live])
+        ended |= term[:, 0]
+        before = now
+    assert ended.all(), "the line fell in every world once the agents left"
+
+
+@pytest.mark.parametrize("task", sorted(vmas.TASKS))
+@pytest.mark.parametrize("actions", ["continuous", "discrete"])
+def test_one_world_of_every_task_passes_pettingzoos_parallel_api_test(task, actions):
+    from pettingzoo.test import parallel_api_test
+
+    env = envs.TaskParallelEnv(vmas.TASKS[task](actions=actions, max_steps=30))
+    parallel_api_test(env, num_cycles=40)
+    obs, _ = env.reset(seed=4)
+    lone = vmas.TASKS[task](seed=4, actions=actions, max_steps=30)
+    np.testing.assert_array_equal(np.stack([obs[a] for a in env.possible_agents]), lone.reset(seed=4)[0])
+    assert env.state().shape == env.state_space.shape
+
+
+def test_a_parallel_env_takes_one_world_and_every_agents_action():
+    with pytest.raises(ValueError, match="a batch of one world, got 2"):
+        envs.TaskParallelEnv(envs.navigation(worlds=2))
+    env = envs.TaskParallelEnv(envs.navigation())
+    env.reset(seed=0)
+    with pytest.raises(KeyError, match="no action for agent_3"):
+        env.step({f"agent_{i}": np.zeros(2) for i in range(3)})
+
+
+def test_sampling_pays_each_cell_once_as_its_closed_form():
+    """VMAS's sampling: each agent's reward is the normalised density of the Gaussians at its
+    cell, paid once a cell, agent after agent; computed here from the states alone."""
+    b = envs.sampling(worlds=4, shared_rew=False)
+    assert b.observation_space.shape == (4 + 12 + 8,)
+    b.reset(seed=8)
+    centres = b.worlds.states(b.objects)[..., :2]  # (4, 3, 2)
+    grid = -1 + 0.05 * np.arange(40)
+    pts = np.stack(np.meshgrid(grid, grid, indexing="ij"), -1).reshape(-1, 2)
+
+    def density(p, c):  # p (..., 2), c (3, 2)
+        d2 = ((p[..., None, :] - c) ** 2).sum(-1)
+        return (np.exp(-d2 / 0.1) / (2 * np.pi * 0.05)).sum(-1)
+
+    top = [density(np.clip(pts, -0.975, 0.975), centres[k]).max() for k in range(4)]
+    sampled = [set() for _ in range(4)]
+    rng = np.random.default_rng(3)
+    paid = 0
+    for _ in range(60):
+        _, r, _, _, info = b.step(rng.uniform(-1, 1, (4, 3, 2)))
+        pos = b.worlds.states(b.names)[..., :2]
+        for k in range(4):
+            for i in range(3):
+                p = pos[k, i]
+                want = 0.0
+                if np.all(np.abs(p) <= 1):
+                    q = np.clip(p, -0.975, 0.975)
+                    cell = tuple((q / 0.05 + 20).astype(int))
+                    if cell not in sampled[k]:
+                        sampled[k].add(cell)
+                        want = density(q, centres[k]) / top[k]
+                np.testing.assert_allclose(r[k, i], want, rtol=1e-9, atol=1e-12)
+                paid += want > 0
+        np.testing.assert_array_equal(info["cells_sampled"], [len(s) for s in sampled])
+    assert paid > 50

@@ -27,12 +27,17 @@ from .tasks import (
     exploration_scene,
 )
 from .taskbatch import TaskBatch
+from .taskparallel import TaskParallelEnv
 from .vector import SwarmVectorEnv, register
 from .vmas import (
+    balance,
+    balance_scene,
     dispersion,
     dispersion_scene,
     navigation,
     navigation_scene,
+    sampling,
+    sampling_scene,
     transport,
     transport_scene,
     wheel,
@@ -48,6 +53,9 @@ __all__ = [
     "SwarmBatch",
     "SwarmVectorEnv",
     "TaskBatch",
+    "TaskParallelEnv",
+    "balance",
+    "balance_scene",
     "dispersal",
     "dispersal_reward",
     "dispersal_scene",
@@ -58,6 +66,8 @@ __all__ = [
     "navigation",
     "navigation_scene",
     "nearest",
+    "sampling",
+    "sampling_scene",
     "transport",
     "transport_scene",
     "wheel",

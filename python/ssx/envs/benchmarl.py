@@ -37,6 +37,17 @@ BENCHMARL_CONFIGS = {
     },
     "dispersion": {"max_steps": 100, "n_agents": 4, "n_food": 4, "share_reward": True, "food_radius": 0.02, "penalise_by_time": False},
     "wheel": {"max_steps": 100, "n_agents": 4, "line_length": 1, "line_mass": 30, "desired_velocity": 0.05},
+    "sampling": {
+        "max_steps": 100,
+        "n_agents": 3,
+        "shared_rew": False,
+        "n_gaussians": 3,
+        "lidar_range": 0.2,
+        "cov": 0.05,
+        "collisions": True,
+        "spawn_same_pos": False,
+    },
+    "balance": {"max_steps": 100, "n_agents": 4, "random_package_pos_on_line": True, "package_mass": 5},
     "transport": {"max_steps": 100, "n_agents": 4, "n_packages": 1, "package_width": 0.15, "package_length": 0.15, "package_mass": 50},
 }
 
@@ -130,6 +141,8 @@ class SsxTask(Task):
     TRANSPORT = None
     DISPERSION = None
     WHEEL = None
+    BALANCE = None
+    SAMPLING = None
 
     @staticmethod
     def associated_class():

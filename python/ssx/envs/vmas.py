@@ -88,13 +88,13 @@ def _landmark(color=(0.3, 0.69, 0.29, 1.0)):
     }
 
 
-def _task_scene(name, seed, artifacts):
-    """A task's scene: VMAS's 0.1 s step on the planar engine, no gravity (VMAS's drag stands for
-    the floor), world k's placements drawn from ``seed + k``."""
+def _task_scene(name, seed, artifacts, gravity=(0.0, 0.0)):
+    """A task's scene: VMAS's 0.1 s step on the planar engine, no gravity but the task's in the
+    plane (VMAS's drag stands for the floor), world k's placements drawn from ``seed + k``."""
     return {
         "name": name,
         "timestep": VMAS_DT,
-        "gravity": [0.0, 0.0, 0.0],
+        "gravity": [gravity[0], gravity[1], 0.0],
         "seed": seed,
         "engine": "planar",
         "artifacts": artifacts,
@@ -139,10 +139,12 @@ def navigation(agents=4, worlds=None, seed=0, workers=None, max_steps=100, actio
     )
 
 
-def _walls(inner):
-    """Four static walls whose inner faces bound the square [-inner, inner]²: where VMAS clamps
-    its entities' positions to the world's semidims, ssx's walls stop them."""
-    t, reach = 0.1, inner + 0.1
+def _walls(inner, inner_y=None):
+    """Four static walls whose inner faces bound [-inner, inner] × [-inner_y, inner_y] (a
+    square without ``inner_y``): where VMAS clamps its entities' positions to the world's
+    semidims, ssx's walls stop them."""
+    inner_y = inner if inner_y is None else inner_y
+    t = 0.1
     wall = lambda name, pos, half: {  # noqa: E731
         "name": name,
         "kind": "static",
@@ -151,12 +153,12 @@ def _walls(inner):
         "colliders": [{"shape": {"box": {"size": [2 * half[0], 2 * half[1], 0.2]}}, "friction": 0.0}],
     }
     return {
-        "description": f"four walls around [-{inner}, {inner}]²",
+        "description": f"four walls around [-{inner}, {inner}] × [-{inner_y}, {inner_y}]",
         "bodies": [
-            wall("s", [0.0, -inner - t / 2, 0.0], [reach, t / 2]),
-            wall("n", [0.0, inner + t / 2, 0.0], [reach, t / 2]),
-            wall("w", [-inner - t / 2, 0.0, 0.0], [t / 2, reach]),
-            wall("e", [inner + t / 2, 0.0, 0.0], [t / 2, reach]),
+            wall("s", [0.0, -inner_y - t / 2, 0.0], [inner + t, t / 2]),
+            wall("n", [0.0, inner_y + t / 2, 0.0], [inner + t, t / 2]),
+            wall("w", [-inner - t / 2, 0.0, 0.0], [t / 2, inner_y + t]),
+            wall("e", [inner + t / 2, 0.0, 0.0], [t / 2, inner_y + t]),
         ],
     }
 
@@ -341,8 +343,162 @@ def wheel(agents=4, worlds=None, seed=0, workers=None, max_steps=100, actions="c
     )
 
 
-TASKS = {"navigation": navigation, "transport": transport, "dispersion": dispersion, "wheel": wheel}
+def _slab(name, centre, size):
+    """A static box of ``size`` (x, y) at ``centre`` in the plane, without friction."""
+    return {
+        "name": name,
+        "kind": "static",
+        "pose": {"position": [centre[0], centre[1], 0.0]},
+        "color": [0.6, 0.6, 0.6, 1.0],
+        "colliders": [{"shape": {"box": {"size": [size[0], size[1], 0.2]}}, "friction": 0.0}],
+    }
+
+
+def _ball(radius, mass, color=(0.9, 0.1, 0.1, 1.0)):
+    """A movable disc of ``radius`` and ``mass`` that nothing holds but the floor's drag."""
+    c = _damping()
+    return {
+        "description": f"a ball of radius {radius} m and {mass} kg",
+        "bodies": [
+            {
+                "name": "ball",
+                "mass": mass,
+                "linear_damping": c,
+                "angular_damping": c,
+                "planar": True,
+                "color": list(color),
+                "colliders": [{"shape": {"sphere": {"radius": radius}}, "friction": 0.0, "restitution": 0.0}],
+            }
+        ],
+    }
+
+
+def _line(length, mass):
+    """VMAS's movable line: a box ``length`` long and ``LINE_MIN_DIST`` thick each side."""
+    c = _damping()
+    return {
+        "description": f"a line of {length} m and {mass} kg",
+        "bodies": [
+            {
+                "name": "line",
+                "mass": mass,
+                "linear_damping": c,
+                "angular_damping": c,
+                "planar": True,
+                "color": [0.1, 0.1, 0.1, 1.0],
+                "colliders": [{"shape": {"box": {"size": [length, 2 * LINE_MIN_DIST, 0.05]}}, "friction": 0.0, "restitution": 0.0}],
+            }
+        ],
+    }
+
+
+# VMAS's balance (vmas/scenarios/balance.py): its line, radii, y semidim and gravity.
+BALANCE_LINE = 0.8
+BALANCE_RADIUS = 0.03
+BALANCE_BALL = 0.05
+BALANCE_GRAVITY = (0.0, -0.05)
+
+
+def balance_scene(agents=3, seed=0, directory=None, **options):
+    """The scene file of VMAS's balance (options as ``balance``'s), gravity (0, −0.05) in the
+    plane: a line of 0.8 m and 5 kg whose centre is drawn at x in [−0.6, 0.6], y = −0.94; the
+    agents (radius 0.03, force × 0.7) evenly under it, resting on the floor (a 10 × 1 m box whose
+    top is at y = −1.03); on the line a ball of radius 0.05 and ``package_mass`` (anywhere along
+    it with ``random_package_pos_on_line``, else at its middle), standing on the line's upper face
+    (VMAS's line has no thickness); the goal drawn in [−1, 1] × [0, 1]; a ceiling where VMAS's y
+    semidim (1) stops an agent's centre. Returns its path."""
+    task = _ssx.Task("balance", agents, options)  # checks the options
+    agents = task.agents
+    mass = options.get("package_mass", 5.0)
+    anywhere = bool(options.get("random_package_pos_on_line", True))
+    r, half = BALANCE_RADIUS, BALANCE_LINE / 2
+    directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
+    _write(directory, "agent.json", _agent(r, 0, 0.0, u_multiplier=0.7))
+    _write(directory, "goal.json", _landmark())
+    _write(directory, "package.json", _ball(BALANCE_BALL, mass))
+    _write(directory, "line.json", _line(BALANCE_LINE, 5.0))
+    floor_top = -1.0 - r
+    _write(directory, "floor.json", {
+        "description": "VMAS's balance floor (10 × 1 m) and a ceiling at its y semidim",
+        "bodies": [_slab("floor", (0.0, floor_top - 0.5), (10.0, 1.0)), _slab("ceiling", (0.0, 1.0 + r + 0.05), (10.0, 0.1))],
+    })
+    spread = half - BALANCE_BALL if anywhere else 0.0
+    space = (BALANCE_LINE - r) / (agents - 1)
+    ball_y = BALANCE_BALL + LINE_MIN_DIST
+    scene = _task_scene(f"balance-{agents}", seed, [
+        {"name": "floor", "artifact": "floor.json"},
+        {"name": "line", "artifact": "line.json", "replicate": {"random": {"count": 1, "min": [-1.0 + half, -1.0 + 2 * r, 0.0], "max": [1.0 - half, -1.0 + 2 * r, 0.0]}}},
+        {
+            "name": "agent",
+            "artifact": "agent.json",
+            "relative_to": "line",
+            "pose": {"position": [-(BALANCE_LINE - r) / 2, -2 * r, 0.0]},
+            "replicate": {"grid": {"count": agents, "columns": agents, "spacing": [space, 1.0]}},
+        },
+        {"name": "package", "artifact": "package.json", "relative_to": "line", "replicate": {"random": {"count": 1, "min": [-spread, ball_y, 0.0], "max": [spread, ball_y, 0.0]}}},
+        {"name": "goal", "artifact": "goal.json", "replicate": {"random": {"count": 1, "min": [-1.0, 0.0, 0.0], "max": [1.0, 1.0, 0.0]}}},
+    ], gravity=BALANCE_GRAVITY)
+    return _write(directory, "balance.json", scene)
+
+
+def balance(agents=3, worlds=None, seed=0, workers=None, max_steps=100, actions="continuous", **options):
+    """VMAS's balance (see ``balance_scene``): a ``TaskBatch``. ``max_steps``: BenchMARL's
+    balance episode (100 actions). ``options``: VMAS's ``package_mass``,
+    ``random_package_pos_on_line``. At least 2 agents."""
+    return _batch(
+        balance, "balance",
+        lambda d: balance_scene(agents, seed=seed, directory=d, **options),
+        agents, ["goal_0", "package_0", "line_0"], None,
+        worlds, seed, workers, max_steps, actions, options,
+    )
+
+
+def sampling_scene(agents=3, seed=0, directory=None, **options):
+    """The scene file of VMAS's sampling (options as ``sampling``'s): agents of radius
+    ``agent_radius`` drawn uniformly in [−xdim, xdim] × [−ydim, ydim] (no two nearer than
+    2·radius, where VMAS lets them overlap: rigid contacts would throw them apart; all at the
+    origin with ``spawn_same_pos``), touching nothing without ``collisions``; ``n_gaussians``
+    landmarks, the Gaussians' centres, drawn in the same box; walls where VMAS's semidims
+    (xdim − radius) stop an agent's centre. Returns its path."""
+    task = _ssx.Task("sampling", agents, options)  # checks the options
+    agents = task.agents
+    r = options.get("agent_radius", 0.025)
+    xdim, ydim = options.get("xdim", 1.0), options.get("ydim", 1.0)
+    collide = bool(options.get("collisions", True))
+    same = bool(options.get("spawn_same_pos", False))
+    directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
+    _write(directory, "agent.json", _agent(r, 0, 0.0) if collide else _ghost_agent(r))
+    _write(directory, "gaussian.json", _landmark((0.9, 0.6, 0.1, 1.0)))
+    _write(directory, "walls.json", _walls(xdim, ydim))
+    box = {"min": [-xdim, -ydim, 0.0], "max": [xdim, ydim, 0.0]}
+    spawn = {"min": [0.0, 0.0, 0.0], "max": [0.0, 0.0, 0.0]} if same else dict(box, **({"clearance": 2 * r} if collide else {}))
+    scene = _task_scene(f"sampling-{agents}", seed, [
+        {"name": "walls", "artifact": "walls.json"},
+        {"name": "agent", "artifact": "agent.json", "replicate": {"random": dict(count=agents, **spawn)}},
+        {"name": "gaussian", "artifact": "gaussian.json", "replicate": {"random": dict(count=task.objects, **box)}},
+    ])
+    return _write(directory, "sampling.json", scene)
+
+
+def sampling(agents=3, worlds=None, seed=0, workers=None, max_steps=100, actions="continuous", **options):
+    """VMAS's sampling (see ``sampling_scene``): a ``TaskBatch``. ``max_steps``: BenchMARL's
+    sampling episode (100 actions). ``options``: VMAS's ``shared_rew``, ``lidar_range``,
+    ``agent_radius``, ``xdim``, ``ydim``, ``grid_spacing``, ``n_gaussians``, ``cov``,
+    ``collisions``, ``spawn_same_pos``, ``norm`` (``comms_range`` at 0 only)."""
+    n = int(options.get("n_gaussians", 3))
+    return _batch(
+        sampling, "sampling",
+        lambda d: sampling_scene(agents, seed=seed, directory=d, **options),
+        agents, [f"gaussian_{i}" for i in range(n)], None,
+        worlds, seed, workers, max_steps, actions, options,
+    )
+
+
+TASKS = {
+    "navigation": navigation, "transport": transport, "dispersion": dispersion, "wheel": wheel,
+    "balance": balance, "sampling": sampling,
+}
 """VMAS's tasks ssx has, by name."""
 
-DEFAULT_AGENTS = {"navigation": 4, "transport": 4, "dispersion": 4, "wheel": 4}
+DEFAULT_AGENTS = {"navigation": 4, "transport": 4, "dispersion": 4, "wheel": 4, "balance": 3, "sampling": 3}
 """Each task's agents by default (VMAS's ``n_agents``)."""
