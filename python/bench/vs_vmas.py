@@ -25,13 +25,15 @@ import torch
 
 import ssx.envs as envs
 
-TASKS = ["navigation", "transport", "dispersion", "wheel"]
+TASKS = ["navigation", "transport", "dispersion", "wheel", "balance", "sampling"]
 # BenchMARL's task configurations (benchmarl/conf/task/vmas/<task>.yaml) with VMAS's agents.
 SETTINGS = {
     "navigation": dict(n_agents=4),
     "transport": dict(n_agents=4),
     "dispersion": dict(n_agents=4),
     "wheel": dict(n_agents=4),
+    "balance": dict(n_agents=4),
+    "sampling": dict(n_agents=3),
 }
 
 
@@ -117,8 +119,16 @@ def scripted(task, obs):
     """A hand-written policy from the observation alone, the same on both simulators:
     navigation drives at the goal (the observation's position − goal, VMAS's term); transport
     goes behind the package and pushes it at the goal; dispersion drives agent i at item i; wheel
-    goes round the origin counter-clockwise."""
-    if task == "navigation":
+    goes round the origin counter-clockwise; balance is VMAS's own heuristic (balance.py's
+    ``HeuristicPolicy``: push up by the package's height below the goal); sampling climbs the
+    eight samples around the agent (its observation's last eight terms)."""
+    if task == "sampling":
+        around = np.array([[1, 0], [-1, 0], [0, 1], [0, -1], [-1, -1], [1, -1], [-1, 1], [1, 1]], dtype=float)
+        u = obs[..., -8:] @ around * 10.0
+    elif task == "balance":
+        dy = obs[..., 9]
+        u = np.stack([np.zeros_like(dy), np.where(dy >= 0, 0.0, -dy)], axis=-1)
+    elif task == "navigation":
         u = -obs[..., 4:6] * 4.0
     elif task == "wheel":
         p = obs[..., :2]
@@ -137,8 +147,9 @@ def scripted(task, obs):
 
 
 def baselines(task, episodes_worlds=64, seed=100):
-    """The mean episode return (the sum over the episode of the agents' mean reward) of random
-    and scripted actions, on ssx and on VMAS, with the learning runs' configuration."""
+    """The mean episode return (the sum over the episode, until it ends, of the agents' mean
+    reward, as BenchMARL's evaluation counts it) of random and scripted actions, on ssx and on
+    VMAS, with the learning runs' configuration."""
     steps = 100
     config = benchmarl_config(task)
     out = {}
@@ -147,19 +158,23 @@ def baselines(task, episodes_worlds=64, seed=100):
         b = ssx_batch(task, episodes_worlds, seed, **config)
         obs = b.reset(seed=seed)
         total = np.zeros(episodes_worlds)
+        live = np.ones(episodes_worlds, dtype=bool)
         for _ in range(steps):
             a = rng.uniform(-1, 1, obs.shape[:2] + (2,)) if policy == "random" else scripted(task, obs)
             obs, r, term, trunc, _ = b.step(a)
-            total += r.mean(axis=1)
+            total += r.mean(axis=1) * live
+            live &= ~term[:, 0]
         out[f"ssx_{policy}"] = float(total.mean())
         env = vmas_env(task, episodes_worlds, seed, **config)
         obs = torch.stack(env.reset(), dim=1).numpy()
         total = np.zeros(episodes_worlds)
+        live = np.ones(episodes_worlds, dtype=bool)
         for _ in range(steps):
             a = rng.uniform(-1, 1, obs.shape[:2] + (2,)) if policy == "random" else scripted(task, obs)
             o, r, done, _ = env.step([torch.as_tensor(a[:, i], dtype=torch.float32) for i in range(a.shape[1])])
             obs = torch.stack(o, dim=1).numpy()
-            total += torch.stack(r, dim=1).mean(dim=1).numpy()
+            total += torch.stack(r, dim=1).mean(dim=1).numpy() * live
+            live &= ~done.numpy()
         out[f"vmas_{policy}"] = float(total.mean())
     return out
 
