@@ -1,6 +1,6 @@
-"""BenchMARL, unmodified, on ssx's navigation: its own Experiment runs MAPPO (continuous actions)
-and QMIX (discrete) from SsxTask.NAVIGATION.get_task(), writes its marl-eval JSON, and logs the
-task's metrics through log_info. A smoke: two short iterations each (the learning curves are
+"""BenchMARL, unmodified, on two of ssx's tasks: its own Experiment runs MAPPO (continuous actions)
+on SsxTask.NAVIGATION.get_task() and QMIX (discrete) on SsxTask.BALANCE.get_task(), writes its
+marl-eval JSON, and logs the task's metrics through log_info. A smoke: two short iterations each (the learning curves are
 docs/learning.md's, from python/bench/vs_vmas.py)."""
 
 import glob
@@ -17,7 +17,7 @@ from benchmarl.models.mlp import MlpConfig  # noqa: E402
 from ssx.envs.benchmarl import BENCHMARL_CONFIGS, SsxTask  # noqa: E402
 
 
-def experiment(algorithm, folder, continuous):
+def experiment(algorithm, folder, continuous, task=SsxTask.NAVIGATION):
     cfg = ExperimentConfig.get_from_yaml()
     cfg.max_n_iters = 2
     cfg.on_policy_collected_frames_per_batch = 1200
@@ -33,7 +33,7 @@ def experiment(algorithm, folder, continuous):
     cfg.checkpoint_interval = 0
     cfg.prefer_continuous_actions = continuous
     return Experiment(
-        task=SsxTask.NAVIGATION.get_task(),
+        task=task.get_task(),
         algorithm_config=algorithm.get_from_yaml(),
         model_config=MlpConfig.get_from_yaml(),
         critic_model_config=MlpConfig.get_from_yaml(),
@@ -42,24 +42,29 @@ def experiment(algorithm, folder, continuous):
     )
 
 
-@pytest.mark.parametrize("algorithm,continuous", [(MappoConfig, True), (QmixConfig, False)])
-def test_an_experiment_runs_and_writes_marl_eval_json(tmp_path, algorithm, continuous):
-    exp = experiment(algorithm, tmp_path, continuous)
-    # BenchMARL's navigation config: 3 agents, 100 steps an episode.
-    assert exp.task.max_steps(exp.test_env) == BENCHMARL_CONFIGS["navigation"]["max_steps"]
-    assert exp.task.group_map(exp.test_env) == {"agents": ["agent_0", "agent_1", "agent_2"]}
+@pytest.mark.parametrize(
+    "algorithm,continuous,task,metric",
+    [(MappoConfig, True, SsxTask.NAVIGATION, "distance"), (QmixConfig, False, SsxTask.BALANCE, "fell")],
+)
+def test_an_experiment_runs_and_writes_marl_eval_json(tmp_path, algorithm, continuous, task, metric):
+    exp = experiment(algorithm, tmp_path, continuous, task)
+    name = task.name.lower()
+    # BenchMARL's configs: navigation 3 agents, balance 4; 100 steps an episode.
+    config = BENCHMARL_CONFIGS[name]
+    assert exp.task.max_steps(exp.test_env) == config["max_steps"]
+    assert exp.task.group_map(exp.test_env) == {"agents": [f"agent_{i}" for i in range(config["n_agents"])]}
     exp.run()
     (path,) = glob.glob(str(tmp_path / "*" / "*.json"))
     with open(path) as f:
         data = json.load(f)
     (env,) = data.keys()
-    run = data[env]["navigation"]
+    run = data[env][name]
     (algo,) = run.keys()
     steps = run[algo]["seed_0"]
     evaluated = [k for k in steps if k.startswith("step_")]
     assert evaluated and all("return" in steps[k] for k in evaluated)
     # The task's metrics, through log_info, beside BenchMARL's own figures.
-    assert glob.glob(str(tmp_path / "*" / "*" / "scalars" / "ssx_distance.csv"))
+    assert glob.glob(str(tmp_path / "*" / "*" / "scalars" / f"ssx_{metric}.csv"))
 
 
 def test_options_ssx_does_not_offer_are_refused():
