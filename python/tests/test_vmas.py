@@ -376,3 +376,32 @@ def test_sampling_pays_each_cell_once_as_its_closed_form():
                 paid += want > 0
         np.testing.assert_array_equal(info["cells_sampled"], [len(s) for s in sampled])
     assert paid > 50
+
+
+def test_give_way_the_corridor_blocks_a_head_on_pass_and_the_reward_is_the_teams_approach():
+    """VMAS's give_way: the agents start at (∓2, 0) ± 0.02 with their goals at the other end; driven
+    head-on they meet and stop, the corridor too narrow to pass in; every step each earns both
+    agents' approach to their goals (1e-9), the same for both."""
+    b = envs.give_way(worlds=4)
+    assert (b.num_agents, b.observation_space.shape) == (2, (4,))
+    assert b.action_space.high.tolist() == [0.5, 0.5]
+    b.reset(seed=2)
+    s = b.worlds.states(b.names + b.objects)[..., :2]
+    np.testing.assert_allclose(s[:, :2], np.broadcast_to([[-2.0, 0.0], [2.0, 0.0]], (4, 2, 2)), atol=0.02 + 1e-6)
+    assert s[:, 0, 0].std() > 1e-3
+    np.testing.assert_allclose(s[:, 2:], np.broadcast_to([[2.29, 0.0], [-2.29, 0.0]], (4, 2, 2)), atol=1e-6)  # single precision
+    before = np.linalg.norm(s[:, :2] - s[:, 2:], axis=-1).sum(-1)
+    head_on = np.zeros((4, 2, 2))
+    head_on[:, 0, 0], head_on[:, 1, 0] = 0.5, -0.5
+    for _ in range(150):
+        _, r, term, _, _ = b.step(head_on)
+        s = b.worlds.states(b.names + b.objects)[..., :2]
+        now = np.linalg.norm(s[:, :2] - s[:, 2:], axis=-1).sum(-1)
+        np.testing.assert_allclose(r, (before - now)[:, None].repeat(2, 1), atol=1e-9)
+        assert not term.any()
+        before = now
+    assert np.all(s[:, 0, 0] < s[:, 1, 0]), "neither passed the other"
+    # They meet under the nook: one slides up into it, pressing the other onto the floor's face.
+    assert np.all(s[:, :, 1] > -(0.2 - 0.16 - 4 / 600) - 1e-3), "none through the floor"
+    gap = np.linalg.norm(s[:, 0] - s[:, 1], axis=-1)
+    assert np.all(gap > 0.3) and np.all(gap < 0.34), gap

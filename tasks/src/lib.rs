@@ -11,6 +11,7 @@
 
 mod balance;
 mod dispersion;
+mod give_way;
 mod navigation;
 mod sampling;
 mod transport;
@@ -18,6 +19,7 @@ mod wheel;
 
 pub use balance::Balance;
 pub use dispersion::Dispersion;
+pub use give_way::GiveWay;
 pub use navigation::Navigation;
 pub use sampling::Sampling;
 pub use transport::Transport;
@@ -70,6 +72,8 @@ pub enum Task {
     Balance(Balance),
     /// VMAS's `sampling`.
     Sampling(Sampling),
+    /// VMAS's `give_way`.
+    GiveWay(GiveWay),
 }
 
 /// Reads named options, VMAS's `check_kwargs_consumed`: every option must be taken by the
@@ -180,8 +184,9 @@ impl Task {
             "wheel" => Ok(Task::Wheel(Wheel::new(agents, options)?)),
             "balance" => Ok(Task::Balance(Balance::new(agents, options)?)),
             "sampling" => Ok(Task::Sampling(Sampling::new(agents, options)?)),
+            "give_way" => Ok(Task::GiveWay(GiveWay::new(agents, options)?)),
             other => Err(format!(
-                "no task '{other}' (there is: navigation, transport, dispersion, wheel, balance, sampling)"
+                "no task '{other}' (there is: navigation, transport, dispersion, wheel, balance, sampling, give_way)"
             )),
         }
     }
@@ -194,6 +199,7 @@ impl Task {
             Task::Wheel(t) => t,
             Task::Balance(t) => t,
             Task::Sampling(t) => t,
+            Task::GiveWay(t) => t,
         }
     }
 
@@ -206,6 +212,7 @@ impl Task {
             Task::Wheel(_) => "wheel",
             Task::Balance(_) => "balance",
             Task::Sampling(_) => "sampling",
+            Task::GiveWay(_) => "give_way",
         }
     }
 

@@ -47,6 +47,7 @@ BENCHMARL_CONFIGS = {
         "collisions": True,
         "spawn_same_pos": False,
     },
+    "give_way": {"max_steps": 100, "mirror_passage": False, "observe_rel_pos": False, "done_on_completion": False, "final_reward": 0.01},
     "balance": {"max_steps": 100, "n_agents": 4, "random_package_pos_on_line": True, "package_mass": 5},
     "transport": {"max_steps": 100, "n_agents": 4, "n_packages": 1, "package_width": 0.15, "package_length": 0.15, "package_mass": 50},
 }
@@ -62,7 +63,8 @@ class SsxTaskClass(TaskClass):
         config = copy.deepcopy(self.config)
         name = self.name.lower()
         steps = config.pop("max_steps", BENCHMARL_CONFIGS[name]["max_steps"])
-        agents = config.pop("n_agents", BENCHMARL_CONFIGS[name]["n_agents"])
+        # Without n_agents (give_way's yaml has none), VMAS's own default.
+        agents = config.pop("n_agents", vmas.DEFAULT_AGENTS[name])
         for key, value in FIXED.items():
             if key in config and config.pop(key) != value:
                 raise ValueError(f"{name}: ssx's task has {key}={value} only")
@@ -143,6 +145,7 @@ class SsxTask(Task):
     WHEEL = None
     BALANCE = None
     SAMPLING = None
+    GIVE_WAY = None
 
     @staticmethod
     def associated_class():

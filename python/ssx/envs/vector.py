@@ -160,12 +160,13 @@ def make_vec(num_envs=None, worlds=None, agents=4, task="dispersal", autoreset_m
 
 def register():
     """Registers ``ssx/Dispersal-v0``, ``ssx/Exploration-v0`` and VMAS's tasks
-    (``ssx/Navigation-v0``, ...) with Gymnasium (vector entry points:
+    (``ssx/Navigation-v0``, ..., ``ssx/GiveWay-v0``) with Gymnasium (vector entry points:
     ``gymnasium.make_vec(id, num_envs=...)``), each with its default agents."""
     from .vmas import DEFAULT_AGENTS
 
     shipped = [("ssx/Dispersal-v0", "dispersal", 4), ("ssx/Exploration-v0", "exploration", 10)]
-    shipped += [(f"ssx/{t.capitalize()}-v0", t, n) for t, n in DEFAULT_AGENTS.items()]
+    camel = lambda t: "".join(part.capitalize() for part in t.split("_"))  # noqa: E731
+    shipped += [(f"ssx/{camel(t)}-v0", t, n) for t, n in DEFAULT_AGENTS.items()]
     for name, task, agents in shipped:
         if name in gymnasium.registry:
             continue

@@ -88,12 +88,13 @@ def _landmark(color=(0.3, 0.69, 0.29, 1.0)):
     }
 
 
-def _task_scene(name, seed, artifacts, gravity=(0.0, 0.0)):
-    """A task's scene: VMAS's 0.1 s step on the planar engine, no gravity but the task's in the
-    plane (VMAS's drag stands for the floor), world k's placements drawn from ``seed + k``."""
+def _task_scene(name, seed, artifacts, gravity=(0.0, 0.0), dt=VMAS_DT):
+    """A task's scene: VMAS's step (0.1 s unless the scenario sets its own) on the planar engine,
+    no gravity but the task's in the plane (VMAS's drag stands for the floor), world k's
+    placements drawn from ``seed + k``."""
     return {
         "name": name,
-        "timestep": VMAS_DT,
+        "timestep": dt,
         "gravity": [gravity[0], gravity[1], 0.0],
         "seed": seed,
         "engine": "planar",
@@ -213,8 +214,9 @@ def transport_scene(agents=4, seed=0, directory=None, **options):
     return _write(directory, "transport.json", scene)
 
 
-def _batch(make, name, scene, agents, objects, lidar, worlds, seed, workers, max_steps, actions, options):
-    """A task's ``TaskBatch`` on ``scene`` (a function of the directory it writes into)."""
+def _batch(make, name, scene, agents, objects, lidar, worlds, seed, workers, max_steps, actions, options, u_range=1.0):
+    """A task's ``TaskBatch`` on ``scene`` (a function of the directory it writes into), its
+    actions within ±``u_range``."""
     files = tempfile.TemporaryDirectory(prefix="ssx-task-")
     path = scene(files.name)
     batch = TaskBatch(
@@ -224,6 +226,7 @@ def _batch(make, name, scene, agents, objects, lidar, worlds, seed, workers, max
         lidar=lidar,
         max_steps=max_steps,
         actions=actions,
+        u_range=u_range,
     )
     batch._files = files
     batch._recipe = (
@@ -494,11 +497,72 @@ def sampling(agents=3, worlds=None, seed=0, workers=None, max_steps=100, actions
     )
 
 
+# VMAS's give_way (vmas/scenarios/give_way.py): its corridor, agents and step.
+GIVE_WAY_RADIUS = 0.16
+GIVE_WAY_DT = 0.05
+
+
+def give_way_scene(agents=2, seed=0, directory=None, **options):
+    """The scene file of VMAS's give_way (options as ``give_way``'s), its 0.05 s step: a corridor
+    from x = −2.5 to 2.5 and y = −0.2 to 0.2, with a nook 0.4 wide and 0.48 deep above its middle
+    (boxes 4/600 m thick each side of VMAS's lines); agent_0 at (−2, 0) and agent_1 at (2, 0),
+    each ±0.02 m at random (an invisible mark drawn there that the agent stands relative_to),
+    driven by velocity within ±``v_range`` (0.5 m/s), no drag; their goals at (2.29, 0) and
+    (−2.29, 0). Returns its path."""
+    _ssx.Task("give_way", agents, options)  # checks the options
+    v = options.get("v_range", 0.5)
+    directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
+    agent = _agent(GIVE_WAY_RADIUS, 0, 0.0, u_range=v)
+    body = agent["bodies"][0]
+    body["linear_damping"] = body["angular_damping"] = 0.0
+    agent["driver"]["descriptor"]["mode"] = "velocity"
+    agent["description"] = f"VMAS's give_way agent: a disc of radius {GIVE_WAY_RADIUS} m driven by velocity"
+    _write(directory, "agent.json", agent)
+    _write(directory, "goal.json", _landmark())
+    _write(directory, "mark.json", {"description": "where an agent starts", "bodies": [{"name": "mark", "kind": "static"}]})
+    t = 2 * LINE_MIN_DIST
+    walls = [
+        ("w", (-2.5, 0.0), (t, 0.4)), ("e", (2.5, 0.0), (t, 0.4)),
+        ("ceiling_w", (-1.35, 0.2), (2.3, t)), ("ceiling_e", (1.35, 0.2), (2.3, t)),
+        ("nook_w", (-0.2, 0.44), (t, 0.48)), ("nook_e", (0.2, 0.44), (t, 0.48)),
+        ("nook_top", (0.0, 0.68), (0.4, t)), ("floor", (0.0, -0.2), (5.0, t)),
+    ]
+    _write(directory, "corridor.json", {
+        "description": "VMAS's give_way corridor and its nook",
+        "bodies": [_slab(name, c, size) for name, c, size in walls],
+    })
+    noise = 0.02
+    arts = [{"name": "corridor", "artifact": "corridor.json"}]
+    for i, x in enumerate((-2.0, 2.0)):
+        box = {"count": 1, "min": [x - noise, -noise, 0.0], "max": [x + noise, noise, 0.0]}
+        arts.append({"name": f"start{i}", "artifact": "mark.json", "replicate": {"random": box}})
+        arts.append({"name": f"agent_{i}", "artifact": "agent.json", "relative_to": f"start{i}"})
+    for i, x in enumerate((2.29, -2.29)):
+        arts.append({"name": f"goal_{i}", "artifact": "goal.json", "pose": {"position": [x, 0.0, 0.0]}})
+    scene = _task_scene(f"give_way-{agents}", seed, arts, dt=GIVE_WAY_DT)
+    return _write(directory, "give_way.json", scene)
+
+
+def give_way(agents=2, worlds=None, seed=0, workers=None, max_steps=100, actions="continuous", **options):
+    """VMAS's give_way (see ``give_way_scene``): a ``TaskBatch`` of two agents whose actions are
+    velocities within ±``v_range``. ``max_steps``: BenchMARL's give_way episode (100 actions).
+    ``options``: VMAS's ``pos_shaping_factor``, ``final_reward``, ``agent_collision_penalty``,
+    ``observe_rel_pos``, ``done_on_completion``, ``v_range`` (and, at VMAS's defaults only,
+    ``mirror_passage``, ``box_agents``, ``use_velocity_controller``, ``energy_rew_coeff``,
+    ``passage_collision_penalty``, ``obstacle_collision_penalty``, ``obs_noise``, ``dt_delay``)."""
+    return _batch(
+        give_way, "give_way",
+        lambda d: give_way_scene(agents, seed=seed, directory=d, **options),
+        agents, ["goal_0", "goal_1"], None,
+        worlds, seed, workers, max_steps, actions, options, u_range=options.get("v_range", 0.5),
+    )
+
+
 TASKS = {
     "navigation": navigation, "transport": transport, "dispersion": dispersion, "wheel": wheel,
-    "balance": balance, "sampling": sampling,
+    "balance": balance, "sampling": sampling, "give_way": give_way,
 }
 """VMAS's tasks ssx has, by name."""
 
-DEFAULT_AGENTS = {"navigation": 4, "transport": 4, "dispersion": 4, "wheel": 4, "balance": 3, "sampling": 3}
+DEFAULT_AGENTS = {"navigation": 4, "transport": 4, "dispersion": 4, "wheel": 4, "balance": 3, "sampling": 3, "give_way": 2}
 """Each task's agents by default (VMAS's ``n_agents``)."""
