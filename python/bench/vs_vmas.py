@@ -25,7 +25,7 @@ import torch
 
 import ssx.envs as envs
 
-TASKS = ["navigation", "transport", "dispersion", "wheel", "balance", "sampling"]
+TASKS = ["navigation", "transport", "dispersion", "wheel", "balance", "sampling", "give_way"]
 # BenchMARL's task configurations (benchmarl/conf/task/vmas/<task>.yaml) with VMAS's agents.
 SETTINGS = {
     "navigation": dict(n_agents=4),
@@ -34,6 +34,7 @@ SETTINGS = {
     "wheel": dict(n_agents=4),
     "balance": dict(n_agents=4),
     "sampling": dict(n_agents=3),
+    "give_way": {},
 }
 
 
@@ -57,7 +58,7 @@ def ssx_batch(task, worlds, seed, **kw):
     from ssx.envs.benchmarl import FIXED
 
     kw = {k: v for k, v in kw.items() if k not in FIXED}
-    agents = kw.pop("n_agents")
+    agents = kw.pop("n_agents", envs.vmas.DEFAULT_AGENTS[task])
     return getattr(envs, task)(agents=agents, worlds=worlds, seed=seed, **kw)
 
 
@@ -65,7 +66,8 @@ def time_ssx(task, worlds, steps, seed=0):
     b = ssx_batch(task, worlds, seed, **SETTINGS[task])
     b.reset(seed=seed)
     rng = np.random.default_rng(seed)
-    acts = [rng.uniform(-1, 1, (worlds, b.num_agents, 2)) for _ in range(8)]
+    u = b.u_range
+    acts = [rng.uniform(-u, u, (worlds, b.num_agents, 2)) for _ in range(8)]
     b.step(acts[0])
     t = time.perf_counter()
     for i in range(steps):
@@ -80,7 +82,8 @@ def time_vmas(task, worlds, steps, seed=0):
     env.reset()
     n = env.n_agents
     g = torch.Generator().manual_seed(seed)
-    acts = [[torch.rand((worlds, 2), generator=g) * 2 - 1 for _ in range(n)] for _ in range(8)]
+    u = env.agents[0].u_range
+    acts = [[(torch.rand((worlds, 2), generator=g) * 2 - 1) * u for _ in range(n)] for _ in range(8)]
     env.step(acts[0])
     t = time.perf_counter()
     for i in range(steps):
@@ -121,8 +124,12 @@ def scripted(task, obs):
     goes behind the package and pushes it at the goal; dispersion drives agent i at item i; wheel
     goes round the origin counter-clockwise; balance is VMAS's own heuristic (balance.py's
     ``HeuristicPolicy``: push up by the package's height below the goal); sampling climbs the
-    eight samples around the agent (its observation's last eight terms)."""
-    if task == "sampling":
+    eight samples around the agent (its observation's last eight terms); give_way drives each
+    agent at full speed toward the other end, head-on."""
+    if task == "give_way":
+        u = np.zeros(obs.shape[:-1] + (2,))
+        u[:, 0, 0], u[:, 1, 0] = 0.5, -0.5
+    elif task == "sampling":
         around = np.array([[1, 0], [-1, 0], [0, 1], [0, -1], [-1, -1], [1, -1], [-1, 1], [1, 1]], dtype=float)
         u = obs[..., -8:] @ around * 10.0
     elif task == "balance":
@@ -160,7 +167,7 @@ def baselines(task, episodes_worlds=64, seed=100):
         total = np.zeros(episodes_worlds)
         live = np.ones(episodes_worlds, dtype=bool)
         for _ in range(steps):
-            a = rng.uniform(-1, 1, obs.shape[:2] + (2,)) if policy == "random" else scripted(task, obs)
+            a = rng.uniform(-b.u_range, b.u_range, obs.shape[:2] + (2,)) if policy == "random" else scripted(task, obs)
             obs, r, term, trunc, _ = b.step(a)
             total += r.mean(axis=1) * live
             live &= ~term[:, 0]
@@ -170,7 +177,8 @@ def baselines(task, episodes_worlds=64, seed=100):
         total = np.zeros(episodes_worlds)
         live = np.ones(episodes_worlds, dtype=bool)
         for _ in range(steps):
-            a = rng.uniform(-1, 1, obs.shape[:2] + (2,)) if policy == "random" else scripted(task, obs)
+            u = env.agents[0].u_range
+            a = rng.uniform(-u, u, obs.shape[:2] + (2,)) if policy == "random" else scripted(task, obs)
             o, r, done, _ = env.step([torch.as_tensor(a[:, i], dtype=torch.float32) for i in range(a.shape[1])])
             obs = torch.stack(o, dim=1).numpy()
             total += torch.stack(r, dim=1).mean(dim=1).numpy() * live
