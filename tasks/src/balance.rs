@@ -90,7 +90,7 @@ impl Balance {
             || segment_box_distance(a, b) < LINE_MIN_DIST + CONTACT_MARGIN
     }
 
-    /// Whether the package overlaps the goal (two discs of [`BALL_RADIUS`]).
+    /// Whether the package overlaps the goal (two discs of radius 0.05 m).
     pub fn on_goal(&self, package: &Body, goal: &Body) -> bool {
         distance(package.pos, goal.pos) < 2.0 * BALL_RADIUS
     }

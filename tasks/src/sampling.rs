@@ -137,7 +137,7 @@ impl Sampling {
     }
 
     /// The sample at `p` (see the module's doc) and its cell, `None` outside the box or where
-    /// sampled already. `memory` as [`Rules::memory`] says.
+    /// sampled already. `memory`: the largest density, the last team sample, a flag a cell.
     fn sample(
         &self,
         w: &World<'_>,
