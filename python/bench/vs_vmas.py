@@ -57,7 +57,7 @@ def vmas_env(task, worlds, seed, **kw):
 def ssx_batch(task, worlds, seed, **kw):
     from ssx.envs.benchmarl import FIXED
 
-    kw = {k: v for k, v in kw.items() if k not in FIXED}
+    kw = {k: v for k, v in kw.items() if k not in FIXED.get(task, {})}
     agents = kw.pop("n_agents", envs.vmas.DEFAULT_AGENTS[task])
     return getattr(envs, task)(agents=agents, worlds=worlds, seed=seed, **kw)
 

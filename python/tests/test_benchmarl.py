@@ -71,3 +71,11 @@ def test_options_ssx_does_not_offer_are_refused():
     task = SsxTask.NAVIGATION.get_task(config=dict(BENCHMARL_CONFIGS["navigation"], split_goals=True))
     with pytest.raises(ValueError, match="navigation: ssx's task has split_goals=False only"):
         task.get_env_fun(2, True, 0, "cpu")()
+
+
+def test_sampling_takes_its_own_collisions_option():
+    """``collisions`` is sampling's own option (navigation's is fixed): off, its agents touch
+    nothing and have no lidar."""
+    config = dict(BENCHMARL_CONFIGS["sampling"], collisions=False, spawn_same_pos=True)
+    env = SsxTask.SAMPLING.get_task(config=config).get_env_fun(2, True, 0, "cpu")()
+    assert env.batch.observation_space.shape == (12,)

@@ -52,8 +52,8 @@ BENCHMARL_CONFIGS = {
     "transport": {"max_steps": 100, "n_agents": 4, "n_packages": 1, "package_width": 0.15, "package_length": 0.15, "package_mass": 50},
 }
 
-# VMAS's options ssx's tasks do not offer, accepted at the value the task always has.
-FIXED = {"collisions": True, "agents_with_same_goal": 1, "split_goals": False}
+# VMAS's options ssx's tasks do not offer, by task, accepted at the value the task always has.
+FIXED = {"navigation": {"collisions": True, "agents_with_same_goal": 1, "split_goals": False}}
 
 
 class SsxTaskClass(TaskClass):
@@ -65,7 +65,7 @@ class SsxTaskClass(TaskClass):
         steps = config.pop("max_steps", BENCHMARL_CONFIGS[name]["max_steps"])
         # Without n_agents (give_way's yaml has none), VMAS's own default.
         agents = config.pop("n_agents", vmas.DEFAULT_AGENTS[name])
-        for key, value in FIXED.items():
+        for key, value in FIXED.get(name, {}).items():
             if key in config and config.pop(key) != value:
                 raise ValueError(f"{name}: ssx's task has {key}={value} only")
         return steps, agents, config
