@@ -1,5 +1,6 @@
 """VMAS's tasks under their names, on ssx's planar engine: ``ssx.envs.navigation(agents=4,
-worlds=K, **options)`` (and ``transport``, ``dispersion``) is a ``TaskBatch`` of K worlds (world k seeded
+worlds=K, **options)`` (and ``transport``, ``dispersion``, ``wheel``, ``balance``, ``sampling``,
+``give_way``) is a ``TaskBatch`` of K worlds (world k seeded
 ``seed + k``), and ``ssx.envs.navigation_scene(...)`` writes the task's scene file, which
 ``ssxd run`` runs too.
 
@@ -164,21 +165,27 @@ def _walls(inner, inner_y=None):
     }
 
 
+def _movable(name, mass, shape, color):
+    """A movable body in the plane of ``mass`` and one collider of ``shape``, VMAS's drag as
+    damping, no friction and no bounce (VMAS's contacts push along the line of centres only)."""
+    c = _damping()
+    return {
+        "name": name,
+        "mass": mass,
+        "linear_damping": c,
+        "angular_damping": c,
+        "planar": True,
+        "color": list(color),
+        "colliders": [{"shape": shape, "friction": 0.0, "restitution": 0.0}],
+    }
+
+
 def _package(length, width, mass):
     """VMAS's transport package: a movable box that nothing holds but the floor's drag."""
-    c = _damping()
     return {
         "description": f"a package of {length} x {width} m and {mass} kg",
         "bodies": [
-            {
-                "name": "box",
-                "mass": mass,
-                "linear_damping": c,
-                "angular_damping": c,
-                "planar": True,
-                "color": [0.9, 0.1, 0.1, 1.0],
-                "colliders": [{"shape": {"box": {"size": [length, width, 0.1]}}, "friction": 0.0, "restitution": 0.0}],
-            }
+            _movable("box", mass, {"box": {"size": [length, width, 0.1]}}, (0.9, 0.1, 0.1, 1.0))
         ],
     }
 
@@ -299,19 +306,10 @@ LINE_MIN_DIST = 4 / 600
 def _pinned_bar(length, mass):
     """VMAS's wheel: a bar that turns about its centre and does not move (a revolute joint about
     the vertical to a fixed pivot). The bar is the artifact's first body, the one a task reads."""
-    c = _damping()
     return {
         "description": f"a bar of {length} m and {mass} kg pinned at its centre",
         "bodies": [
-            {
-                "name": "bar",
-                "mass": mass,
-                "linear_damping": c,
-                "angular_damping": c,
-                "planar": True,
-                "color": [0.1, 0.1, 0.1, 1.0],
-                "colliders": [{"shape": {"box": {"size": [length, 2 * LINE_MIN_DIST, 0.05]}}, "friction": 0.0, "restitution": 0.0}],
-            },
+            _movable("bar", mass, {"box": {"size": [length, 2 * LINE_MIN_DIST, 0.05]}}, (0.1, 0.1, 0.1, 1.0)),
             {"name": "pivot", "parent": "bar", "kind": "static"},
         ],
         "joints": [{"name": "pin", "kind": "revolute", "parent": "pivot", "child": "bar", "axis": [0, 0, 1]}],
@@ -359,38 +357,20 @@ def _slab(name, centre, size):
 
 def _ball(radius, mass, color=(0.9, 0.1, 0.1, 1.0)):
     """A movable disc of ``radius`` and ``mass`` that nothing holds but the floor's drag."""
-    c = _damping()
     return {
         "description": f"a ball of radius {radius} m and {mass} kg",
         "bodies": [
-            {
-                "name": "ball",
-                "mass": mass,
-                "linear_damping": c,
-                "angular_damping": c,
-                "planar": True,
-                "color": list(color),
-                "colliders": [{"shape": {"sphere": {"radius": radius}}, "friction": 0.0, "restitution": 0.0}],
-            }
+            _movable("ball", mass, {"sphere": {"radius": radius}}, color)
         ],
     }
 
 
 def _line(length, mass):
     """VMAS's movable line: a box ``length`` long and ``LINE_MIN_DIST`` thick each side."""
-    c = _damping()
     return {
         "description": f"a line of {length} m and {mass} kg",
         "bodies": [
-            {
-                "name": "line",
-                "mass": mass,
-                "linear_damping": c,
-                "angular_damping": c,
-                "planar": True,
-                "color": [0.1, 0.1, 0.1, 1.0],
-                "colliders": [{"shape": {"box": {"size": [length, 2 * LINE_MIN_DIST, 0.05]}}, "friction": 0.0, "restitution": 0.0}],
-            }
+            _movable("line", mass, {"box": {"size": [length, 2 * LINE_MIN_DIST, 0.05]}}, (0.1, 0.1, 0.1, 1.0))
         ],
     }
 
