@@ -213,7 +213,6 @@ impl Rules for Sampling {
 
     fn start(&self, w: &World<'_>, memory: &mut [f64]) {
         memory.fill(0.0);
-        memory[0] = 1.0;
         let mut top = 0.0f64;
         for i in 0..self.cells_x() {
             for j in 0..self.cells_y() {
