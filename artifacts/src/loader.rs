@@ -235,9 +235,12 @@ impl Loader<'_> {
         // Checked before any placement is computed or any body copied.
         let copies = match inst.replicate {
             None => 1,
-            Some(Replicate::Grid { count, .. })
-            | Some(Replicate::Circle { count, .. })
-            | Some(Replicate::Random { count, .. }) => count.0,
+            Some(Replicate::Grid {
+                count, leave_out, ..
+            }) => count.0.saturating_sub(leave_out),
+            Some(Replicate::Circle { count, .. }) | Some(Replicate::Random { count, .. }) => {
+                count.0
+            }
         };
         let adds = copies.saturating_mul(prepared.bodies.len());
         if self.bodies.saturating_add(adds) > limits::MAX_BODIES {

@@ -99,13 +99,17 @@ impl Loader<'_> {
                 count,
                 columns,
                 spacing,
+                leave_out,
             } => {
                 let cols = columns.map_or((count.0 as f64).sqrt().ceil() as usize, |c| c.0);
+                let empty = self.left_out(src, at, inst, count.0, leave_out)?;
                 (0..count.0)
-                    .map(|i| {
+                    .filter(|i| !empty.contains(i))
+                    .enumerate()
+                    .map(|(n, i)| {
                         let (row, col) = (i / cols, i % cols);
                         named(
-                            i,
+                            n,
                             pose_from_xyz_rpy(
                                 [col as f64 * spacing[0].0, row as f64 * spacing[1].0, 0.0],
                                 [0.0; 3],
@@ -207,6 +211,39 @@ impl Loader<'_> {
                 out
             }
         })
+    }
+
+    /// The `leave_out` cells of a grid of `count` drawn from the instance's seed (the scene
+    /// seed and its name, as a random pattern's), in the order drawn; none when 0.
+    fn left_out(
+        &self,
+        src: &Source,
+        at: &str,
+        inst: &InstanceFile,
+        count: usize,
+        leave_out: usize,
+    ) -> Result<Vec<usize>, SsxError> {
+        if leave_out == 0 {
+            return Ok(Vec::new());
+        }
+        if leave_out >= count {
+            return Err(src.err(
+                &format!("{at}.replicate.grid.leave_out"),
+                format!(
+                    "{leave_out} cells left out of {count} leaves no copy: it must be below count"
+                ),
+            ));
+        }
+        self.seed_used.set(true);
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(self.seed ^ fnv1a(&inst.name));
+        // A partial Fisher-Yates shuffle: the first `leave_out` of a random order.
+        let mut cells: Vec<usize> = (0..count).collect();
+        for i in 0..leave_out {
+            let j = rng.random_range(i..count);
+            cells.swap(i, j);
+        }
+        cells.truncate(leave_out);
+        Ok(cells)
     }
 
     pub(crate) fn overrides(

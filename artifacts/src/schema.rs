@@ -285,15 +285,19 @@ pub struct ExtensionFile {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub enum Replicate {
-    /// `count` copies in rows of `columns`, `spacing` apart in x and y.
+    /// `count` cells in rows of `columns`, `spacing` apart in x and y, a copy in each but
+    /// `leave_out` of them drawn from the seed (VMAS's passage: a wall of boxes with a gap).
     Grid {
-        /// How many.
+        /// How many cells.
         count: Count,
         /// Per row (default: the square root of count, rounded up).
         #[serde(default)]
         columns: Option<Count>,
         /// Distance between neighbours in x and y (m).
         spacing: [Size; 2],
+        /// Cells left empty, drawn from the scene seed and the instance name (0: none).
+        #[serde(default)]
+        leave_out: usize,
     },
     /// `count` copies evenly on a circle of `radius`, each turned to face outward.
     Circle {

@@ -535,6 +535,46 @@ fn an_instance_stands_relative_to_an_earlier_one() {
 }
 
 #[test]
+fn a_grid_leaves_cells_out_drawn_from_the_seed() {
+    let scene = |seed: u64, leave: usize| {
+        format!(
+            r#"{{ "timestep": 0.01, "seed": {seed}, "artifacts": [ {{ "name": "wall", "artifact": "ball.json", "replicate": {{ "grid": {{ "count": 20, "columns": 20, "spacing": [0.5, 1], "leave_out": {leave} }} }} }} ] }}"#
+        )
+    };
+    let ws = Workspace::new();
+    ws.write("ball.json", BALL);
+    // The columns left empty, and the names: consecutive over the cells kept.
+    let gaps = |seed: u64, leave: usize| {
+        let s = Scene::load(&ws.write("scene.json", &scene(seed, leave)), &registry()).unwrap();
+        assert_eq!(s.artifacts.len(), 20 - leave);
+        let names: Vec<&str> = s.artifacts.iter().map(|a| a.name.as_str()).collect();
+        let want: Vec<String> = (0..20 - leave).map(|i| format!("wall_{i}")).collect();
+        assert_eq!(names, want);
+        let cols: Vec<usize> = s
+            .artifacts
+            .iter()
+            .map(|a| (a.bodies[0].1.pose.translation.x / 0.5).round() as usize)
+            .collect();
+        assert!(cols.windows(2).all(|w| w[0] < w[1]), "{cols:?}");
+        (0..20).filter(|c| !cols.contains(c)).collect::<Vec<_>>()
+    };
+    let one = gaps(1, 1);
+    assert_eq!(one.len(), 1);
+    assert_eq!(gaps(1, 1), one, "the same seed leaves the same cell out");
+    let drawn: std::collections::BTreeSet<Vec<usize>> = (0..40).map(|s| gaps(s, 1)).collect();
+    assert!(drawn.len() > 10, "40 seeds left out only {drawn:?}");
+    assert_eq!(gaps(3, 4).len(), 4);
+    assert_eq!(gaps(3, 0), Vec::<usize>::new());
+    let err = error_of(&scene(1, 20), &[]);
+    assert!(
+        err.ends_with(
+            "(at artifacts[0].replicate.grid.leave_out): 20 cells left out of 20 leaves no copy: it must be below count"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_motor_on_a_fixed_joint() {
     let err = error_of(
         r#"{ "timestep": 0.01, "artifacts": [ { "name": "x", "artifact": "x.json" } ] }"#,
