@@ -9,6 +9,11 @@
 //! Actions come from outside on `artifacts/<name>/cmd` (`{"ux": .., "uy": ..}`) through a
 //! messaging extension, as the diff-drive's commands do; an action beyond `u_range` is
 //! dropped by the extension as malformed. Without one the body is left alone.
+//!
+//! Or the action is open loop, `"turning": {"rate": w, "after": t0}`: u = u_range (cos θ,
+//! sin θ), θ = w (t − t0), from simulated time t0 on (nothing before): VMAS's flocking target,
+//! whose scripted action turns 1/30 rad each 0.1 s step (`vmas/scenarios/flocking.py`,
+//! `action_script_creator`). It takes no commands.
 
 use serde::Deserialize;
 use ssx_sdk::{Ctx, Driver, Init};
@@ -43,6 +48,20 @@ pub struct HolonomicParams {
     /// Where actions come from.
     #[serde(default)]
     pub commands: Option<Remote>,
+    /// An open-loop action that turns at a constant rate, in place of commands.
+    #[serde(default)]
+    pub turning: Option<Turning>,
+}
+
+/// An open-loop action of magnitude `u_range` whose heading turns at `rate`.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turning {
+    /// Turn rate of the heading (rad/s; negative: clockwise).
+    pub rate: f64,
+    /// The simulated time (s) it starts at, heading along +x.
+    #[serde(default)]
+    pub after: f64,
 }
 
 fn one() -> f64 {
@@ -70,6 +89,16 @@ impl Driver for Holonomic {
         {
             return Err("invalid descriptor: commands.timeout must be a positive number".into());
         }
+        if let Some(t) = p.turning {
+            if p.commands.is_some() {
+                return Err(
+                    "invalid descriptor: 'turning' is an open-loop action and takes no 'commands'"
+                        .into(),
+                );
+            }
+            ssx_sdk::within("turning.rate", t.rate, -1e6, 1e6)?;
+            ssx_sdk::within("turning.after", t.after, 0.0, 1e12)?;
+        }
         Ok(Holonomic {
             p,
             name: init.artifact_name.clone(),
@@ -94,6 +123,14 @@ impl Driver for Holonomic {
 impl Holonomic {
     /// The action in force, if any.
     fn action(&mut self, ctx: &Ctx<'_>) -> Result<Option<[f64; 2]>, String> {
+        if let Some(t) = self.p.turning {
+            let (time, _) = ctx.time()?;
+            if time < t.after {
+                return Ok(None);
+            }
+            let th = t.rate * (time - t.after);
+            return Ok(Some([self.p.u_range * th.cos(), self.p.u_range * th.sin()]));
+        }
         let Some(r) = self.p.commands.as_ref() else {
             return Ok(None);
         };
