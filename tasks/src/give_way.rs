@@ -13,7 +13,7 @@
 //! at its length. VMAS's energy, passage and obstacle penalties are offered at 0 only, its
 //! mirrored passage and box agents not at all.
 
-use crate::{Options, Outcome, Rules, World, distance};
+use crate::{COLLISION_DISTANCE, Options, Outcome, Rules, World, distance};
 
 /// The give_way task's parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,8 +34,6 @@ pub struct GiveWay {
 pub const AGENT_RADIUS: f64 = 0.16;
 /// A goal's radius (m): half an agent's.
 pub const GOAL_RADIUS: f64 = AGENT_RADIUS / 2.0;
-/// VMAS's `min_collision_distance` (m).
-const COLLISION_DISTANCE: f64 = 0.005;
 
 impl GiveWay {
     /// Metrics, one value a world: agents on their goals, their mean distance to them.

@@ -10,17 +10,23 @@
 #![warn(missing_docs)]
 
 mod balance;
+mod discovery;
 mod dispersion;
+mod flocking;
 mod give_way;
 mod navigation;
+mod passage;
 mod sampling;
 mod transport;
 mod wheel;
 
 pub use balance::Balance;
+pub use discovery::Discovery;
 pub use dispersion::Dispersion;
+pub use flocking::Flocking;
 pub use give_way::GiveWay;
 pub use navigation::Navigation;
+pub use passage::Passage;
 pub use sampling::Sampling;
 pub use transport::Transport;
 pub use wheel::Wheel;
@@ -74,6 +80,12 @@ pub enum Task {
     Sampling(Sampling),
     /// VMAS's `give_way`.
     GiveWay(GiveWay),
+    /// VMAS's `passage`.
+    Passage(Passage),
+    /// VMAS's `flocking`.
+    Flocking(Flocking),
+    /// VMAS's `discovery`.
+    Discovery(Discovery),
 }
 
 /// Reads named options, VMAS's `check_kwargs_consumed`: every option must be taken by the
@@ -172,6 +184,18 @@ pub(crate) trait Rules {
     fn observe(&self, w: &World<'_>, memory: &[f64], out: &mut [f64]);
     fn reward(&self, w: &World<'_>, memory: &mut [f64], out: &mut [f64]) -> Outcome;
     fn measure(&self, w: &World<'_>, memory: &[f64], out: &mut [f64]);
+    /// Every agent's position and velocity, then every object's (a task whose objects move in
+    /// its memory writes them from there).
+    fn state(&self, w: &World<'_>, _memory: &[f64], out: &mut [f64]) {
+        for (b, o) in w
+            .agents
+            .iter()
+            .chain(w.objects)
+            .zip(out.chunks_exact_mut(4))
+        {
+            o.copy_from_slice(&[b.pos[0], b.pos[1], b.vel[0], b.vel[1]]);
+        }
+    }
 }
 
 impl Task {
@@ -185,8 +209,11 @@ impl Task {
             "balance" => Ok(Task::Balance(Balance::new(agents, options)?)),
             "sampling" => Ok(Task::Sampling(Sampling::new(agents, options)?)),
             "give_way" => Ok(Task::GiveWay(GiveWay::new(agents, options)?)),
+            "passage" => Ok(Task::Passage(Passage::new(agents, options)?)),
+            "flocking" => Ok(Task::Flocking(Flocking::new(agents, options)?)),
+            "discovery" => Ok(Task::Discovery(Discovery::new(agents, options)?)),
             other => Err(format!(
-                "no task '{other}' (there is: navigation, transport, dispersion, wheel, balance, sampling, give_way)"
+                "no task '{other}' (there is: navigation, transport, dispersion, wheel, balance, sampling, give_way, passage, flocking, discovery)"
             )),
         }
     }
@@ -200,6 +227,9 @@ impl Task {
             Task::Balance(t) => t,
             Task::Sampling(t) => t,
             Task::GiveWay(t) => t,
+            Task::Passage(t) => t,
+            Task::Flocking(t) => t,
+            Task::Discovery(t) => t,
         }
     }
 
@@ -213,6 +243,9 @@ impl Task {
             Task::Balance(_) => "balance",
             Task::Sampling(_) => "sampling",
             Task::GiveWay(_) => "give_way",
+            Task::Passage(_) => "passage",
+            Task::Flocking(_) => "flocking",
+            Task::Discovery(_) => "discovery",
         }
     }
 
@@ -273,16 +306,10 @@ impl Task {
         self.rules().measure(w, memory, out)
     }
 
-    /// A world's state: every agent's position and velocity, then every object's.
-    pub fn state(&self, w: &World<'_>, out: &mut [f64]) {
-        for (b, o) in w
-            .agents
-            .iter()
-            .chain(w.objects)
-            .zip(out.chunks_exact_mut(4))
-        {
-            o.copy_from_slice(&[b.pos[0], b.pos[1], b.vel[0], b.vel[1]]);
-        }
+    /// A world's state: every agent's position and velocity, then every object's, as the
+    /// world's `memory` has them.
+    pub fn state(&self, w: &World<'_>, memory: &[f64], out: &mut [f64]) {
+        self.rules().state(w, memory, out)
     }
 }
 
@@ -297,6 +324,41 @@ pub(crate) fn at(x: f64, y: f64) -> Body {
 
 /// VMAS's `LINE_MIN_DIST` (vmas/simulator/utils.py): how near a line or box counts as touching.
 pub(crate) const LINE_MIN_DIST: f64 = 4.0 / 600.0;
+
+/// Surfaces this near count as a collision (VMAS's `min_collision_distance`, 0.005 m in
+/// navigation, flocking and discovery; ssx's rigid contacts stop bodies at touching where VMAS's
+/// penalty forces let them overlap, so VMAS's overlap tests read it too).
+pub(crate) const COLLISION_DISTANCE: f64 = 0.005;
+
+/// A lidar ring about `a` (VMAS's `Lidar`): `out.len()` rays, the first at `start` rad from the
+/// body's heading, each the distance to the nearest of `discs` (centre, radius) it meets in
+/// front of it, or `range` (VMAS's `_cast_ray_to_sphere`).
+pub(crate) fn ring(
+    a: &Body,
+    start: f64,
+    range: f64,
+    discs: impl Iterator<Item = ([f64; 2], f64)> + Clone,
+    out: &mut [f64],
+) {
+    let n = out.len() as f64;
+    for (k, d) in out.iter_mut().enumerate() {
+        let th = start + std::f64::consts::TAU * k as f64 / n + a.rot;
+        let dir = [th.cos(), th.sin()];
+        *d = range;
+        for (c, r) in discs.clone() {
+            let u = [c[0] - a.pos[0], c[1] - a.pos[1]];
+            let along = u[0] * dir[0] + u[1] * dir[1];
+            let off2 = (u[0] * u[0] + u[1] * u[1]) - along * along;
+            // In front, within its radius of the ray, and met within the range.
+            if along > 0.0 && off2 < r * r {
+                let hit = along - (r * r - off2).sqrt();
+                if hit < *d {
+                    *d = hit;
+                }
+            }
+        }
+    }
+}
 
 /// The distance between two points of the plane.
 pub(crate) fn distance(a: [f64; 2], b: [f64; 2]) -> f64 {

@@ -13,7 +13,7 @@
 //! goal. VMAS's options `split_goals`, `agents_with_same_goal`, `enforce_bounds` and
 //! `comms_range` are not offered.
 
-use crate::{Options, Outcome, Rules, World, distance};
+use crate::{COLLISION_DISTANCE, Options, Outcome, Rules, World, distance};
 
 /// The navigation task's parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,8 +40,6 @@ pub struct Navigation {
 
 /// A goal's radius: VMAS's `Landmark` default shape, `Sphere()` of 0.05.
 const GOAL_RADIUS: f64 = 0.05;
-/// Surfaces this near count as a collision (VMAS's `min_collision_distance`).
-const COLLISION_DISTANCE: f64 = 0.005;
 
 impl Navigation {
     /// Metrics, one value a world: agents on their goals, colliding pairs, mean distance to goal.

@@ -162,28 +162,9 @@ impl Sampling {
 
     /// Each ray's distance to the nearest other agent's disc, or the range.
     fn lidar(&self, w: &World<'_>, i: usize, out: &mut [f64]) {
-        let a = &w.agents[i];
-        let r = self.agent_radius;
-        for (k, d) in out.iter_mut().enumerate() {
-            let th = LIDAR_START + std::f64::consts::TAU * k as f64 / LIDAR_RAYS as f64 + a.rot;
-            let dir = [th.cos(), th.sin()];
-            *d = self.lidar_range;
-            for (j, b) in w.agents.iter().enumerate() {
-                if j == i {
-                    continue;
-                }
-                let u = [b.pos[0] - a.pos[0], b.pos[1] - a.pos[1]];
-                let along = u[0] * dir[0] + u[1] * dir[1];
-                let off2 = (u[0] * u[0] + u[1] * u[1]) - along * along;
-                // In front, within its radius of the ray, and met within the range.
-                if along > 0.0 && off2 < r * r {
-                    let hit = along - (r * r - off2).sqrt();
-                    if hit < *d {
-                        *d = hit;
-                    }
-                }
-            }
-        }
+        let others = w.agents.iter().enumerate().filter(|&(j, _)| j != i);
+        let discs = others.map(|(_, b)| (b.pos, self.agent_radius));
+        crate::ring(&w.agents[i], LIDAR_START, self.lidar_range, discs, out);
     }
 }
 

@@ -194,5 +194,5 @@ pub(super) fn task_world(
     // After the reward, which may change what the agents see (dispersion's eaten food).
     t.observe(&w, row.memory, row.obs);
     t.measure(&w, row.memory, row.metrics);
-    t.state(&w, row.state);
+    t.state(&w, row.memory, row.state);
 }
