@@ -1,7 +1,8 @@
 """BenchMARL, unmodified, on two of ssx's tasks: its own Experiment runs MAPPO (continuous actions)
 on SsxTask.NAVIGATION.get_task() and QMIX (discrete) on SsxTask.BALANCE.get_task(), writes its
 marl-eval JSON, and logs the task's metrics through log_info. A smoke: two short iterations each (the learning curves are
-docs/learning.md's, from python/bench/vs_vmas.py)."""
+docs/learning.md's, from python/bench/vs_vmas.py). Every other task's env is built from BenchMARL's
+config and checked by TorchRL's check_env_specs."""
 
 import glob
 import json
@@ -79,3 +80,17 @@ def test_sampling_takes_its_own_collisions_option():
     config = dict(BENCHMARL_CONFIGS["sampling"], collisions=False, spawn_same_pos=True)
     env = SsxTask.SAMPLING.get_task(config=config).get_env_fun(2, True, 0, "cpu")()
     assert env.batch.observation_space.shape == (12,)
+
+
+@pytest.mark.parametrize("task", list(SsxTask), ids=lambda t: t.name)
+def test_every_task_builds_from_benchmarls_config_and_passes_torchrls_spec_check(task):
+    """Each member's env, from BenchMARL's yaml values, with the agents the yaml (or VMAS) has,
+    BenchMARL's episode length, and specs that TorchRL's check_env_specs accepts."""
+    from torchrl.envs.utils import check_env_specs
+
+    config = BENCHMARL_CONFIGS[task.name.lower()]
+    t = task.get_task()
+    env = t.get_env_fun(2, True, 0, "cpu")()
+    assert t.max_steps(env) == config["max_steps"]
+    assert len(t.group_map(env)["agents"]) == config.get("n_agents", env.batch.num_agents)
+    check_env_specs(env)

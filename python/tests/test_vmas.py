@@ -405,3 +405,103 @@ def test_give_way_the_corridor_blocks_a_head_on_pass_and_the_reward_is_the_teams
     assert np.all(s[:, :, 1] > -(0.2 - 0.16 - 4 / 600) - 1e-3), "none through the floor"
     gap = np.linalg.norm(s[:, 0] - s[:, 1], axis=-1)
     assert np.all(gap > 0.3) and np.all(gap < 0.34), gap
+
+
+def test_passage_a_cross_to_a_cross_through_the_gap_the_seed_draws():
+    """VMAS's passage: agent i and its goal at place i of two crosses (0.1 m arms), below and above
+    a wall of 19 boxes on 20 slots; the open slot, seen relative to each agent, is the one with no
+    box, and differs among worlds. Pushed straight up, the agents not under the gap stop at the
+    wall, each step's reward their shaping (100 × approach) less 10 for each contact."""
+    b = envs.passage(worlds=8, seed=3)
+    assert (b.num_agents, b.observation_space.shape, len(b.objects)) == (5, (8,), 24)
+    o = b.reset(seed=3)
+    s = b.state().reshape(8, -1, 4)[..., :2]
+    agents, goals, boxes = s[:, :5], s[:, 5:10], s[:, 10:]
+    cross = np.array(vmas.PASSAGE_CROSS)
+    np.testing.assert_allclose(agents - agents[:, 4:5], np.broadcast_to(cross, (8, 5, 2)), atol=1e-6)
+    np.testing.assert_allclose(goals - goals[:, 4:5], np.broadcast_to(cross, (8, 5, 2)), atol=1e-6)
+    assert np.all(agents[:, 4, 1] <= -0.3 + 1e-6) and np.all(goals[:, 4, 1] >= 0.3 - 1e-6)
+    np.testing.assert_allclose(o[..., 4:6], goals - agents, atol=1e-6)
+    slots = -1 - vmas.PASSAGE_RADIUS + 0.103 / 2 + 0.103 * np.arange(20)
+    gaps = o[:, 0, 6:8] + agents[:, 0]
+    for k in range(8):
+        taken = np.abs(boxes[k, :, None, 0] - slots[None, :]).min(axis=0) < 1e-6
+        assert taken.sum() == 19
+        np.testing.assert_allclose(gaps[k], [slots[~taken][0], 0.0], atol=1e-6)
+    assert len(set(np.round(gaps[:, 0], 4))) > 1, gaps
+    up = np.zeros((8, 5, 2))
+    up[..., 1] = 1.0
+    before = np.linalg.norm(agents - goals, axis=-1)
+    for _ in range(40):
+        _, r, _, _, info = b.step(up)
+        now_s = b.state().reshape(8, -1, 4)[..., :2]
+        now = np.linalg.norm(now_s[:, :5] - goals, axis=-1)
+        penalty = (r - 100 * (before - now)) / -10
+        np.testing.assert_allclose(penalty, np.round(penalty), atol=1e-6)
+        assert np.all(np.round(penalty) >= 0)
+        before = now
+    x = now_s[:, :5, 0]
+    under_gap = np.abs(x - gaps[:, :1]) < 0.103 / 2 - vmas.PASSAGE_RADIUS
+    stopped = now_s[:, :5, 1] < -0.1 - vmas.PASSAGE_RADIUS + 2e-3
+    assert np.all(stopped | under_gap), now_s[:, :5]
+    on_wall = np.abs(now_s[:, :5, 1] - (-0.1 - vmas.PASSAGE_RADIUS)) < 2e-3
+    assert on_wall.sum() >= 8
+    assert np.all(np.round(penalty)[on_wall] >= 1), "an agent on the wall pays for it"
+    assert info["collisions"].min() >= 1
+
+
+def test_flocking_the_target_drives_itself_and_the_reward_is_the_distance_shaping():
+    """VMAS's flocking: the target starts at (0, −1) and pushes itself with (cos(t/30), sin(t/30)) N
+    from the first action, its velocity the closed form v ← (v + 0.1·u)·0.75 while nothing touches
+    it; agents that do not act are paid the change of their mean (distance − 0.1)² to the others
+    and the target, to 1e-9."""
+    b = envs.flocking(agents=2, worlds=8, seed=5, n_obstacles=0)
+    b.reset(seed=5)
+    s = b.state().reshape(8, 3, 4)
+    np.testing.assert_allclose(s[:, 2], np.broadcast_to([0.0, -1.0, 0.0, 0.0], (8, 4)), atol=1e-6)
+    clear = np.linalg.norm(s[:, :2, :2] - s[:, 2:3, :2], axis=-1).min(axis=1) > 0.6
+    clear &= np.linalg.norm(s[:, 0, :2] - s[:, 1, :2], axis=-1) > 0.2
+    assert clear.sum() >= 2, "too few worlds with room about the target"
+
+    def shaping(p):
+        d = np.linalg.norm(p[:, :, None] - p[:, None, :], axis=-1)
+        return np.stack([((np.delete(d[:, i], i, axis=1) - 0.1) ** 2).mean(-1) for i in range(2)], axis=1)
+
+    before = shaping(s[..., :2])
+    v = np.zeros(2)
+    for t in range(12):
+        _, r, _, _, _ = b.step(np.zeros((8, 2, 2)))
+        v = (v + 0.1 * np.array([np.cos(t / 30), np.sin(t / 30)])) * 0.75
+        s = b.state().reshape(8, 3, 4)
+        np.testing.assert_allclose(s[clear, 2, 2:], np.broadcast_to(v, (clear.sum(), 2)), atol=1e-6)
+        now = shaping(s[..., :2])
+        np.testing.assert_allclose(r[clear], (before - now)[clear], atol=1e-9)
+        before = now
+
+
+def test_discovery_two_agents_cover_a_target_which_then_appears_elsewhere():
+    """VMAS's discovery: targets and agents start 0.2 apart; a target with two agents within 0.25
+    is covered: each of them is paid at least 1 (the covered targets in its range) and the target
+    moves, in the state, to a place at least 0.2 from every agent and other target. Agents 0 and
+    1 driven to target 0 cover it in every world."""
+    b = envs.discovery(worlds=4, seed=2)
+    b.reset(seed=2)
+    s = b.state().reshape(4, 12, 4)[..., :2]
+    d = np.linalg.norm(s[:, :, None] - s[:, None, :], axis=-1) + np.eye(12) * 9
+    assert d.min() >= 0.2 - 1e-6
+    covered_0 = np.zeros(4, bool)
+    for _ in range(60):
+        act = np.zeros((4, 5, 2))
+        act[:, :2] = np.clip(4 * (s[:, 5:6] - s[:, :2]), -1, 1)
+        _, r, _, _, info = b.step(act)
+        new = b.state().reshape(4, 12, 4)[..., :2]
+        moved = np.abs(new[:, 5:] - s[:, 5:]).max(-1) > 1e-9
+        np.testing.assert_array_equal(info["targets_covered"], moved.sum(-1))
+        for k, j in zip(*np.nonzero(moved)):
+            near = np.linalg.norm(new[k, :5] - s[k, 5 + j], axis=-1) < 0.25
+            assert near.sum() >= 2 and np.all(r[k, near] >= 1.0), (near, r[k])
+            others = np.delete(new[k], 5 + j, axis=0)
+            assert np.linalg.norm(others - new[k, 5 + j], axis=-1).min() >= 0.2 - 1e-9
+        covered_0 |= moved[:, 0]
+        s = new
+    assert covered_0.all(), "two agents driven onto a target cover it"

@@ -50,6 +50,18 @@ BENCHMARL_CONFIGS = {
     "give_way": {"max_steps": 100, "mirror_passage": False, "observe_rel_pos": False, "done_on_completion": False, "final_reward": 0.01},
     "balance": {"max_steps": 100, "n_agents": 4, "random_package_pos_on_line": True, "package_mass": 5},
     "transport": {"max_steps": 100, "n_agents": 4, "n_packages": 1, "package_width": 0.15, "package_length": 0.15, "package_mass": 50},
+    "passage": {"max_steps": 500, "n_passages": 1, "shared_reward": True},
+    "flocking": {"max_steps": 100, "n_agents": 4, "n_obstacles": 5, "collision_reward": -0.1},
+    "discovery": {
+        "max_steps": 100,
+        "n_agents": 5,
+        "n_targets": 7,
+        "lidar_range": 0.35,
+        "covering_range": 0.25,
+        "agents_per_target": 2,
+        "targets_respawn": True,
+        "shared_reward": True,
+    },
 }
 
 # VMAS's options ssx's tasks do not offer, by task, accepted at the value the task always has.
@@ -146,6 +158,9 @@ class SsxTask(Task):
     BALANCE = None
     SAMPLING = None
     GIVE_WAY = None
+    PASSAGE = None
+    FLOCKING = None
+    DISCOVERY = None
 
     @staticmethod
     def associated_class():

@@ -1,6 +1,6 @@
 """VMAS's tasks under their names, on ssx's planar engine: ``ssx.envs.navigation(agents=4,
 worlds=K, **options)`` (and ``transport``, ``dispersion``, ``wheel``, ``balance``, ``sampling``,
-``give_way``) is a ``TaskBatch`` of K worlds (world k seeded
+``give_way``, ``passage``, ``flocking``, ``discovery``) is a ``TaskBatch`` of K worlds (world k seeded
 ``seed + k``), and ``ssx.envs.navigation_scene(...)`` writes the task's scene file, which
 ``ssxd run`` runs too.
 
@@ -13,94 +13,24 @@ as a damping of the same factor a step (docs/learning.md says what differs).
 
 from __future__ import annotations
 
-import json
-import os
 import tempfile
 
-from .. import Worlds
 from .. import _ssx
-from .taskbatch import TaskBatch
-
-# VMAS's World defaults (vmas/simulator/core.py): dt 0.1 s, drag 0.25; an agent's mass 1 kg.
-VMAS_DT = 0.1
-VMAS_DRAG = 0.25
-AGENT_MASS = 1.0
-
-
-def _damping(dt=VMAS_DT, drag=VMAS_DRAG):
-    """Rapier's damping c that takes a velocity to (1 − drag) of itself each step of dt:
-    v ← v / (1 + dt·c)."""
-    return (1.0 / (1.0 - drag) - 1.0) / dt
-
-
-def _write(directory, name, value):
-    path = os.path.join(directory, name)
-    with open(path, "w") as f:
-        json.dump(value, f, indent=1)
-    return path
-
-
-def _agent(radius, rays, lidar_range, u_range=1.0, u_multiplier=1.0, color=(0.22, 0.49, 0.72, 1.0)):
-    """A VMAS agent: a disc of 1 kg that takes forces (the holonomic driver) and, when ``rays``,
-    a lidar ring of ``rays`` rays and ``lidar_range`` m, starting along its x axis."""
-    c = _damping()
-    art = {
-        "description": f"VMAS's holonomic agent: a disc of radius {radius} m and {AGENT_MASS} kg, forces from outside",
-        "bodies": [
-            {
-                "name": "base",
-                "mass": AGENT_MASS,
-                "linear_damping": c,
-                "angular_damping": c,
-                "planar": True,
-                "color": list(color),
-                # VMAS's contacts push along the line of centres only: no friction, no bounce.
-                "colliders": [{"shape": {"sphere": {"radius": radius}}, "friction": 0.0, "restitution": 0.0}],
-            }
-        ],
-        "driver": {
-            "library": "libssx_driver_ground.so",
-            "plugin": "holonomic",
-            "descriptor": {
-                "mode": "force",
-                "u_range": u_range,
-                "u_multiplier": u_multiplier,
-                "commands": {"timeout": 1e9},
-            },
-        },
-    }
-    if rays:
-        art["sensors"] = [
-            {
-                "name": "lidar",
-                "library": "libssx_sensors.so",
-                "plugin": "range",
-                "descriptor": {"count": rays, "max_range": lidar_range, "min_range": 0.0},
-            }
-        ]
-    return art
-
-
-def _landmark(color=(0.3, 0.69, 0.29, 1.0)):
-    """A goal: a static body with no collider (VMAS's `collide=False` landmark)."""
-    return {
-        "description": "a goal: nothing touches it, no ray meets it",
-        "bodies": [{"name": "mark", "kind": "static", "color": list(color)}],
-    }
-
-
-def _task_scene(name, seed, artifacts, gravity=(0.0, 0.0), dt=VMAS_DT):
-    """A task's scene: VMAS's step (0.1 s unless the scenario sets its own) on the planar engine,
-    no gravity but the task's in the plane (VMAS's drag stands for the floor), world k's
-    placements drawn from ``seed + k``."""
-    return {
-        "name": name,
-        "timestep": dt,
-        "gravity": [gravity[0], gravity[1], 0.0],
-        "seed": seed,
-        "engine": "planar",
-        "artifacts": artifacts,
-    }
+from .vmas_parts import (
+    LINE_MIN_DIST,
+    VMAS_DT,
+    _agent,
+    _ball,
+    _batch,
+    _ghost_agent,
+    _landmark,
+    _line,
+    _movable,
+    _slab,
+    _task_scene,
+    _walls,
+    _write,
+)
 
 
 def navigation_scene(agents=4, seed=0, directory=None, **options):
@@ -139,45 +69,6 @@ def navigation(agents=4, worlds=None, seed=0, workers=None, max_steps=100, actio
         agents, [f"goal_{i}" for i in range(agents)], "lidar",
         worlds, seed, workers, max_steps, actions, options,
     )
-
-
-def _walls(inner, inner_y=None):
-    """Four static walls whose inner faces bound [-inner, inner] × [-inner_y, inner_y] (a
-    square without ``inner_y``): where VMAS clamps its entities' positions to the world's
-    semidims, ssx's walls stop them."""
-    inner_y = inner if inner_y is None else inner_y
-    t = 0.1
-    wall = lambda name, pos, half: {  # noqa: E731
-        "name": name,
-        "kind": "static",
-        "pose": {"position": pos},
-        "color": [0.4, 0.4, 0.4, 1.0],
-        "colliders": [{"shape": {"box": {"size": [2 * half[0], 2 * half[1], 0.2]}}, "friction": 0.0}],
-    }
-    return {
-        "description": f"four walls around [-{inner}, {inner}] × [-{inner_y}, {inner_y}]",
-        "bodies": [
-            wall("s", [0.0, -inner_y - t / 2, 0.0], [inner + t, t / 2]),
-            wall("n", [0.0, inner_y + t / 2, 0.0], [inner + t, t / 2]),
-            wall("w", [-inner - t / 2, 0.0, 0.0], [t / 2, inner_y + t]),
-            wall("e", [inner + t / 2, 0.0, 0.0], [t / 2, inner_y + t]),
-        ],
-    }
-
-
-def _movable(name, mass, shape, color):
-    """A movable body in the plane of ``mass`` and one collider of ``shape``, VMAS's drag as
-    damping, no friction and no bounce (VMAS's contacts push along the line of centres only)."""
-    c = _damping()
-    return {
-        "name": name,
-        "mass": mass,
-        "linear_damping": c,
-        "angular_damping": c,
-        "planar": True,
-        "color": list(color),
-        "colliders": [{"shape": shape, "friction": 0.0, "restitution": 0.0}],
-    }
 
 
 def _package(length, width, mass):
@@ -221,28 +112,6 @@ def transport_scene(agents=4, seed=0, directory=None, **options):
     return _write(directory, "transport.json", scene)
 
 
-def _batch(make, name, scene, agents, objects, lidar, worlds, seed, workers, max_steps, actions, options, u_range=1.0):
-    """A task's ``TaskBatch`` on ``scene`` (a function of the directory it writes into), its
-    actions within ±``u_range``."""
-    files = tempfile.TemporaryDirectory(prefix="ssx-task-")
-    path = scene(files.name)
-    batch = TaskBatch(
-        Worlds(path, worlds or 1, workers=workers),
-        _ssx.Task(name, agents, options),
-        objects=objects,
-        lidar=lidar,
-        max_steps=max_steps,
-        actions=actions,
-        u_range=u_range,
-    )
-    batch._files = files
-    batch._recipe = (
-        make,
-        dict(agents=agents, worlds=worlds, seed=seed, workers=workers, max_steps=max_steps, actions=actions, **options),
-    )
-    return batch
-
-
 def transport(agents=4, worlds=None, seed=0, workers=None, max_steps=100, actions="continuous", **options):
     """VMAS's transport (see ``transport_scene``): a ``TaskBatch``. ``max_steps``: BenchMARL's
     transport episode (100 actions). ``options``: VMAS's ``n_packages``, ``package_width``,
@@ -254,18 +123,6 @@ def transport(agents=4, worlds=None, seed=0, workers=None, max_steps=100, action
         agents, ["goal_0"] + [f"package_{i}" for i in range(packages)], None,
         worlds, seed, workers, max_steps, actions, options,
     )
-
-
-def _ghost_agent(radius):
-    """VMAS's agent that touches nothing (``collide=False``): a 1 kg body with no collider, the
-    inertia of a solid ball of ``radius``, that takes forces (the holonomic driver)."""
-    art = _agent(radius, 0, 0.0)
-    body = art["bodies"][0]
-    del body["colliders"]
-    i = 0.4 * AGENT_MASS * radius**2
-    body["inertia"] = [i, i, i]
-    art["description"] = f"VMAS's holonomic agent that touches nothing: {AGENT_MASS} kg, forces from outside"
-    return art
 
 
 def dispersion_scene(agents=4, seed=0, directory=None, **options):
@@ -296,11 +153,6 @@ def dispersion(agents=4, worlds=None, seed=0, workers=None, max_steps=100, actio
         agents, [f"food_{i}" for i in range(food)], None,
         worlds, seed, workers, max_steps, actions, options,
     )
-
-
-# VMAS's LINE_MIN_DIST (vmas/simulator/utils.py): how near a line counts as touching; here the
-# half width of the box that stands for VMAS's line.
-LINE_MIN_DIST = 4 / 600
 
 
 def _pinned_bar(length, mass):
@@ -342,37 +194,6 @@ def wheel(agents=4, worlds=None, seed=0, workers=None, max_steps=100, actions="c
         agents, ["wheel_0"], None,
         worlds, seed, workers, max_steps, actions, options,
     )
-
-
-def _slab(name, centre, size):
-    """A static box of ``size`` (x, y) at ``centre`` in the plane, without friction."""
-    return {
-        "name": name,
-        "kind": "static",
-        "pose": {"position": [centre[0], centre[1], 0.0]},
-        "color": [0.6, 0.6, 0.6, 1.0],
-        "colliders": [{"shape": {"box": {"size": [size[0], size[1], 0.2]}}, "friction": 0.0}],
-    }
-
-
-def _ball(radius, mass, color=(0.9, 0.1, 0.1, 1.0)):
-    """A movable disc of ``radius`` and ``mass`` that nothing holds but the floor's drag."""
-    return {
-        "description": f"a ball of radius {radius} m and {mass} kg",
-        "bodies": [
-            _movable("ball", mass, {"sphere": {"radius": radius}}, color)
-        ],
-    }
-
-
-def _line(length, mass):
-    """VMAS's movable line: a box ``length`` long and ``LINE_MIN_DIST`` thick each side."""
-    return {
-        "description": f"a line of {length} m and {mass} kg",
-        "bodies": [
-            _movable("line", mass, {"box": {"size": [length, 2 * LINE_MIN_DIST, 0.05]}}, (0.1, 0.1, 0.1, 1.0))
-        ],
-    }
 
 
 # VMAS's balance (vmas/scenarios/balance.py): its line, radii, y semidim and gravity.
@@ -538,11 +359,184 @@ def give_way(agents=2, worlds=None, seed=0, workers=None, max_steps=100, actions
     )
 
 
+# VMAS's passage (vmas/scenarios/passage.py): its agents, cross and wall.
+PASSAGE_RADIUS = 0.03333
+PASSAGE_SPACING = 0.1
+PASSAGE_SLOT = (0.103, 0.2)
+PASSAGE_SLOTS = 20
+# The cross's places: VMAS's order (+x, +y, −x, −y), then the centre.
+PASSAGE_CROSS = ((PASSAGE_SPACING, 0.0), (0.0, PASSAGE_SPACING), (-PASSAGE_SPACING, 0.0), (0.0, -PASSAGE_SPACING), (0.0, 0.0))
+
+
+def _cross(name, centre):
+    """Five instances ``name_0`` .. ``name_4`` of ``name``.json at the cross's places about the
+    instance ``centre``."""
+    return [
+        {"name": f"{name}_{i}", "artifact": f"{name}.json", "relative_to": centre, "pose": {"position": [x, y, 0.0]}}
+        for i, (x, y) in enumerate(PASSAGE_CROSS)
+    ]
+
+
+def passage_scene(agents=5, seed=0, directory=None, **options):
+    """The scene file of VMAS's passage (options as ``passage``'s): 5 agents of radius 0.03333
+    whose forces are 0.7 of their actions, in a cross (a centre, and 0.1 m along +x, +y, −x, −y:
+    agent i at place i) about a centre drawn in [−0.8, 0.8] × [−0.8, −0.3]; their goals in the
+    same cross about a centre drawn in [−0.8, 0.8] × [0.3, 0.8]; a wall along y = 0 of 20 boxes
+    of 0.103 × 0.2 m from x = −1.0333, ``n_passages`` of them left out where the seed draws;
+    walls where VMAS's semidims (1) stop an agent's centre. Returns its path."""
+    _ssx.Task("passage", agents, options)  # checks the options
+    opened = int(options.get("n_passages", 1))
+    r = PASSAGE_RADIUS
+    edge = 3 * r + PASSAGE_SPACING
+    directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
+    _write(directory, "agent.json", _agent(r, 0, 0.0, u_multiplier=0.7))
+    _write(directory, "goal.json", _landmark())
+    _write(directory, "mark.json", {"description": "a cross's centre", "bodies": [{"name": "mark", "kind": "static"}]})
+    _write(directory, "box.json", {"description": "a box of VMAS's passage wall", "bodies": [_slab("box", (0.0, 0.0), PASSAGE_SLOT)]})
+    _write(directory, "walls.json", _walls(1.0 + r))
+    first = -1.0 - r + PASSAGE_SLOT[0] / 2
+    mark = lambda name, y0, y1: {  # noqa: E731
+        "name": name,
+        "artifact": "mark.json",
+        "replicate": {"random": {"count": 1, "min": [-1.0 + edge, y0, 0.0], "max": [1.0 - edge, y1, 0.0]}},
+    }
+    scene = _task_scene(f"passage-{opened}", seed, [
+        {"name": "walls", "artifact": "walls.json"},
+        mark("start", -1.0 + edge, -edge - PASSAGE_SLOT[1] / 2),
+        mark("finish", edge + PASSAGE_SLOT[1] / 2, 1.0 - edge),
+        *_cross("agent", "start"),
+        *_cross("goal", "finish"),
+        {
+            "name": "passage",
+            "artifact": "box.json",
+            "pose": {"position": [first, 0.0, 0.0]},
+            "replicate": {"grid": {"count": PASSAGE_SLOTS, "columns": PASSAGE_SLOTS, "spacing": [PASSAGE_SLOT[0], 1.0], "leave_out": opened}},
+        },
+    ])
+    return _write(directory, "passage.json", scene)
+
+
+def passage(agents=5, worlds=None, seed=0, workers=None, max_steps=500, actions="continuous", **options):
+    """VMAS's passage (see ``passage_scene``): a ``TaskBatch`` of 5 agents. ``max_steps``:
+    BenchMARL's passage episode (500 actions). ``options``: VMAS's ``n_passages``,
+    ``shared_reward``."""
+    opened = int(options.get("n_passages", 1))
+    return _batch(
+        passage, "passage",
+        lambda d: passage_scene(agents, seed=seed, directory=d, **options),
+        agents, [f"goal_{i}" for i in range(5)] + [f"passage_{i}" for i in range(PASSAGE_SLOTS - opened)], None,
+        worlds, seed, workers, max_steps, actions, options,
+    )
+
+
+# VMAS's flocking (vmas/scenarios/flocking.py): its agents, obstacles and target.
+FLOCKING_RADIUS = 0.05
+FLOCKING_OBSTACLE = 0.1
+# The target's action turns 1/30 rad each step of VMAS's 0.1 s.
+FLOCKING_TURN = 1.0 / 30.0 / VMAS_DT
+
+
+def flocking_scene(agents=4, seed=0, directory=None, **options):
+    """The scene file of VMAS's flocking (options as ``flocking``'s): a target at (0, −1), an
+    agent of radius 0.05 that collides and drives itself (force (cos θ, sin θ), θ turning 1/30
+    rad a step from the first action on: the ``turning`` holonomic driver); ``n_obstacles``
+    static discs of radius 0.1 and ``agents`` agents of radius 0.05 drawn in [−1, 1]², no two
+    nearer than ``min_dist_between_entities`` (0.15) and none that near the target. No walls
+    (VMAS's flocking has no semidims). Returns its path."""
+    task = _ssx.Task("flocking", agents, options)  # checks the options
+    obstacles = task.objects - 1
+    apart = options.get("min_dist_between_entities", 0.15)
+    directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
+    _write(directory, "agent.json", _agent(FLOCKING_RADIUS, 0, 0.0))
+    target = _agent(FLOCKING_RADIUS, 0, 0.0, color=(0.3, 0.69, 0.29, 1.0))
+    target["driver"]["descriptor"] = {"mode": "force", "turning": {"rate": FLOCKING_TURN, "after": VMAS_DT}}
+    target["description"] = "VMAS's flocking target: an agent whose action turns 1/30 rad a step"
+    _write(directory, "target.json", target)
+    _write(directory, "obstacle.json", {
+        "description": f"an obstacle: a static disc of radius {FLOCKING_OBSTACLE} m",
+        "bodies": [{
+            "name": "obstacle",
+            "kind": "static",
+            "color": [0.9, 0.1, 0.1, 1.0],
+            "colliders": [{"shape": {"sphere": {"radius": FLOCKING_OBSTACLE}}, "friction": 0.0, "restitution": 0.0}],
+        }],
+    })
+    box = {"min": [-1.0, -1.0, 0.0], "max": [1.0, 1.0, 0.0], "clearance": apart}
+    arts = [{"name": "target", "artifact": "target.json", "pose": {"position": [0.0, -1.0, 0.0]}}]
+    if obstacles:
+        arts.append({"name": "obstacle", "artifact": "obstacle.json", "replicate": {"random": dict(count=obstacles, apart_from=["target"], **box)}})
+    arts.append({
+        "name": "agent",
+        "artifact": "agent.json",
+        "replicate": {"random": dict(count=task.agents, apart_from=["target"] + (["obstacle"] if obstacles else []), **box)},
+    })
+    return _write(directory, "flocking.json", _task_scene(f"flocking-{agents}", seed, arts))
+
+
+def flocking(agents=4, worlds=None, seed=0, workers=None, max_steps=100, actions="continuous", **options):
+    """VMAS's flocking (see ``flocking_scene``): a ``TaskBatch``. ``max_steps``: BenchMARL's
+    flocking episode (100 actions). ``options``: VMAS's ``n_obstacles``,
+    ``min_dist_between_entities``, ``n_lidar_rays``, ``collision_reward``,
+    ``dist_shaping_factor``."""
+    obstacles = int(options.get("n_obstacles", 5))
+    return _batch(
+        flocking, "flocking",
+        lambda d: flocking_scene(agents, seed=seed, directory=d, **options),
+        agents, ["target"] + [f"obstacle_{i}" for i in range(obstacles)], None,
+        worlds, seed, workers, max_steps, actions, options,
+    )
+
+
+# VMAS's discovery (vmas/scenarios/discovery.py): its agents' and targets' radius.
+DISCOVERY_RADIUS = 0.05
+
+
+def discovery_scene(agents=5, seed=0, directory=None, **options):
+    """The scene file of VMAS's discovery (options as ``discovery``'s): ``n_targets`` targets
+    (marks: the task keeps where they are, and moves them) and ``agents`` agents of radius 0.05
+    drawn in [−x_semidim, x_semidim] × [−y_semidim, y_semidim], no two nearer than
+    ``min_dist_between_entities`` (0.2); walls where the semidims stop an agent's centre.
+    Returns its path."""
+    task = _ssx.Task("discovery", agents, options)  # checks the options
+    xs, ys = options.get("x_semidim", 1.0), options.get("y_semidim", 1.0)
+    apart = options.get("min_dist_between_entities", 0.2)
+    r = DISCOVERY_RADIUS
+    directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
+    _write(directory, "agent.json", _agent(r, 0, 0.0))
+    _write(directory, "target.json", _landmark())
+    _write(directory, "walls.json", _walls(xs + r, ys + r))
+    box = {"min": [-xs, -ys, 0.0], "max": [xs, ys, 0.0], "clearance": apart}
+    scene = _task_scene(f"discovery-{agents}", seed, [
+        {"name": "walls", "artifact": "walls.json"},
+        {"name": "target", "artifact": "target.json", "replicate": {"random": dict(count=task.objects, **box)}},
+        {"name": "agent", "artifact": "agent.json", "replicate": {"random": dict(count=task.agents, apart_from=["target"], **box)}},
+    ])
+    return _write(directory, "discovery.json", scene)
+
+
+def discovery(agents=5, worlds=None, seed=0, workers=None, max_steps=100, actions="continuous", **options):
+    """VMAS's discovery (see ``discovery_scene``): a ``TaskBatch``. ``max_steps``: BenchMARL's
+    discovery episode (100 actions). ``options``: VMAS's ``n_targets``, ``x_semidim``,
+    ``y_semidim``, ``min_dist_between_entities``, ``lidar_range``, ``covering_range``,
+    ``use_agent_lidar``, ``n_lidar_rays_entities``, ``n_lidar_rays_agents``,
+    ``agents_per_target``, ``targets_respawn``, ``shared_reward``, ``agent_collision_penalty``,
+    ``covering_rew_coeff``, ``time_penalty``."""
+    targets = int(options.get("n_targets", 7))
+    return _batch(
+        discovery, "discovery",
+        lambda d: discovery_scene(agents, seed=seed, directory=d, **options),
+        agents, [f"target_{i}" for i in range(targets)], None,
+        worlds, seed, workers, max_steps, actions, options,
+    )
+
+
 TASKS = {
     "navigation": navigation, "transport": transport, "dispersion": dispersion, "wheel": wheel,
-    "balance": balance, "sampling": sampling, "give_way": give_way,
+    "balance": balance, "sampling": sampling, "give_way": give_way, "passage": passage,
+    "flocking": flocking, "discovery": discovery,
 }
 """VMAS's tasks ssx has, by name."""
 
-DEFAULT_AGENTS = {"navigation": 4, "transport": 4, "dispersion": 4, "wheel": 4, "balance": 3, "sampling": 3, "give_way": 2}
+DEFAULT_AGENTS = {"navigation": 4, "transport": 4, "dispersion": 4, "wheel": 4, "balance": 3, "sampling": 3, "give_way": 2,
+                  "passage": 5, "flocking": 4, "discovery": 5}
 """Each task's agents by default (VMAS's ``n_agents``)."""
