@@ -25,7 +25,7 @@ import torch
 
 import ssx.envs as envs
 
-TASKS = ["navigation", "transport", "dispersion", "wheel", "balance", "sampling", "give_way"]
+TASKS = ["navigation", "transport", "dispersion", "wheel", "balance", "sampling", "give_way", "passage", "flocking", "discovery"]
 # BenchMARL's task configurations (benchmarl/conf/task/vmas/<task>.yaml) with VMAS's agents.
 SETTINGS = {
     "navigation": dict(n_agents=4),
@@ -35,6 +35,9 @@ SETTINGS = {
     "balance": dict(n_agents=4),
     "sampling": dict(n_agents=3),
     "give_way": {},
+    "passage": {},
+    "flocking": dict(n_agents=4),
+    "discovery": dict(n_agents=5),
 }
 
 
@@ -125,8 +128,17 @@ def scripted(task, obs):
     goes round the origin counter-clockwise; balance is VMAS's own heuristic (balance.py's
     ``HeuristicPolicy``: push up by the package's height below the goal); sampling climbs the
     eight samples around the agent (its observation's last eight terms); give_way drives each
-    agent at full speed toward the other end, head-on."""
-    if task == "give_way":
+    agent at full speed toward the other end, head-on; passage drives to the open slot (the
+    observation's last two terms) while below the wall, then to the goal; flocking and discovery
+    are VMAS's own heuristics (their scenario files' ``HeuristicPolicy``: round a circle of 0.3
+    or 0.75 m about the origin, away from an obstacle the lidar sees within 0.1 m, toward a
+    target it sees within 0.3 m)."""
+    if task in ("flocking", "discovery"):
+        return circling(task, obs)
+    if task == "passage":
+        below = obs[..., 1:2] < 0.15
+        u = np.where(below, obs[..., 6:8] + np.array([0.0, 0.05]), obs[..., 4:6]) * 4.0
+    elif task == "give_way":
         u = np.zeros(obs.shape[:-1] + (2,))
         u[:, 0, 0], u[:, 1, 0] = 0.5, -0.5
     elif task == "sampling":
@@ -151,6 +163,23 @@ def scripted(task, obs):
         near = np.linalg.norm(behind, axis=-1, keepdims=True) < 0.05
         u = np.where(near, d, behind * 6.0)
     return np.clip(u, -1, 1)
+
+
+def circling(task, obs):
+    """VMAS's flocking and discovery heuristics (vmas/scenarios/{flocking,discovery}.py,
+    ``HeuristicPolicy.compute_action``), in numpy: aim 0.1 m ahead (clockwise) of the nearest
+    point of a circle about the origin; flocking steps back from the nearest lidar ray under 0.1
+    m, discovery steps toward the nearest under 0.3 m; the action 10 × the offset."""
+    radius, lidar, near, sign = (0.3, obs[..., 6:18], 0.1, -1.0) if task == "flocking" else (0.75, obs[..., 4:19], 0.3, 1.0)
+    p = obs[..., :2]
+    on = p / (np.linalg.norm(p, axis=-1, keepdims=True) + 1e-12) * radius
+    normal = np.stack([on[..., 1], -on[..., 0]], axis=-1)
+    want = on + normal / (np.linalg.norm(normal, axis=-1, keepdims=True) + 1e-12) * 0.1
+    k = lidar.argmin(-1)
+    th = k / lidar.shape[-1] * 2 * np.pi
+    seen = (lidar < near).any(-1, keepdims=True)
+    want = np.where(seen, p + sign * 0.1 * np.stack([np.cos(th), np.sin(th)], axis=-1), want)
+    return np.clip((want - p) * 10.0, -1, 1)
 
 
 def baselines(task, episodes_worlds=64, seed=100):

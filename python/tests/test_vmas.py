@@ -505,3 +505,22 @@ def test_discovery_two_agents_cover_a_target_which_then_appears_elsewhere():
         covered_0 |= moved[:, 0]
         s = new
     assert covered_0.all(), "two agents driven onto a target cover it"
+
+
+def test_a_turning_target_takes_no_commands_and_a_bad_rate_is_refused(tmp_path):
+    """The flocking target's open-loop ``turning`` action with ``commands`` beside it, or a rate
+    that is not a number in range, is refused by the world with the driver's message."""
+    import json
+
+    scene = envs.flocking_scene(directory=str(tmp_path))
+    path = tmp_path / "target.json"
+    target = json.loads(path.read_text())
+    for change, message in [
+        ({"commands": {"timeout": 1.0}}, "'turning' is an open-loop action and takes no 'commands'"),
+        ({"turning": {"rate": 1e9}}, "'turning.rate' must be from -1e6 to 1e6, got 1e9"),
+    ]:
+        bad = json.loads(json.dumps(target))
+        bad["driver"]["descriptor"].update(change)
+        path.write_text(json.dumps(bad))
+        with pytest.raises(Exception, match="artifact 'target': cannot create driver 'holonomic': invalid descriptor: " + message):
+            ssx.Worlds(scene, 1)

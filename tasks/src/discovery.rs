@@ -330,7 +330,7 @@ mod tests {
         t.observe(&w, &memory, &mut obs);
         let ring = &obs[2 * 19 + 4..3 * 19];
         let nearest = ring.iter().cloned().fold(f64::INFINITY, f64::min);
-        assert!(nearest >= 0.1 && nearest < 0.35, "{ring:?}");
+        assert!((0.1..0.35).contains(&nearest), "{ring:?}");
         // Shared: the team's 2, halved, to everyone.
         let t = Task::new(
             "discovery",
