@@ -289,6 +289,13 @@ impl PhysicEngine for PlanarEngine {
             } => {
                 rb.set_linvel(v(&linear), true);
                 rb.set_angvel(angular.z as f32, true);
+                // Rapier wakes a body only when its velocity changes. Held at one commanded
+                // velocity that hardly moves its shape (a disc turning in place, a slow creep)
+                // it would fall asleep after 0.5 s and skip a step; a commanded motion keeps it
+                // awake.
+                if linear != Vec3::zeros() || angular != Vec3::zeros() {
+                    rb.wake_up(true);
+                }
                 return;
             }
             _ => return,

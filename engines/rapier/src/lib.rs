@@ -435,6 +435,13 @@ impl PhysicEngine for RapierEngine {
             } => {
                 rb.set_linvel(v(&linear), true);
                 rb.set_angvel(v(&angular), true);
+                // Rapier wakes a body only when its velocity changes. Held at one commanded
+                // velocity that hardly moves its shape (a disc turning in place, a slow creep)
+                // it would fall asleep after 0.5 s and skip a step; a commanded motion keeps it
+                // awake.
+                if linear != Vec3::zeros() || angular != Vec3::zeros() {
+                    rb.wake_up(true);
+                }
                 return;
             }
             BodyCommand::JointTarget { .. }

@@ -279,6 +279,38 @@ fn a_slow_fall_in_the_plane_does_not_fall_asleep() {
     }
 }
 
+/// A disc held at a commanded turn in place keeps turning: its shape does not move, which
+/// Rapier's sleep would take for rest after 0.5 s (a differential-drive robot turning on the
+/// spot, VMAS's tasks on ssx's differential drive). 0.5 rad/s for 4 s turns it 2 rad.
+#[test]
+fn a_disc_commanded_to_turn_in_place_does_not_fall_asleep() {
+    for (name, mut e) in planar_engines(Vec3::zeros()) {
+        let disc = e
+            .add_body(&body(
+                BodyKind::Dynamic,
+                [0.0, 0.0, 0.1],
+                Shape::Sphere { radius: 0.1 },
+            ))
+            .unwrap();
+        let steps = (4.0 / DT).round() as usize;
+        for _ in 0..steps {
+            e.apply(&BodyCommand::Velocity {
+                body: disc,
+                linear: Vec3::zeros(),
+                angular: Vec3::new(0.0, 0.0, 0.5),
+            });
+            e.step(DT);
+        }
+        let s = state(&*e, disc, 1);
+        let (_, _, yaw) = s.pose.rotation.euler_angles();
+        assert!((yaw - 2.0).abs() < 1e-3, "{name}: turned {yaw} rad, not 2");
+        assert!(
+            s.pose.translation.vector.xy().norm() < 1e-6,
+            "{name}: {s:?}"
+        );
+    }
+}
+
 /// A body attached to a carrier rides at its offset in the plane as the carrier drives, and
 /// stays where it was released.
 #[test]
