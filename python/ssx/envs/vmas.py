@@ -9,13 +9,16 @@ Each task's rules, defaults, observation terms (in VMAS's order) and reward term
 ``tasks/src/<task>.rs``). Its physics is ssx's: rigid contacts on rapier2d where VMAS pushes
 bodies apart with penalty forces, and VMAS's drag (the velocity times 1 − 0.25 once a 0.1 s step)
 as a damping of the same factor a step (docs/learning.md says what differs).
+
+Every task and scene function also takes ``drive="diffdrive"`` (ssx's, not VMAS's): the agents on
+ssx's differential drive, their action (v, ω) within the task's ±u_range, in place of VMAS's
+holonomic agent.
 """
 
 from __future__ import annotations
 
 import tempfile
 
-from .. import _ssx
 from .vmas_parts import (
     LINE_MIN_DIST,
     VMAS_DT,
@@ -27,9 +30,11 @@ from .vmas_parts import (
     _line,
     _movable,
     _slab,
+    _task,
     _task_scene,
     _walls,
     _write,
+    _write_agent,
 )
 
 
@@ -37,12 +42,12 @@ def navigation_scene(agents=4, seed=0, directory=None, **options):
     """The scene file of VMAS's navigation for ``agents`` agents (options: ``agent_radius``,
     ``n_lidar_rays``, ``lidar_range``, as ``navigation``'s): agents and goals drawn in [-1, 1]²
     from the seed, no two nearer than 2·radius + 0.05. Returns its path."""
-    task = _ssx.Task("navigation", agents, options)  # checks the options
+    task = _task("navigation", agents, options)  # checks the options
     radius = options.get("agent_radius", 0.1)
     rays = task.lidar_rays
     lidar_range = options.get("lidar_range", 0.35)
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write(directory, "agent.json", _agent(radius, rays, lidar_range))
+    _write_agent(directory, _agent(radius, rays, lidar_range), options)
     _write(directory, "goal.json", _landmark())
     apart = 2 * radius + 0.05
     box = {"min": [-1.0, -1.0, 0.0], "max": [1.0, 1.0, 0.0], "clearance": apart}
@@ -87,13 +92,13 @@ def transport_scene(agents=4, seed=0, directory=None, **options):
     radius 0.15, drawn in [-1, 1]² (agents no nearer each other than 0.06, the goal and the
     packages no nearer than 0.266 to anything drawn before them), walls where VMAS's semidims
     (1 + 2·0.03 + 0.15) stop an agent's centre. Returns its path."""
-    _ssx.Task("transport", agents, options)  # checks the options
+    _task("transport", agents, options)  # checks the options
     radius = 0.03
     length = options.get("package_length", 0.15)
     width = options.get("package_width", 0.15)
     packages = int(options.get("n_packages", 1))
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write(directory, "agent.json", _agent(radius, 0, 0.0, u_multiplier=0.6))
+    _write_agent(directory, _agent(radius, 0, 0.0, u_multiplier=0.6), options)
     _write(directory, "goal.json", _landmark())
     _write(directory, "package.json", _package(length, width, options.get("package_mass", 50.0)))
     _write(directory, "walls.json", _walls(1.0 + 2 * radius + max(length, width) + radius))
@@ -129,11 +134,11 @@ def dispersion_scene(agents=4, seed=0, directory=None, **options):
     """The scene file of VMAS's dispersion (options as ``dispersion``'s): agents of radius 0.035
     that touch nothing, all at the origin, and ``n_food`` items (one an agent) drawn uniformly in
     [-pos_range, pos_range]². Returns its path."""
-    _ssx.Task("dispersion", agents, options)  # checks the options
+    _task("dispersion", agents, options)  # checks the options
     food = int(options.get("n_food", agents))
     r = options.get("pos_range", 1.0)
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write(directory, "agent.json", _ghost_agent(0.035))
+    _write_agent(directory, _ghost_agent(0.035), options)
     _write(directory, "food.json", _landmark())
     scene = _task_scene(f"dispersion-{agents}", seed, [
             {"name": "agent", "artifact": "agent.json", "replicate": {"random": {"count": agents, "min": [0.0, 0.0, 0.0], "max": [0.0, 0.0, 0.0]}}},
@@ -173,9 +178,9 @@ def wheel_scene(agents=4, seed=0, directory=None, **options):
     forces are 0.6 of their actions, drawn in [-1, 1]² (no two nearer than 0.06), and a bar of
     ``line_length`` and ``line_mass`` pinned at the origin at a random heading. Returns its
     path."""
-    _ssx.Task("wheel", agents, options)  # checks the options
+    _task("wheel", agents, options)  # checks the options
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write(directory, "agent.json", _agent(0.03, 0, 0.0, u_multiplier=0.6))
+    _write_agent(directory, _agent(0.03, 0, 0.0, u_multiplier=0.6), options)
     _write(directory, "bar.json", _pinned_bar(options.get("line_length", 2.0), options.get("line_mass", 30.0)))
     scene = _task_scene(f"wheel-{agents}", seed, [
             {"name": "wheel", "artifact": "bar.json", "replicate": {"random": {"count": 1, "min": [0.0, 0.0, 0.0], "max": [0.0, 0.0, 0.0], "random_yaw": True}}},
@@ -211,13 +216,13 @@ def balance_scene(agents=3, seed=0, directory=None, **options):
     it with ``random_package_pos_on_line``, else at its middle), standing on the line's upper face
     (VMAS's line has no thickness); the goal drawn in [−1, 1] × [0, 1]; a ceiling where VMAS's y
     semidim (1) stops an agent's centre. Returns its path."""
-    task = _ssx.Task("balance", agents, options)  # checks the options
+    task = _task("balance", agents, options)  # checks the options
     agents = task.agents
     mass = options.get("package_mass", 5.0)
     anywhere = bool(options.get("random_package_pos_on_line", True))
     r, half = BALANCE_RADIUS, BALANCE_LINE / 2
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write(directory, "agent.json", _agent(r, 0, 0.0, u_multiplier=0.7))
+    _write_agent(directory, _agent(r, 0, 0.0, u_multiplier=0.7), options)
     _write(directory, "goal.json", _landmark())
     _write(directory, "package.json", _ball(BALANCE_BALL, mass))
     _write(directory, "line.json", _line(BALANCE_LINE, 5.0))
@@ -264,14 +269,14 @@ def sampling_scene(agents=3, seed=0, directory=None, **options):
     origin with ``spawn_same_pos``), touching nothing without ``collisions``; ``n_gaussians``
     landmarks, the Gaussians' centres, drawn in the same box; walls where VMAS's semidims
     (xdim − radius) stop an agent's centre. Returns its path."""
-    task = _ssx.Task("sampling", agents, options)  # checks the options
+    task = _task("sampling", agents, options)  # checks the options
     agents = task.agents
     r = options.get("agent_radius", 0.025)
     xdim, ydim = options.get("xdim", 1.0), options.get("ydim", 1.0)
     collide = bool(options.get("collisions", True))
     same = bool(options.get("spawn_same_pos", False))
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write(directory, "agent.json", _agent(r, 0, 0.0) if collide else _ghost_agent(r))
+    _write_agent(directory, _agent(r, 0, 0.0) if collide else _ghost_agent(r), options)
     _write(directory, "gaussian.json", _landmark((0.9, 0.6, 0.1, 1.0)))
     _write(directory, "walls.json", _walls(xdim, ydim))
     box = {"min": [-xdim, -ydim, 0.0], "max": [xdim, ydim, 0.0]}
@@ -310,7 +315,7 @@ def give_way_scene(agents=2, seed=0, directory=None, **options):
     each ±0.02 m at random (an invisible mark drawn there that the agent stands relative_to),
     driven by velocity within ±``v_range`` (0.5 m/s), no drag; their goals at (2.29, 0) and
     (−2.29, 0). Returns its path."""
-    _ssx.Task("give_way", agents, options)  # checks the options
+    _task("give_way", agents, options)  # checks the options
     v = options.get("v_range", 0.5)
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
     agent = _agent(GIVE_WAY_RADIUS, 0, 0.0, u_range=v)
@@ -318,7 +323,7 @@ def give_way_scene(agents=2, seed=0, directory=None, **options):
     body["linear_damping"] = body["angular_damping"] = 0.0
     agent["driver"]["descriptor"]["mode"] = "velocity"
     agent["description"] = f"VMAS's give_way agent: a disc of radius {GIVE_WAY_RADIUS} m driven by velocity"
-    _write(directory, "agent.json", agent)
+    _write_agent(directory, agent, options)
     _write(directory, "goal.json", _landmark())
     _write(directory, "mark.json", {"description": "where an agent starts", "bodies": [{"name": "mark", "kind": "static"}]})
     t = 2 * LINE_MIN_DIST
@@ -384,12 +389,12 @@ def passage_scene(agents=5, seed=0, directory=None, **options):
     same cross about a centre drawn in [−0.8, 0.8] × [0.3, 0.8]; a wall along y = 0 of 20 boxes
     of 0.103 × 0.2 m from x = −1.0333, ``n_passages`` of them left out where the seed draws;
     walls where VMAS's semidims (1) stop an agent's centre. Returns its path."""
-    _ssx.Task("passage", agents, options)  # checks the options
+    _task("passage", agents, options)  # checks the options
     opened = int(options.get("n_passages", 1))
     r = PASSAGE_RADIUS
     edge = 3 * r + PASSAGE_SPACING
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write(directory, "agent.json", _agent(r, 0, 0.0, u_multiplier=0.7))
+    _write_agent(directory, _agent(r, 0, 0.0, u_multiplier=0.7), options)
     _write(directory, "goal.json", _landmark())
     _write(directory, "mark.json", {"description": "a cross's centre", "bodies": [{"name": "mark", "kind": "static"}]})
     _write(directory, "box.json", {"description": "a box of VMAS's passage wall", "bodies": [_slab("box", (0.0, 0.0), PASSAGE_SLOT)]})
@@ -443,11 +448,11 @@ def flocking_scene(agents=4, seed=0, directory=None, **options):
     static discs of radius 0.1 and ``agents`` agents of radius 0.05 drawn in [−1, 1]², no two
     nearer than ``min_dist_between_entities`` (0.15) and none that near the target. No walls
     (VMAS's flocking has no semidims). Returns its path."""
-    task = _ssx.Task("flocking", agents, options)  # checks the options
+    task = _task("flocking", agents, options)  # checks the options
     obstacles = task.objects - 1
     apart = options.get("min_dist_between_entities", 0.15)
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write(directory, "agent.json", _agent(FLOCKING_RADIUS, 0, 0.0))
+    _write_agent(directory, _agent(FLOCKING_RADIUS, 0, 0.0), options)
     target = _agent(FLOCKING_RADIUS, 0, 0.0, color=(0.3, 0.69, 0.29, 1.0))
     target["driver"]["descriptor"] = {"mode": "force", "turning": {"rate": FLOCKING_TURN, "after": VMAS_DT}}
     target["description"] = "VMAS's flocking target: an agent whose action turns 1/30 rad a step"
@@ -497,12 +502,12 @@ def discovery_scene(agents=5, seed=0, directory=None, **options):
     drawn in [−x_semidim, x_semidim] × [−y_semidim, y_semidim], no two nearer than
     ``min_dist_between_entities`` (0.2); walls where the semidims stop an agent's centre.
     Returns its path."""
-    task = _ssx.Task("discovery", agents, options)  # checks the options
+    task = _task("discovery", agents, options)  # checks the options
     xs, ys = options.get("x_semidim", 1.0), options.get("y_semidim", 1.0)
     apart = options.get("min_dist_between_entities", 0.2)
     r = DISCOVERY_RADIUS
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write(directory, "agent.json", _agent(r, 0, 0.0))
+    _write_agent(directory, _agent(r, 0, 0.0), options)
     _write(directory, "target.json", _landmark())
     _write(directory, "walls.json", _walls(xs + r, ys + r))
     box = {"min": [-xs, -ys, 0.0], "max": [xs, ys, 0.0], "clearance": apart}

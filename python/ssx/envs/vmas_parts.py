@@ -75,6 +75,53 @@ def _agent(radius, rays, lidar_range, u_range=1.0, u_multiplier=1.0, color=(0.22
     return art
 
 
+DRIVES = ("holonomic", "diffdrive")
+"""How a task's agents move: VMAS's holonomic agent (the default), or ssx's differential drive."""
+
+
+def _options(options):
+    """The task's own options: ``options`` less ``drive`` (ssx's, not VMAS's)."""
+    return {k: v for k, v in options.items() if k != "drive"}
+
+
+def _task(name, agents, options):
+    """The task ``name`` (its options checked, ``drive`` among them)."""
+    drive = options.get("drive", "holonomic")
+    if drive not in DRIVES:
+        raise ValueError(f"{name}: drive must be one of {', '.join(DRIVES)}, got {drive!r}")
+    return _ssx.Task(name, agents, _options(options))
+
+
+def _diff_drive(art):
+    """``art``, a holonomic agent, driven by ssx's differential drive instead: its action (v, ω),
+    the forward speed along its heading (m/s) and its turn rate (rad/s), each within the
+    holonomic agent's ±u_range, set every step (VMAS's ``DiffDrive`` dynamics take the same two
+    numbers; ``u_multiplier``, a force's, is not applied), with no drag."""
+    u = art["driver"]["descriptor"].get("u_range", 1.0)
+    art["driver"] = {
+        "library": "libssx_driver_ground.so",
+        "plugin": "diffdrive",
+        "descriptor": {
+            "max_speed": u,
+            "max_turn_rate": u,
+            "behaviour": {"velocity": {"linear": 0.0, "angular": 0.0}},
+            "commands": {"timeout": 1e9},
+        },
+    }
+    # The drive sets the velocity every step: no drag between (give_way's velocity agents too).
+    body = art["bodies"][0]
+    body["linear_damping"] = body["angular_damping"] = 0.0
+    art["description"] += ", on a differential drive"
+    return art
+
+
+def _write_agent(directory, art, options):
+    """Writes the task's agent, ``art``, as ``agent.json``, on the drive ``options`` names."""
+    if options.get("drive", "holonomic") == "diffdrive":
+        art = _diff_drive(art)
+    return _write(directory, "agent.json", art)
+
+
 def _landmark(color=(0.3, 0.69, 0.29, 1.0)):
     """A goal: a static body with no collider (VMAS's `collide=False` landmark)."""
     return {
@@ -191,7 +238,7 @@ def _batch(make, name, scene, agents, objects, lidar, worlds, seed, workers, max
     path = scene(files.name)
     batch = TaskBatch(
         Worlds(path, worlds or 1, workers=workers),
-        _ssx.Task(name, agents, options),
+        _task(name, agents, options),
         objects=objects,
         lidar=lidar,
         max_steps=max_steps,
