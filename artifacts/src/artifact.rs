@@ -111,29 +111,7 @@ impl Loader<'_> {
             };
             let mut colliders = Vec::with_capacity(b.colliders.len());
             for (j, c) in b.colliders.iter().enumerate() {
-                let shape = match c.shape {
-                    ShapeFile::Box { size } => Shape::Box {
-                        half_extents: Vec3::new(size[0].0, size[1].0, size[2].0) / 2.0,
-                    },
-                    ShapeFile::Sphere { radius } => Shape::Sphere { radius: radius.0 },
-                    ShapeFile::Capsule { radius, length } => Shape::Capsule {
-                        radius: radius.0,
-                        half_length: length.0 / 2.0,
-                    },
-                    ShapeFile::Cylinder { radius, length } => Shape::Cylinder {
-                        radius: radius.0,
-                        half_length: length.0 / 2.0,
-                    },
-                    ShapeFile::Plane {} => {
-                        if kind != BodyKind::Static {
-                            return Err(src.err(
-                                &format!("{at}.colliders[{j}].shape"),
-                                "a plane is infinite: only static bodies may have one",
-                            ));
-                        }
-                        Shape::Plane
-                    }
-                };
+                let shape = shape_of(&src, &format!("{at}.colliders[{j}].shape"), &c.shape, kind)?;
                 colliders.push(ColliderSpec {
                     shape,
                     local_pose: xyz_rpy(&c.pose),
@@ -219,6 +197,15 @@ impl Loader<'_> {
                     body: i,
                     local_pose: c.local_pose,
                     shape: c.shape.clone(),
+                    color,
+                });
+            }
+            for (j, v) in b.visuals.iter().enumerate() {
+                let shape = shape_of(&src, &format!("{at}.visuals[{j}].shape"), &v.shape, kind)?;
+                visuals.push(ArtifactVisual {
+                    body: i,
+                    local_pose: xyz_rpy(&v.pose),
+                    shape,
                     color,
                 });
             }
@@ -430,4 +417,28 @@ impl Loader<'_> {
         }
         Ok((driver, sensors))
     }
+}
+
+/// A shape of a scene file as the engines take it (`at`: where it stands, for the error).
+fn shape_of(src: &Source, at: &str, shape: &ShapeFile, kind: BodyKind) -> Result<Shape, SsxError> {
+    Ok(match *shape {
+        ShapeFile::Box { size } => Shape::Box {
+            half_extents: Vec3::new(size[0].0, size[1].0, size[2].0) / 2.0,
+        },
+        ShapeFile::Sphere { radius } => Shape::Sphere { radius: radius.0 },
+        ShapeFile::Capsule { radius, length } => Shape::Capsule {
+            radius: radius.0,
+            half_length: length.0 / 2.0,
+        },
+        ShapeFile::Cylinder { radius, length } => Shape::Cylinder {
+            radius: radius.0,
+            half_length: length.0 / 2.0,
+        },
+        ShapeFile::Plane {} => {
+            if kind != BodyKind::Static {
+                return Err(src.err(at, "a plane is infinite: only static bodies may have one"));
+            }
+            Shape::Plane
+        }
+    })
 }

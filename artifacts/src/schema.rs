@@ -619,6 +619,20 @@ pub struct BodyFile {
     /// Colliders (also drawn, in `color`).
     #[serde(default)]
     pub colliders: Vec<ColliderFile>,
+    /// Shapes drawn, in `color`, that nothing touches (a goal's disc).
+    #[serde(default)]
+    pub visuals: Vec<VisualFile>,
+}
+
+/// A shape of a body that is drawn and touches nothing.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VisualFile {
+    /// Shape.
+    pub shape: ShapeFile,
+    /// Pose relative to the body.
+    #[serde(default)]
+    pub pose: PoseFile,
 }
 
 /// What a joint allows.

@@ -48,7 +48,7 @@ def navigation_scene(agents=4, seed=0, directory=None, **options):
     lidar_range = options.get("lidar_range", 0.35)
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
     _write_agent(directory, _agent(radius, rays, lidar_range), options)
-    _write(directory, "goal.json", _landmark())
+    _write(directory, "goal.json", _landmark(radius=0.05))
     apart = 2 * radius + 0.05
     box = {"min": [-1.0, -1.0, 0.0], "max": [1.0, 1.0, 0.0], "clearance": apart}
     scene = _task_scene(f"navigation-{agents}", seed, [
@@ -99,7 +99,7 @@ def transport_scene(agents=4, seed=0, directory=None, **options):
     packages = int(options.get("n_packages", 1))
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
     _write_agent(directory, _agent(radius, 0, 0.0, u_multiplier=0.6), options)
-    _write(directory, "goal.json", _landmark())
+    _write(directory, "goal.json", _landmark(radius=0.15))
     _write(directory, "package.json", _package(length, width, options.get("package_mass", 50.0)))
     _write(directory, "walls.json", _walls(1.0 + 2 * radius + max(length, width) + radius))
     apart = 0.5 * (length**2 + width**2) ** 0.5 + 0.15 + 0.01
@@ -139,7 +139,7 @@ def dispersion_scene(agents=4, seed=0, directory=None, **options):
     r = options.get("pos_range", 1.0)
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
     _write_agent(directory, _ghost_agent(0.035), options)
-    _write(directory, "food.json", _landmark())
+    _write(directory, "food.json", _landmark(radius=options.get("food_radius", 0.05)))
     scene = _task_scene(f"dispersion-{agents}", seed, [
             {"name": "agent", "artifact": "agent.json", "replicate": {"random": {"count": agents, "min": [0.0, 0.0, 0.0], "max": [0.0, 0.0, 0.0]}}},
             {"name": "food", "artifact": "food.json", "replicate": {"random": {"count": food, "min": [-r, -r, 0.0], "max": [r, r, 0.0]}}},
@@ -223,7 +223,7 @@ def balance_scene(agents=3, seed=0, directory=None, **options):
     r, half = BALANCE_RADIUS, BALANCE_LINE / 2
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
     _write_agent(directory, _agent(r, 0, 0.0, u_multiplier=0.7), options)
-    _write(directory, "goal.json", _landmark())
+    _write(directory, "goal.json", _landmark(radius=BALANCE_BALL))
     _write(directory, "package.json", _ball(BALANCE_BALL, mass))
     _write(directory, "line.json", _line(BALANCE_LINE, 5.0))
     floor_top = -1.0 - r
@@ -277,7 +277,7 @@ def sampling_scene(agents=3, seed=0, directory=None, **options):
     same = bool(options.get("spawn_same_pos", False))
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
     _write_agent(directory, _agent(r, 0, 0.0) if collide else _ghost_agent(r), options)
-    _write(directory, "gaussian.json", _landmark((0.9, 0.6, 0.1, 1.0)))
+    _write(directory, "gaussian.json", _landmark((0.9, 0.6, 0.1, 1.0), radius=0.03))
     _write(directory, "walls.json", _walls(xdim, ydim))
     box = {"min": [-xdim, -ydim, 0.0], "max": [xdim, ydim, 0.0]}
     spawn = {"min": [0.0, 0.0, 0.0], "max": [0.0, 0.0, 0.0]} if same else dict(box, **({"clearance": 2 * r} if collide else {}))
@@ -324,7 +324,7 @@ def give_way_scene(agents=2, seed=0, directory=None, **options):
     agent["driver"]["descriptor"]["mode"] = "velocity"
     agent["description"] = f"VMAS's give_way agent: a disc of radius {GIVE_WAY_RADIUS} m driven by velocity"
     _write_agent(directory, agent, options)
-    _write(directory, "goal.json", _landmark())
+    _write(directory, "goal.json", _landmark(radius=GIVE_WAY_RADIUS / 2))
     _write(directory, "mark.json", {"description": "where an agent starts", "bodies": [{"name": "mark", "kind": "static"}]})
     t = 2 * LINE_MIN_DIST
     walls = [
@@ -395,7 +395,7 @@ def passage_scene(agents=5, seed=0, directory=None, **options):
     edge = 3 * r + PASSAGE_SPACING
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
     _write_agent(directory, _agent(r, 0, 0.0, u_multiplier=0.7), options)
-    _write(directory, "goal.json", _landmark())
+    _write(directory, "goal.json", _landmark(radius=PASSAGE_RADIUS))
     _write(directory, "mark.json", {"description": "a cross's centre", "bodies": [{"name": "mark", "kind": "static"}]})
     _write(directory, "box.json", {"description": "a box of VMAS's passage wall", "bodies": [_slab("box", (0.0, 0.0), PASSAGE_SLOT)]})
     _write(directory, "walls.json", _walls(1.0 + r))

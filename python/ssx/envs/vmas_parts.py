@@ -28,6 +28,8 @@ def _damping(dt=VMAS_DT, drag=VMAS_DRAG):
 
 
 def _write(directory, name, value):
+    """Writes ``value`` as JSON to ``directory``/``name`` (the directory made if it is not there)."""
+    os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, name)
     with open(path, "w") as f:
         json.dump(value, f, indent=1)
@@ -122,12 +124,13 @@ def _write_agent(directory, art, options):
     return _write(directory, "agent.json", art)
 
 
-def _landmark(color=(0.3, 0.69, 0.29, 1.0)):
-    """A goal: a static body with no collider (VMAS's `collide=False` landmark)."""
-    return {
-        "description": "a goal: nothing touches it, no ray meets it",
-        "bodies": [{"name": "mark", "kind": "static", "color": list(color)}],
-    }
+def _landmark(color=(0.3, 0.69, 0.29, 1.0), radius=None):
+    """A goal: a static body with no collider (VMAS's `collide=False` landmark), drawn as a flat
+    disc of ``radius`` (none drawn without one)."""
+    body = {"name": "mark", "kind": "static", "color": list(color)}
+    if radius:
+        body["visuals"] = [{"shape": {"cylinder": {"radius": radius, "length": 0.01}}}]
+    return {"description": "a goal: nothing touches it, no ray meets it", "bodies": [body]}
 
 
 def _task_scene(name, seed, artifacts, gravity=(0.0, 0.0), dt=VMAS_DT):
@@ -221,10 +224,11 @@ LINE_MIN_DIST = 4 / 600
 
 def _ghost_agent(radius):
     """VMAS's agent that touches nothing (``collide=False``): a 1 kg body with no collider, the
-    inertia of a solid ball of ``radius``, that takes forces (the holonomic driver)."""
+    inertia of a solid ball of ``radius``, that takes forces (the holonomic driver), drawn as a
+    ball of ``radius`` that nothing meets."""
     art = _agent(radius, 0, 0.0)
     body = art["bodies"][0]
-    del body["colliders"]
+    body["visuals"] = [{"shape": body.pop("colliders")[0]["shape"]}]
     i = 0.4 * AGENT_MASS * radius**2
     body["inertia"] = [i, i, i]
     art["description"] = f"VMAS's holonomic agent that touches nothing: {AGENT_MASS} kg, forces from outside"

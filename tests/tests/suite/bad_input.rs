@@ -2,6 +2,7 @@
 //! line:column; nothing panics.
 
 use ssx_artifacts::Scene;
+use ssx_core::Shape;
 use ssx_tests::{Workspace, registry};
 
 const BALL: &str = r#"{ "bodies": [ { "name": "b", "mass": 1.0, "colliders": [ { "shape": { "sphere": { "radius": 0.1 } } } ] } ] }"#;
@@ -569,6 +570,47 @@ fn a_grid_leaves_cells_out_drawn_from_the_seed() {
     assert!(
         err.ends_with(
             "(at artifacts[0].replicate.grid.leave_out): 20 cells left out of 20 leaves no copy: it must be below count"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_body_draws_a_visual_that_touches_nothing() {
+    let goal = |shape: &str| {
+        format!(
+            r#"{{ "bodies": [ {{ "name": "mark", "kind": "kinematic", "color": [0.3, 0.7, 0.3, 1], "visuals": [ {{ "shape": {shape}, "pose": {{ "position": [0, 0, 0.005] }} }} ] }} ] }}"#
+        )
+    };
+    let scene =
+        r#"{ "timestep": 0.01, "artifacts": [ { "name": "goal", "artifact": "goal.json" } ] }"#;
+    let ws = Workspace::new();
+    ws.write(
+        "goal.json",
+        &goal(r#"{ "cylinder": { "radius": 0.05, "length": 0.01 } }"#),
+    );
+    let s = Scene::load(&ws.write("scene.json", scene), &registry()).unwrap();
+    let a = &s.artifacts[0];
+    assert!(
+        a.bodies[0].1.colliders.is_empty(),
+        "a visual is no collider"
+    );
+    let [v] = &a.visuals[..] else {
+        panic!("{:?}", a.visuals)
+    };
+    assert_eq!(
+        v.shape,
+        Shape::Cylinder {
+            radius: 0.05,
+            half_length: 0.005
+        }
+    );
+    assert_eq!(v.color, [0.3, 0.7, 0.3, 1.0]);
+    assert!((v.local_pose.translation.z - 0.005).abs() < 1e-15);
+    let err = error_of(scene, &[("goal.json", &goal(r#"{ "plane": {} }"#))]);
+    assert!(
+        err.ends_with(
+            "(at bodies[0].visuals[0].shape): a plane is infinite: only static bodies may have one"
         ),
         "{err}"
     );
