@@ -11,8 +11,9 @@
 //! position, then each open slot's centre − position (8 values with one passage). The reward:
 //! the shaping term (distance to goal at the last step − now, times 100), the team's sum to
 //! each with `shared_reward` (VMAS's default is off, BenchMARL's on), less 10 for each other
-//! agent and each box it overlaps. The episode ends when every agent is within half its radius
-//! of its goal.
+//! agent and each box it overlaps (with `shared_reward`, VMAS's way, agent i's reward less the
+//! penalties of agents 0 to i: VMAS takes each agent's from the one shared tensor in turn). The
+//! episode ends when every agent is within half its radius of its goal.
 //!
 //! What differs: VMAS shuffles which agent stands where in the cross; here agent i stands at
 //! place i (the centre is agent 4), which a policy that shares its parameters cannot tell. With
@@ -71,9 +72,13 @@ impl Passage {
     }
 
     /// Each agent's penalties for what it overlaps, added to `out`; the number of contacts.
+    /// With `shared_reward` agent i's reward carries the penalties of agents 0 to i, as VMAS
+    /// computes it: its shared reward is one tensor, kept across the agents' calls within a
+    /// step, from which each agent's call takes its own penalties in turn.
     fn contacts(&self, w: &World<'_>, mut out: Option<&mut [f64]>) -> usize {
         let touch = 2.0 * AGENT_RADIUS + COLLISION_DISTANCE;
         let mut n = 0;
+        let mut carried = 0.0;
         for (i, a) in w.agents.iter().enumerate() {
             let mut hits = 0;
             for (j, b) in w.agents.iter().enumerate() {
@@ -93,7 +98,13 @@ impl Passage {
                 }
             }
             if let Some(out) = out.as_deref_mut() {
-                out[i] += PENALTY * hits as f64;
+                let mine = PENALTY * hits as f64;
+                if self.shared_reward {
+                    carried += mine;
+                    out[i] += carried;
+                } else {
+                    out[i] += mine;
+                }
             }
         }
         n
@@ -276,8 +287,8 @@ mod tests {
         assert_eq!(&m[..2], &[0.0, 2.0]);
     }
 
-    /// Shared: every agent is paid the team's shaping sum; the episode ends with every agent
-    /// within half its radius of its goal.
+    /// Shared: every agent is paid the team's shaping sum, less the penalties VMAS's shared
+    /// tensor carries; the episode ends with every agent within half its radius of its goal.
     #[test]
     fn shared_reward_and_the_end() {
         let t = Task::new("passage", 5, &[("shared_reward".into(), 1.0)]).unwrap();
@@ -302,6 +313,25 @@ mod tests {
         let each = 100.0 * (1.0 - 0.016);
         for v in &r {
             assert!((v - 5.0 * each).abs() < 1e-9, "{r:?}");
+        }
+        // Agents 1 and 2 touch: VMAS's shared tensor takes agent 1's 10, then agent 2's, so
+        // agent 0 pays none, agent 1 10 and agents 2 to 4 20 each.
+        let mut close = near.clone();
+        close[2].pos = [
+            close[1].pos[0] + 2.0 * AGENT_RADIUS + 0.001,
+            close[1].pos[1],
+        ];
+        let w = World {
+            agents: &close,
+            objects: &objs,
+            lidar: &[],
+        };
+        t.reward(&w, &mut memory, &mut r);
+        let team: f64 = (0..5)
+            .map(|i| 100.0 * (distance(near[i].pos, goals[i]) - distance(close[i].pos, goals[i])))
+            .sum();
+        for (v, paid) in r.iter().zip([0.0, 10.0, 20.0, 20.0, 20.0]) {
+            assert!((v - (team - paid)).abs() < 1e-9, "{r:?}");
         }
     }
 
