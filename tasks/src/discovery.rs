@@ -224,12 +224,10 @@ impl Rules for Discovery {
     }
 
     fn reward(&self, w: &World<'_>, memory: &mut [f64], out: &mut [f64]) -> Outcome {
-        let covered: Vec<bool> = (0..self.n_targets)
-            .map(|t| self.is_covered(w, memory, t))
-            .collect();
         for (a, r) in w.agents.iter().zip(out.iter_mut()) {
             let mine = (0..self.n_targets).filter(|&t| {
-                covered[t] && distance(a.pos, Self::target(memory, t)) < self.covering_range
+                distance(a.pos, Self::target(memory, t)) < self.covering_range
+                    && self.is_covered(w, memory, t)
             });
             *r = mine.count() as f64 * self.covering_rew_coeff;
         }
@@ -243,11 +241,15 @@ impl Rules for Discovery {
             let touching = others.filter(|(_, b)| distance(a.pos, b.pos) < touch);
             *r += touching.count() as f64 * self.agent_collision_penalty + self.time_penalty;
         }
-        let n = covered.iter().filter(|&&c| c).count() as f64;
-        memory[COVERED] = n;
-        memory[FOUND] += n;
         let found = self.found_at();
-        for t in (0..self.n_targets).filter(|&t| covered[t]) {
+        let mut n = 0.0;
+        for t in 0..self.n_targets {
+            // Covered as the reward found it: moving a target leaves every other's cover as it
+            // was (a cover reads the agents and that target alone).
+            if !self.is_covered(w, memory, t) {
+                continue;
+            }
+            n += 1.0;
             if self.targets_respawn {
                 self.respawn(w, memory, t);
             } else {
@@ -258,6 +260,8 @@ impl Rules for Discovery {
                 memory[PLACES + 2 * t..PLACES + 2 * t + 2].copy_from_slice(&p);
             }
         }
+        memory[COVERED] = n;
+        memory[FOUND] += n;
         Outcome {
             done: memory[found..].iter().all(|&f| f == 1.0),
         }
@@ -289,15 +293,7 @@ impl Rules for Discovery {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Task, at};
-
-    fn world<'a>(agents: &'a [Body], targets: &'a [Body]) -> World<'a> {
-        World {
-            agents,
-            objects: targets,
-            lidar: &[],
-        }
-    }
+    use crate::{Task, at, world};
 
     /// Two agents near target 0 cover it, one near target 1 does not; each of the two is paid
     /// 1 (the team's 2, halved, when shared); target 0 moves at least 0.2 from everything and

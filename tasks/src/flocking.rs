@@ -173,7 +173,7 @@ impl Rules for Flocking {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Body, Task, at};
+    use crate::{Body, Task, at, world};
 
     /// The observation in VMAS's order, its lidar meeting an obstacle straight ahead (+x) at
     /// its distance less the radius, and nothing beyond the range.
@@ -185,11 +185,7 @@ mod tests {
         a0.vel = [0.25, -0.5];
         let agents = [a0, at(0.5, 0.5)];
         let objects = [at(0.0, -1.0), at(0.25, 0.0)];
-        let w = World {
-            agents: &agents,
-            objects: &objects,
-            lidar: &[],
-        };
+        let w = world(&agents, &objects);
         let mut obs = vec![0.0; 2 * 18];
         t.observe(&w, &[], &mut obs);
         assert_eq!(&obs[..6], &[0.0, 0.0, 0.25, -0.5, 0.0, 1.0]);
@@ -208,21 +204,13 @@ mod tests {
         let target = at(0.0, -1.0);
         let start = [at(0.0, 0.0), at(0.3, 0.0)];
         let objects = [target];
-        let w = World {
-            agents: &start,
-            objects: &objects,
-            lidar: &[],
-        };
+        let w = world(&start, &objects);
         let mut memory = vec![0.0; 2];
         t.start(&w, &mut memory);
         let sq = |d: f64| (d - 0.1) * (d - 0.1);
         assert_eq!(memory[0], (sq(0.3) + sq(1.0)) / 2.0);
         let moved = [at(0.2, 0.0), at(0.3, 0.0)];
-        let w = World {
-            agents: &moved,
-            objects: &objects,
-            lidar: &[],
-        };
+        let w = world(&moved, &objects);
         let mut r = vec![0.0; 2];
         t.reward(&w, &mut memory, &mut r);
         let now0 = (sq(0.1) + sq(0.2f64.hypot(1.0))) / 2.0;
@@ -233,11 +221,7 @@ mod tests {
         assert!((r[1] - (sq(0.3) / 2.0 - 0.1)).abs() < 1e-12, "{r:?}");
         // Agent 1 touches the target (surfaces 0.004 m apart): −0.1 to it, none to the target.
         let touching = [at(0.0, 0.5), at(0.0, -1.0 + 0.104)];
-        let w = World {
-            agents: &touching,
-            objects: &objects,
-            lidar: &[],
-        };
+        let w = world(&touching, &objects);
         let before = memory.clone();
         t.reward(&w, &mut memory, &mut r);
         assert!(
@@ -256,11 +240,7 @@ mod tests {
         let t = Task::new("flocking", 3, &[("n_obstacles".into(), 0.0)]).unwrap();
         let agents: Vec<Body> = vec![at(0.0, 0.0), at(0.5, 0.5), at(0.103, 0.0)];
         let objects = [at(0.0, -1.0)];
-        let w = World {
-            agents: &agents,
-            objects: &objects,
-            lidar: &[],
-        };
+        let w = world(&agents, &objects);
         let Task::Flocking(f) = &t else { panic!() };
         let mut out = vec![0.0; 3];
         assert_eq!(f.collisions(&w, Some(&mut out)), 1);

@@ -322,6 +322,16 @@ pub(crate) fn at(x: f64, y: f64) -> Body {
     }
 }
 
+/// A world of `agents` and `objects` with no lidar readings, for the tasks' tests.
+#[cfg(test)]
+pub(crate) fn world<'a>(agents: &'a [Body], objects: &'a [Body]) -> World<'a> {
+    World {
+        agents,
+        objects,
+        lidar: &[],
+    }
+}
+
 /// VMAS's `LINE_MIN_DIST` (vmas/simulator/utils.py): how near a line or box counts as touching.
 pub(crate) const LINE_MIN_DIST: f64 = 4.0 / 600.0;
 

@@ -172,10 +172,15 @@ impl Rules for Navigation {
 
     fn measure(&self, w: &World<'_>, _: &[f64], out: &mut [f64]) {
         let n = self.agents;
-        let d: Vec<f64> = (0..n).map(|i| self.to_goal(w, i)).collect();
-        out[0] = d.iter().filter(|&&d| d < GOAL_RADIUS).count() as f64;
+        let (mut reached, mut sum) = (0, 0.0);
+        for i in 0..n {
+            let d = self.to_goal(w, i);
+            reached += usize::from(d < GOAL_RADIUS);
+            sum += d;
+        }
+        out[0] = reached as f64;
         out[1] = self.collisions(w, None) as f64;
-        out[2] = d.iter().sum::<f64>() / n as f64;
+        out[2] = sum / n as f64;
     }
 }
 

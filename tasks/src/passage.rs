@@ -210,7 +210,7 @@ impl Rules for Passage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Body, Task, at};
+    use crate::{Body, Task, at, world};
 
     /// A wall of every slot but `open`, goals at `goals`.
     fn objects(goals: &[[f64; 2]], open: &[usize]) -> Vec<Body> {
@@ -241,11 +241,7 @@ mod tests {
         let agents: Vec<Body> = (0..5).map(|i| at(-0.5 + 0.2 * i as f64, -0.5)).collect();
         let goals: Vec<[f64; 2]> = (0..5).map(|i| [0.2 * i as f64, 0.5]).collect();
         let objs = objects(&goals, &[7]);
-        let w = World {
-            agents: &agents,
-            objects: &objs,
-            lidar: &[],
-        };
+        let w = world(&agents, &objs);
         let mut memory = vec![0.0; t.memory()];
         t.start(&w, &mut memory);
         let gap = FIRST_SLOT + 7.0 * SLOT_LENGTH;
@@ -268,11 +264,7 @@ mod tests {
         moved[2].pos = [slot9, -SLOT_WIDTH / 2.0 - AGENT_RADIUS - 0.001];
         moved[3].pos = [0.5, -0.5];
         moved[4].pos = [0.5 + 2.0 * AGENT_RADIUS + 0.004, -0.5];
-        let w = World {
-            agents: &moved,
-            objects: &objs,
-            lidar: &[],
-        };
+        let w = world(&moved, &objs);
         let before = memory.clone();
         let mut r = vec![0.0; 5];
         assert!(!t.reward(&w, &mut memory, &mut r).done);
@@ -295,19 +287,11 @@ mod tests {
         let goals: Vec<[f64; 2]> = (0..5).map(|i| [-0.8 + 0.3 * i as f64, 0.5]).collect();
         let objs = objects(&goals, &[3]);
         let far: Vec<Body> = goals.iter().map(|g| at(g[0], -0.5)).collect();
-        let w = World {
-            agents: &far,
-            objects: &objs,
-            lidar: &[],
-        };
+        let w = world(&far, &objs);
         let mut memory = vec![0.0; t.memory()];
         t.start(&w, &mut memory);
         let near: Vec<Body> = goals.iter().map(|g| at(g[0] + 0.016, g[1])).collect();
-        let w = World {
-            agents: &near,
-            objects: &objs,
-            lidar: &[],
-        };
+        let w = world(&near, &objs);
         let mut r = vec![0.0; 5];
         assert!(t.reward(&w, &mut memory, &mut r).done);
         let each = 100.0 * (1.0 - 0.016);
@@ -321,11 +305,7 @@ mod tests {
             close[1].pos[0] + 2.0 * AGENT_RADIUS + 0.001,
             close[1].pos[1],
         ];
-        let w = World {
-            agents: &close,
-            objects: &objs,
-            lidar: &[],
-        };
+        let w = world(&close, &objs);
         t.reward(&w, &mut memory, &mut r);
         let team: f64 = (0..5)
             .map(|i| 100.0 * (distance(near[i].pos, goals[i]) - distance(close[i].pos, goals[i])))
