@@ -227,6 +227,8 @@ pub struct Environment {
     driver_shards: Vec<Shard<DriverSlot>>,
     /// Each artifact's readings in the sensor shards, up to the last artifact with sensors.
     reading_index: Vec<Option<(u32, u32)>>,
+    /// This world's number among the process's Environments (`PluginInit::world`).
+    world_id: u64,
     /// Whether some driver or sensor came from a library, so that a swap thread is worth
     /// starting (its recipes are made then, from the specs and slots: [`Environment::recipes`]).
     swappable: bool,

@@ -115,6 +115,13 @@ typedef struct {
   uint32_t body_count;
   // How many joints the artifact has. Appended with `body_count`.
   uint32_t joint_count;
+  // The world the instance is made in: one number for every instance of one world, another
+  // for each world of the process (a batch's), so that instances of one world can share work;
+  // 0 for an extension. Appended: read it only when `struct_size` covers it.
+  uint64_t world;
+  // The directory of the file the descriptor is written in (empty: none), for a
+  // descriptor's relative paths. Appended with `world`; valid during `create` only.
+  const char *directory;
 } SsxInit;
 
 // A host-owned buffer a plugin writes an error message into (NUL-terminated, truncated to fit).

@@ -231,6 +231,13 @@ pub struct SsxInit {
     pub body_count: u32,
     /// How many joints the artifact has. Appended with `body_count`.
     pub joint_count: u32,
+    /// The world the instance is made in: one number for every instance of one world, another
+    /// for each world of the process (a batch's), so that instances of one world can share work;
+    /// 0 for an extension. Appended: read it only when `struct_size` covers it.
+    pub world: u64,
+    /// The directory of the file the descriptor is written in (empty: none), for a
+    /// descriptor's relative paths. Appended with `world`; valid during `create` only.
+    pub directory: *const c_char,
 }
 
 /// A host-owned buffer a plugin writes an error message into (NUL-terminated, truncated to fit).

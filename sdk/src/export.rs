@@ -116,12 +116,12 @@ impl<T: Sensor> Make for AsSensor<T> {
 ///
 /// # Safety
 /// `init` points at a host's `SsxInit` of `struct_size` bytes.
-unsafe fn appended_u32(init: *const SsxInit, offset: usize) -> Option<u32> {
+unsafe fn appended<T: Copy>(init: *const SsxInit, offset: usize) -> Option<T> {
     // SAFETY: `struct_size` leads every version of the record; the field is read only when the
     // host's record covers it.
     let size = unsafe { (*init).struct_size } as usize;
-    (size >= offset + std::mem::size_of::<u32>())
-        .then(|| unsafe { init.cast::<u8>().add(offset).cast::<u32>().read_unaligned() })
+    (size >= offset + std::mem::size_of::<T>())
+        .then(|| unsafe { init.cast::<u8>().add(offset).cast::<T>().read_unaligned() })
 }
 
 unsafe fn create_impl<M: Make>(
@@ -154,12 +154,19 @@ unsafe fn create_impl<M: Make>(
             seed: init.seed,
             timestep: init.timestep,
             // SAFETY: `raw_init` is the non-null record checked above.
-            body_count: unsafe {
-                appended_u32(raw_init, std::mem::offset_of!(SsxInit, body_count))
-            },
-            joint_count: unsafe {
-                appended_u32(raw_init, std::mem::offset_of!(SsxInit, joint_count))
-            },
+            body_count: unsafe { appended(raw_init, std::mem::offset_of!(SsxInit, body_count)) },
+            joint_count: unsafe { appended(raw_init, std::mem::offset_of!(SsxInit, joint_count)) },
+            // SAFETY: as above.
+            world: unsafe { appended(raw_init, std::mem::offset_of!(SsxInit, world)) }.unwrap_or(0),
+            // SAFETY: as above; a non-null directory is a NUL-terminated string the host keeps
+            // for the call.
+            directory: unsafe {
+                appended::<*const c_char>(raw_init, std::mem::offset_of!(SsxInit, directory))
+            }
+            .filter(|p| !p.is_null())
+            .map(|p| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+            .filter(|d| !d.is_empty())
+            .map(std::path::PathBuf::from),
             waker: Waker::of(host),
         };
         let value = M::make(descriptor, &info)?;

@@ -18,11 +18,27 @@ pub struct Init {
     pub body_count: Option<u32>,
     /// How many joints the artifact has; `None` from a host too old to say.
     pub joint_count: Option<u32>,
+    /// The world the instance is made in: the same for every instance of one world, different
+    /// for each world of the process (a batch's worlds); 0 from a host too old to say, or for an
+    /// extension.
+    pub world: u64,
+    /// The directory of the file the descriptor is written in, for its relative paths (`None`:
+    /// a spec made in code, or a host too old to say).
+    pub directory: Option<std::path::PathBuf>,
     /// Wakes a paused run (for extensions: see [`Waker`]).
     pub waker: Waker,
 }
 
 impl Init {
+    /// `path` as a descriptor gives it: relative to the descriptor's file's directory, when it
+    /// is relative and the host says where that is.
+    pub fn resolve(&self, path: &str) -> std::path::PathBuf {
+        match &self.directory {
+            Some(d) if std::path::Path::new(path).is_relative() => d.join(path),
+            _ => std::path::PathBuf::from(path),
+        }
+    }
+
     /// Checks a body index a descriptor gives under `key` against the artifact's bodies, so that
     /// `create` (and with it `ssxd check`) refuses what would fail at the first step:
     /// `"invalid descriptor: 'body' is 3, but artifact 'bot' has 1 body (index 0)"`. A host too

@@ -69,6 +69,13 @@ impl PluginLibrary {
             .map_err(|_| "descriptor contains a NUL byte".to_string())?;
         let artifact = CString::new(init.artifact.as_str())
             .map_err(|_| "artifact name contains a NUL byte".to_string())?;
+        let directory = CString::new(
+            init.directory
+                .as_deref()
+                .map(|d| d.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        )
+        .map_err(|_| "the descriptor's directory contains a NUL byte".to_string())?;
         let sinit = SsxInit {
             struct_size: std::mem::size_of::<SsxInit>() as u32,
             artifact_name: artifact.as_ptr(),
@@ -77,6 +84,8 @@ impl PluginLibrary {
             timestep: init.timestep,
             body_count: init.body_count,
             joint_count: init.joint_count,
+            world: init.world,
+            directory: directory.as_ptr(),
         };
         let mut err = error_arg();
         let mut instance: *mut c_void = std::ptr::null_mut();
@@ -290,6 +299,8 @@ impl SimulationExtension for AbiExtension {
             timestep: init.timestep,
             body_count: 0,
             joint_count: 0,
+            world: 0,
+            directory: None,
         };
         self.instance =
             Some(

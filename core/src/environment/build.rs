@@ -148,6 +148,9 @@ pub(super) fn guard_label(what: &str, spec: &PluginSpec, artifact: Option<&str>)
     }
 }
 
+/// The next Environment's `world_id`: numbers are never reused in a process.
+static NEXT_WORLD: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 impl Environment {
     /// Builds the world: extensions first (created and initialised), then the engine's bodies and
     /// joints, the render nodes, and every artifact's sensors and driver. On any error whatever
@@ -203,6 +206,7 @@ impl Environment {
             sensor_shards: Vec::new(),
             driver_shards: Vec::new(),
             reading_index: vec![None; artifacts.len()],
+            world_id: NEXT_WORLD.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             swappable: false,
             swapper: None,
             swaps: Vec::new(),
@@ -481,6 +485,15 @@ impl Environment {
 
     pub(super) fn plugin_init(&self, art: &ArtifactSpec, index: usize, slot: u32) -> PluginInit {
         let info = &self.catalog.artifacts[index];
+        // Slot 0 is the driver, slot k the sensor k - 1.
+        let spec = match slot {
+            0 => art.driver.as_ref(),
+            k => art.sensors.get(k as usize - 1).map(|s| &s.plugin),
+        };
+        let directory = spec
+            .and_then(|p| p.origin.as_ref())
+            .and_then(|o| o.file.parent())
+            .map(Arc::from);
         PluginInit {
             artifact: art.name.clone(),
             artifact_index: index as u32,
@@ -488,6 +501,8 @@ impl Environment {
             timestep: self.config.timestep,
             body_count: info.bodies.len() as u32,
             joint_count: info.joints.len() as u32,
+            world: self.world_id,
+            directory,
         }
     }
 }

@@ -23,6 +23,14 @@ pub struct PluginInit {
     pub body_count: u32,
     /// How many joints its artifact has (0 for an extension).
     pub joint_count: u32,
+    /// The world it is made in: the same number for every instance of one Environment, a
+    /// different one for each Environment of the process (a batch's worlds), so that instances
+    /// of one world can share work (the policy driver's one inference for its team); 0 for an
+    /// extension.
+    pub world: u64,
+    /// The directory of the file its descriptor is written in, for the descriptor's relative
+    /// paths (a policy's model file); `None` for a spec made in code.
+    pub directory: Option<Arc<std::path::Path>>,
 }
 
 /// Creates a driver from its JSON descriptor.
