@@ -44,6 +44,39 @@ pub struct Body {
     pub angvel: f64,
 }
 
+impl Body {
+    /// A body as a task reads it from its state in space: its position and velocity in the
+    /// plane, its heading the yaw of `orientation` (x, y, z, w) and its turn rate about z. The
+    /// batched env and the policy driver read bodies through this one function.
+    pub fn from_state(
+        position: [f64; 3],
+        orientation: [f64; 4],
+        linear_velocity: [f64; 3],
+        angular_velocity: [f64; 3],
+    ) -> Body {
+        let [x, y, z, w] = orientation;
+        Body {
+            pos: [position[0], position[1]],
+            vel: [linear_velocity[0], linear_velocity[1]],
+            rot: (2.0 * (w * z + x * y)).atan2(1.0 - 2.0 * (y * y + z * z)),
+            angvel: angular_velocity[2],
+        }
+    }
+}
+
+/// An agent's lidar as a task reads it from its range sensor's `values`: the first `rays`
+/// values, a ray that read nothing (NaN) as 0, and 0 for each ray the reading lacks (a sensor
+/// that has not read yet). The batched env and the policy driver read lidars through this.
+pub fn lidar_values(values: &[f64], rays: usize, out: &mut impl Extend<f64>) {
+    let got = values.len().min(rays);
+    out.extend(
+        values[..got]
+            .iter()
+            .map(|&v| if v.is_nan() { 0.0 } else { v }),
+    );
+    out.extend(std::iter::repeat_n(0.0, rays - got));
+}
+
 /// One world as a task reads it.
 #[derive(Clone, Copy, Debug)]
 pub struct World<'a> {

@@ -134,15 +134,13 @@ impl<'a> TaskAct<'a> {
 /// A body as the task reads it: the state of the artifact's first body.
 fn body(env: &Environment, artifact: usize) -> Body {
     let s = &env.states()[env.artifacts()[artifact].bodies.start as usize];
-    let t = s.pose.translation.vector;
-    let q = s.pose.rotation.coords; // x, y, z, w
-    let yaw = (2.0 * (q[3] * q[2] + q[0] * q[1])).atan2(1.0 - 2.0 * (q[1] * q[1] + q[2] * q[2]));
-    Body {
-        pos: [t.x, t.y],
-        vel: [s.linvel.x, s.linvel.y],
-        rot: yaw,
-        angvel: s.angvel.z,
-    }
+    let (t, q) = (s.pose.translation.vector, s.pose.rotation.coords); // q: x, y, z, w
+    Body::from_state(
+        [t.x, t.y, t.z],
+        [q[0], q[1], q[2], q[3]],
+        [s.linvel.x, s.linvel.y, s.linvel.z],
+        [s.angvel.x, s.angvel.y, s.angvel.z],
+    )
 }
 
 /// One world's task values: after its steps, `stepped` when it took them.
@@ -163,13 +161,7 @@ pub(super) fn task_world(
     let mut lidar: SmallVec<[f64; 256]> = SmallVec::new();
     for (&a, &s) in agents.iter().zip(c.lidar) {
         let values = env.reading_at(a, s).map_or(&[][..], |r| r.values());
-        let got = values.len().min(rays);
-        lidar.extend(
-            values[..got]
-                .iter()
-                .map(|&v| if v.is_nan() { 0.0 } else { v }),
-        );
-        lidar.extend(std::iter::repeat_n(0.0, rays - got));
+        ssx_tasks::lidar_values(values, rays, &mut lidar);
     }
     if c.lidar.is_empty() {
         lidar.resize(agents.len() * rays, 0.0);
