@@ -30,7 +30,10 @@ ROOMS = [
     ("engines/builtin", ["core", "engines/rapier", "engines/kinematic", "engines/planar"]),
     ("artifacts", ["core", "sdk"]),
     # Plugins: the SDK only (the Zenoh extension also speaks ROS 2's wire format).
-    ("drivers/*", ["sdk"]),
+    # (Every driver but the policy driver, whose row follows.)
+    ("drivers/[!p]*", ["sdk"]),
+    # The policy driver builds each agent's observation with the tasks' own code.
+    ("drivers/policy", ["sdk", "tasks"]),
     ("sensors/*", ["sdk"]),
     ("extensions/explore", ["sdk"]),
     ("extensions/zenoh", ["sdk", "extensions/ros2"]),
