@@ -29,6 +29,7 @@ from .vmas_parts import (
     _landmark,
     _line,
     _movable,
+    _options,
     _slab,
     _task,
     _task_scene,
@@ -47,7 +48,7 @@ def navigation_scene(agents=4, seed=0, directory=None, **options):
     rays = task.lidar_rays
     lidar_range = options.get("lidar_range", 0.35)
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write_agent(directory, _agent(radius, rays, lidar_range), options)
+    _write_agent(directory, _agent(radius, rays, lidar_range), options, _policy_team("navigation", agents, options))
     _write(directory, "goal.json", _landmark(radius=0.05))
     apart = 2 * radius + 0.05
     box = {"min": [-1.0, -1.0, 0.0], "max": [1.0, 1.0, 0.0], "clearance": apart}
@@ -71,7 +72,7 @@ def navigation(agents=4, worlds=None, seed=0, workers=None, max_steps=100, actio
     return _batch(
         navigation, "navigation",
         lambda d: navigation_scene(agents, seed=seed, directory=d, **options),
-        agents, [f"goal_{i}" for i in range(agents)], "lidar",
+        agents, *_team("navigation", agents, options),
         worlds, seed, workers, max_steps, actions, options,
     )
 
@@ -98,7 +99,7 @@ def transport_scene(agents=4, seed=0, directory=None, **options):
     width = options.get("package_width", 0.15)
     packages = int(options.get("n_packages", 1))
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write_agent(directory, _agent(radius, 0, 0.0, u_multiplier=0.6), options)
+    _write_agent(directory, _agent(radius, 0, 0.0, u_multiplier=0.6), options, _policy_team("transport", agents, options))
     _write(directory, "goal.json", _landmark(radius=0.15))
     _write(directory, "package.json", _package(length, width, options.get("package_mass", 50.0)))
     _write(directory, "walls.json", _walls(1.0 + 2 * radius + max(length, width) + radius))
@@ -121,11 +122,10 @@ def transport(agents=4, worlds=None, seed=0, workers=None, max_steps=100, action
     """VMAS's transport (see ``transport_scene``): a ``TaskBatch``. ``max_steps``: BenchMARL's
     transport episode (100 actions). ``options``: VMAS's ``n_packages``, ``package_width``,
     ``package_length``, ``package_mass``."""
-    packages = int(options.get("n_packages", 1))
     return _batch(
         transport, "transport",
         lambda d: transport_scene(agents, seed=seed, directory=d, **options),
-        agents, ["goal_0"] + [f"package_{i}" for i in range(packages)], None,
+        agents, *_team("transport", agents, options),
         worlds, seed, workers, max_steps, actions, options,
     )
 
@@ -138,7 +138,7 @@ def dispersion_scene(agents=4, seed=0, directory=None, **options):
     food = int(options.get("n_food", agents))
     r = options.get("pos_range", 1.0)
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write_agent(directory, _ghost_agent(0.035), options)
+    _write_agent(directory, _ghost_agent(0.035), options, _policy_team("dispersion", agents, options))
     _write(directory, "food.json", _landmark(radius=options.get("food_radius", 0.05)))
     scene = _task_scene(f"dispersion-{agents}", seed, [
             {"name": "agent", "artifact": "agent.json", "replicate": {"random": {"count": agents, "min": [0.0, 0.0, 0.0], "max": [0.0, 0.0, 0.0]}}},
@@ -151,11 +151,10 @@ def dispersion(agents=4, worlds=None, seed=0, workers=None, max_steps=100, actio
     """VMAS's dispersion (see ``dispersion_scene``): a ``TaskBatch``. ``max_steps``: BenchMARL's
     dispersion episode (100 actions). ``options``: VMAS's ``n_food``, ``food_radius``,
     ``pos_range``, ``share_reward``, ``penalise_by_time``."""
-    food = int(options.get("n_food", agents))
     return _batch(
         dispersion, "dispersion",
         lambda d: dispersion_scene(agents, seed=seed, directory=d, **options),
-        agents, [f"food_{i}" for i in range(food)], None,
+        agents, *_team("dispersion", agents, options),
         worlds, seed, workers, max_steps, actions, options,
     )
 
@@ -180,7 +179,7 @@ def wheel_scene(agents=4, seed=0, directory=None, **options):
     path."""
     _task("wheel", agents, options)  # checks the options
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write_agent(directory, _agent(0.03, 0, 0.0, u_multiplier=0.6), options)
+    _write_agent(directory, _agent(0.03, 0, 0.0, u_multiplier=0.6), options, _policy_team("wheel", agents, options))
     _write(directory, "bar.json", _pinned_bar(options.get("line_length", 2.0), options.get("line_mass", 30.0)))
     scene = _task_scene(f"wheel-{agents}", seed, [
             {"name": "wheel", "artifact": "bar.json", "replicate": {"random": {"count": 1, "min": [0.0, 0.0, 0.0], "max": [0.0, 0.0, 0.0], "random_yaw": True}}},
@@ -196,7 +195,7 @@ def wheel(agents=4, worlds=None, seed=0, workers=None, max_steps=100, actions="c
     return _batch(
         wheel, "wheel",
         lambda d: wheel_scene(agents, seed=seed, directory=d, **options),
-        agents, ["wheel_0"], None,
+        agents, *_team("wheel", agents, options),
         worlds, seed, workers, max_steps, actions, options,
     )
 
@@ -222,7 +221,7 @@ def balance_scene(agents=3, seed=0, directory=None, **options):
     anywhere = bool(options.get("random_package_pos_on_line", True))
     r, half = BALANCE_RADIUS, BALANCE_LINE / 2
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write_agent(directory, _agent(r, 0, 0.0, u_multiplier=0.7), options)
+    _write_agent(directory, _agent(r, 0, 0.0, u_multiplier=0.7), options, _policy_team("balance", agents, options))
     _write(directory, "goal.json", _landmark(radius=BALANCE_BALL))
     _write(directory, "package.json", _ball(BALANCE_BALL, mass))
     _write(directory, "line.json", _line(BALANCE_LINE, 5.0))
@@ -257,7 +256,7 @@ def balance(agents=3, worlds=None, seed=0, workers=None, max_steps=100, actions=
     return _batch(
         balance, "balance",
         lambda d: balance_scene(agents, seed=seed, directory=d, **options),
-        agents, ["goal_0", "package_0", "line_0"], None,
+        agents, *_team("balance", agents, options),
         worlds, seed, workers, max_steps, actions, options,
     )
 
@@ -276,7 +275,7 @@ def sampling_scene(agents=3, seed=0, directory=None, **options):
     collide = bool(options.get("collisions", True))
     same = bool(options.get("spawn_same_pos", False))
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write_agent(directory, _agent(r, 0, 0.0) if collide else _ghost_agent(r), options)
+    _write_agent(directory, _agent(r, 0, 0.0) if collide else _ghost_agent(r), options, _policy_team("sampling", agents, options))
     _write(directory, "gaussian.json", _landmark((0.9, 0.6, 0.1, 1.0), radius=0.03))
     _write(directory, "walls.json", _walls(xdim, ydim))
     box = {"min": [-xdim, -ydim, 0.0], "max": [xdim, ydim, 0.0]}
@@ -294,11 +293,10 @@ def sampling(agents=3, worlds=None, seed=0, workers=None, max_steps=100, actions
     sampling episode (100 actions). ``options``: VMAS's ``shared_rew``, ``lidar_range``,
     ``agent_radius``, ``xdim``, ``ydim``, ``grid_spacing``, ``n_gaussians``, ``cov``,
     ``collisions``, ``spawn_same_pos``, ``norm`` (``comms_range`` at 0 only)."""
-    n = int(options.get("n_gaussians", 3))
     return _batch(
         sampling, "sampling",
         lambda d: sampling_scene(agents, seed=seed, directory=d, **options),
-        agents, [f"gaussian_{i}" for i in range(n)], None,
+        agents, *_team("sampling", agents, options),
         worlds, seed, workers, max_steps, actions, options,
     )
 
@@ -323,7 +321,7 @@ def give_way_scene(agents=2, seed=0, directory=None, **options):
     body["linear_damping"] = body["angular_damping"] = 0.0
     agent["driver"]["descriptor"]["mode"] = "velocity"
     agent["description"] = f"VMAS's give_way agent: a disc of radius {GIVE_WAY_RADIUS} m driven by velocity"
-    _write_agent(directory, agent, options)
+    _write_agent(directory, agent, options, _policy_team("give_way", agents, options))
     _write(directory, "goal.json", _landmark(radius=GIVE_WAY_RADIUS / 2))
     _write(directory, "mark.json", {"description": "where an agent starts", "bodies": [{"name": "mark", "kind": "static"}]})
     t = 2 * LINE_MIN_DIST
@@ -359,7 +357,7 @@ def give_way(agents=2, worlds=None, seed=0, workers=None, max_steps=100, actions
     return _batch(
         give_way, "give_way",
         lambda d: give_way_scene(agents, seed=seed, directory=d, **options),
-        agents, ["goal_0", "goal_1"], None,
+        agents, *_team("give_way", agents, options),
         worlds, seed, workers, max_steps, actions, options, u_range=options.get("v_range", 0.5),
     )
 
@@ -394,7 +392,7 @@ def passage_scene(agents=5, seed=0, directory=None, **options):
     r = PASSAGE_RADIUS
     edge = 3 * r + PASSAGE_SPACING
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write_agent(directory, _agent(r, 0, 0.0, u_multiplier=0.7), options)
+    _write_agent(directory, _agent(r, 0, 0.0, u_multiplier=0.7), options, _policy_team("passage", agents, options))
     _write(directory, "goal.json", _landmark(radius=PASSAGE_RADIUS))
     _write(directory, "mark.json", {"description": "a cross's centre", "bodies": [{"name": "mark", "kind": "static"}]})
     _write(directory, "box.json", {"description": "a box of VMAS's passage wall", "bodies": [_slab("box", (0.0, 0.0), PASSAGE_SLOT)]})
@@ -425,11 +423,10 @@ def passage(agents=5, worlds=None, seed=0, workers=None, max_steps=500, actions=
     """VMAS's passage (see ``passage_scene``): a ``TaskBatch`` of 5 agents. ``max_steps``:
     BenchMARL's passage episode (500 actions). ``options``: VMAS's ``n_passages``,
     ``shared_reward``."""
-    opened = int(options.get("n_passages", 1))
     return _batch(
         passage, "passage",
         lambda d: passage_scene(agents, seed=seed, directory=d, **options),
-        agents, [f"goal_{i}" for i in range(5)] + [f"passage_{i}" for i in range(PASSAGE_SLOTS - opened)], None,
+        agents, *_team("passage", agents, options),
         worlds, seed, workers, max_steps, actions, options,
     )
 
@@ -452,7 +449,7 @@ def flocking_scene(agents=4, seed=0, directory=None, **options):
     obstacles = task.objects - 1
     apart = options.get("min_dist_between_entities", 0.15)
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write_agent(directory, _agent(FLOCKING_RADIUS, 0, 0.0), options)
+    _write_agent(directory, _agent(FLOCKING_RADIUS, 0, 0.0), options, _policy_team("flocking", agents, options))
     target = _agent(FLOCKING_RADIUS, 0, 0.0, color=(0.3, 0.69, 0.29, 1.0))
     target["driver"]["descriptor"] = {"mode": "force", "turning": {"rate": FLOCKING_TURN, "after": VMAS_DT}}
     target["description"] = "VMAS's flocking target: an agent whose action turns 1/30 rad a step"
@@ -483,11 +480,10 @@ def flocking(agents=4, worlds=None, seed=0, workers=None, max_steps=100, actions
     flocking episode (100 actions). ``options``: VMAS's ``n_obstacles``,
     ``min_dist_between_entities``, ``n_lidar_rays``, ``collision_reward``,
     ``dist_shaping_factor``."""
-    obstacles = int(options.get("n_obstacles", 5))
     return _batch(
         flocking, "flocking",
         lambda d: flocking_scene(agents, seed=seed, directory=d, **options),
-        agents, ["target"] + [f"obstacle_{i}" for i in range(obstacles)], None,
+        agents, *_team("flocking", agents, options),
         worlds, seed, workers, max_steps, actions, options,
     )
 
@@ -507,7 +503,7 @@ def discovery_scene(agents=5, seed=0, directory=None, **options):
     apart = options.get("min_dist_between_entities", 0.2)
     r = DISCOVERY_RADIUS
     directory = directory or tempfile.mkdtemp(prefix="ssx-task-")
-    _write_agent(directory, _agent(r, 0, 0.0), options)
+    _write_agent(directory, _agent(r, 0, 0.0), options, _policy_team("discovery", agents, options))
     _write(directory, "target.json", _landmark())
     _write(directory, "walls.json", _walls(xs + r, ys + r))
     box = {"min": [-xs, -ys, 0.0], "max": [xs, ys, 0.0], "clearance": apart}
@@ -526,13 +522,47 @@ def discovery(agents=5, worlds=None, seed=0, workers=None, max_steps=100, action
     ``use_agent_lidar``, ``n_lidar_rays_entities``, ``n_lidar_rays_agents``,
     ``agents_per_target``, ``targets_respawn``, ``shared_reward``, ``agent_collision_penalty``,
     ``covering_rew_coeff``, ``time_penalty``."""
-    targets = int(options.get("n_targets", 7))
     return _batch(
         discovery, "discovery",
         lambda d: discovery_scene(agents, seed=seed, directory=d, **options),
-        agents, [f"target_{i}" for i in range(targets)], None,
+        agents, *_team("discovery", agents, options),
         worlds, seed, workers, max_steps, actions, options,
     )
+
+
+def _team(name, agents, options):
+    """The task ``name``'s own bodies (artifact names, in its order) and its agents' lidar sensor
+    (None: none), for ``agents`` agents with ``options``: what its ``TaskBatch`` reads, and what
+    a policy driving its agents reads (``policy=``)."""
+    o = options
+    objects = {
+        "navigation": lambda: [f"goal_{i}" for i in range(agents)],
+        "transport": lambda: ["goal_0"] + [f"package_{i}" for i in range(int(o.get("n_packages", 1)))],
+        "dispersion": lambda: [f"food_{i}" for i in range(int(o.get("n_food", agents)))],
+        "wheel": lambda: ["wheel_0"],
+        "balance": lambda: ["goal_0", "package_0", "line_0"],
+        "sampling": lambda: [f"gaussian_{i}" for i in range(int(o.get("n_gaussians", 3)))],
+        "give_way": lambda: ["goal_0", "goal_1"],
+        "passage": lambda: [f"goal_{i}" for i in range(5)]
+        + [f"passage_{i}" for i in range(PASSAGE_SLOTS - int(o.get("n_passages", 1)))],
+        "flocking": lambda: ["target"] + [f"obstacle_{i}" for i in range(int(o.get("n_obstacles", 5)))],
+        "discovery": lambda: [f"target_{i}" for i in range(int(o.get("n_targets", 7)))],
+    }[name]()
+    return objects, ("lidar" if name == "navigation" else None)
+
+
+def _policy_team(name, agents, options):
+    """What a policy driving task ``name``'s agents reads (the policy driver's descriptor, less
+    the model and the drive): the task, its options, its agents' and bodies' artifact names and
+    the lidar."""
+    objects, lidar = _team(name, agents, options)
+    return {
+        "task": name,
+        "options": {k: float(v) for k, v in _options(options).items()},
+        "agents": [f"agent_{i}" for i in range(agents)],
+        "objects": objects,
+        "lidar": lidar,
+    }
 
 
 TASKS = {

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 
 from .. import Worlds
@@ -82,8 +83,8 @@ DRIVES = ("holonomic", "diffdrive")
 
 
 def _options(options):
-    """The task's own options: ``options`` less ``drive`` (ssx's, not VMAS's)."""
-    return {k: v for k, v in options.items() if k != "drive"}
+    """The task's own options: ``options`` less ``drive`` and ``policy`` (ssx's, not VMAS's)."""
+    return {k: v for k, v in options.items() if k not in ("drive", "policy")}
 
 
 def _task(name, agents, options):
@@ -117,10 +118,39 @@ def _diff_drive(art):
     return art
 
 
-def _write_agent(directory, art, options):
-    """Writes the task's agent, ``art``, as ``agent.json``, on the drive ``options`` names."""
+def _policy_drive(art):
+    """The policy driver's ``drive`` for ``art``'s driver: the same law and limits."""
+    d = art["driver"]
+    if d["plugin"] == "diffdrive":
+        e = d["descriptor"]
+        return {"diffdrive": {"max_speed": e["max_speed"], "max_turn_rate": e["max_turn_rate"]}}
+    e = d["descriptor"]
+    return {"holonomic": {k: e[k] for k in ("mode", "u_range", "u_multiplier") if k in e}}
+
+
+def _with_policy(directory, art, policy, team):
+    """``art`` driven by the trained policy in the ONNX file ``policy`` (the policy driver,
+    ``drivers/policy``), copied into ``directory`` as ``policy.onnx`` so that the scene's
+    directory holds what its run reads; ``team``: the task's name, options, agents, bodies and
+    lidar."""
+    if not os.path.isfile(policy):
+        raise FileNotFoundError(f"policy: no file {policy!r}")
+    os.makedirs(directory, exist_ok=True)
+    shutil.copyfile(policy, os.path.join(directory, "policy.onnx"))
+    descriptor = {"model": "policy.onnx", **{k: v for k, v in team.items() if v is not None}}
+    descriptor["drive"] = _policy_drive(art)
+    art["driver"] = {"library": "libssx_policy.so", "plugin": "policy", "descriptor": descriptor}
+    art["description"] += f", driven by the trained policy {os.path.basename(policy)}"
+    return art
+
+
+def _write_agent(directory, art, options, team):
+    """Writes the task's agent, ``art``, as ``agent.json``, on the drive ``options`` names, and
+    driven by ``options["policy"]`` (an ONNX file) when given (``team``: what the policy reads)."""
     if options.get("drive", "holonomic") == "diffdrive":
         art = _diff_drive(art)
+    if options.get("policy") is not None:
+        art = _with_policy(directory, art, os.fspath(options["policy"]), team)
     return _write(directory, "agent.json", art)
 
 
@@ -238,6 +268,10 @@ def _ghost_agent(radius):
 def _batch(make, name, scene, agents, objects, lidar, worlds, seed, workers, max_steps, actions, options, u_range=1.0):
     """A task's ``TaskBatch`` on ``scene`` (a function of the directory it writes into), its
     actions within ±``u_range``."""
+    if options.get("policy") is not None:
+        raise ValueError(
+            f"{name}: policy= is for the task's scene file ({name}_scene); a TaskBatch's agents take their actions from step()"
+        )
     files = tempfile.TemporaryDirectory(prefix="ssx-task-")
     path = scene(files.name)
     batch = TaskBatch(
