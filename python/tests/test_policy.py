@@ -132,3 +132,17 @@ def test_an_action_that_is_not_a_number_holds_the_agent_still(tmp_path):
 def test_a_batch_refuses_a_policy():
     with pytest.raises(ValueError, match="policy= is for the task's scene file"):
         envs.navigation(agents=AGENTS, worlds=1, policy="x.onnx")
+
+
+def test_the_worlds_of_a_batch_each_have_their_own_team(navigation_model, tmp_path):
+    """Three worlds of the policy's scene in one process: each world's agents form their own
+    team (the driver's teams are found by world), so world 0 steps as the lone world does, to
+    the bit, and world 1, seeded apart, goes elsewhere."""
+    _, path = navigation_model
+    scene = envs.navigation_scene(AGENTS, seed=3, directory=str(tmp_path), policy=path)
+    with ssx.Worlds(scene, 3) as worlds, ssx.Sim(scene) as lone:
+        worlds.step(40)
+        lone.step(40)
+        s = worlds.states(NAMES)[:, :, :3]
+        assert np.array_equal(s[0], lone.states(NAMES)[:, :3])
+        assert np.abs(s[1] - s[0]).max() > 0.01
