@@ -626,9 +626,10 @@ mod tests {
             "{e}"
         );
         // A leak of 60 kB a second climbs past the allowance of one thread.
-        let climb = grown(|_| Vec::new(), |t| {
-            (50_000 + 60 * t, if t < 40 { 20 } else { 21 })
-        });
+        let climb = grown(
+            |_| Vec::new(),
+            |t| (50_000 + 60 * t, if t < 40 { 20 } else { 21 }),
+        );
         assert!(climb.check(15.0, 10.0, 0.1).is_err());
     }
 }
