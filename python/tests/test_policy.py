@@ -48,15 +48,16 @@ def test_export_writes_the_task_into_the_file(navigation_model):
     assert json.loads(meta["ssx.options"]) == {}
 
 
-def test_the_driver_drives_the_scene_as_torch_drives_the_batch(navigation_model, tmp_path):
-    """The same seed, the same policy: the batch's agents moved by torch's actions on its
-    observations, the scene's by the driver's (tract) on its own: the same trajectories."""
-    actor, path = navigation_model
-    batch = envs.navigation(agents=AGENTS, worlds=1, seed=3)
+def _side_by_side(actor, path, tmp_path, **options):
+    """The largest difference in an agent's position (m) over 30 actions between one world of
+    the navigation batch driven by torch's ``actor`` and the scene driven by the exported file
+    at ``path``, both seeded 3; and the farthest an agent went from where it started."""
+    batch = envs.navigation(agents=AGENTS, worlds=1, seed=3, **options)
     obs = batch.reset()
-    scene = envs.navigation_scene(AGENTS, seed=3, directory=str(tmp_path), policy=path)
+    scene = envs.navigation_scene(AGENTS, seed=3, directory=str(tmp_path), policy=path, **options)
     with ssx.Sim(scene) as sim:
         sim.step(1)  # the batch's first pass: one step, no action
+        start = sim.states(NAMES)[:, :2].copy()
         worst = 0.0
         for _ in range(30):
             with torch.no_grad():
@@ -66,11 +67,33 @@ def test_the_driver_drives_the_scene_as_torch_drives_the_batch(navigation_model,
             mine = sim.states(NAMES)[:, :3]
             theirs = batch.worlds.states(NAMES)[0, :, :3]
             worst = max(worst, float(np.abs(mine - theirs).max()))
-        moved = float(np.abs(sim.states(NAMES)[:, :2]).max())
+        moved = float(np.linalg.norm(sim.states(NAMES)[:, :2] - start, axis=1).max())
     batch.close()
-    assert moved > 0.0
+    return worst, moved
+
+
+def test_the_driver_drives_the_scene_as_torch_drives_the_batch(navigation_model, tmp_path):
+    """The same seed, the same policy: the batch's agents moved by torch's actions on its
+    observations, the scene's by the driver's (tract) on its own: the same trajectories."""
+    actor, path = navigation_model
+    worst, moved = _side_by_side(actor, path, tmp_path)
+    assert moved > 0.05, moved
     # float32 inference in tract against float32 in torch: sums in another order.
-    print(f"largest difference in position: {worst:.3g} m")
+    print(f"holonomic: largest difference {worst:.3g} m, farthest move {moved:.3g} m")
+    assert worst < 1e-5, worst
+
+
+def test_on_the_differential_drive_too(tmp_path):
+    """The agents on ssx's differential drive: the action (v, omega), the driver's drive law
+    against the ground library's diffdrive that the batch's agents run on."""
+    batch = envs.navigation(agents=AGENTS, worlds=1, seed=3, drive="diffdrive")
+    actor = _mlp(batch.task.observation_width, seed=1)
+    path = policy.export(actor, str(tmp_path / "diffdrive.onnx"), batch)
+    batch.close()
+    assert policy.metadata(path)["ssx.action"] == "v,omega"
+    worst, moved = _side_by_side(actor, path, tmp_path / "scene", drive="diffdrive")
+    print(f"diffdrive: largest difference {worst:.3g} m, farthest move {moved:.3g} m")
+    assert moved > 0.05, moved
     assert worst < 1e-5, worst
 
 
