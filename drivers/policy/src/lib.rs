@@ -18,7 +18,7 @@
 //! Every agent of a team carries this driver with the same descriptor; their instances share
 //! one team (team.rs): one gather and one inference a decision for all of them. Each agent's
 //! observation is `ssx_tasks::Task::observe`'s, the batched env's own code, so the two cannot
-//! drift. An action that is not a number is refused: the agent holds still (its velocity set to
+//! drift. An action that is not a finite number is refused: the agent holds still (its velocity set to
 //! zero until the next decision), the refusal is counted and logged (the first, then at each power of two), and the
 //! run goes on. Deterministic: the decision reads only the world.
 
@@ -145,7 +145,7 @@ impl Driver for Policy {
                         ctx.log(
                             SSX_LOG_WARN,
                             &format!(
-                                "policy '{}': agent {}'s action at step {step} is not a number; it holds still ({refused} refused so far)",
+                                "policy '{}': agent {}'s action at step {step} is not a finite number; it holds still ({refused} refused so far)",
                                 self.team.model.path.display(),
                                 self.agent
                             ),

@@ -53,7 +53,7 @@ struct State {
 pub enum Decision {
     /// The action (the model's row, as numbers).
     Act(Vec<f64>),
-    /// The model gave something that is not a number: the agent holds still. `refused`: how
+    /// The model gave something that is not a finite number: the agent holds still. `refused`: how
     /// many actions the team refused so far.
     Refused { refused: u64 },
 }
@@ -127,20 +127,24 @@ impl Team {
     fn gather(&self, ctx: &Ctx<'_>, s: &mut State) -> Result<(), String> {
         let t = &self.task;
         if s.artifacts.is_empty() {
+            // Found whole or not at all: a name that is missing leaves nothing half made.
+            let mut artifacts = Vec::with_capacity(self.agents.len() + self.objects.len());
             for name in self.agents.iter().chain(&self.objects) {
                 let a = ctx
                     .artifact_by_name(name)
                     .map_err(|e| format!("the task's artifact '{name}': {e}"))?;
-                s.artifacts.push(a);
+                artifacts.push(a);
             }
+            let mut sensors = Vec::with_capacity(self.agents.len());
             if let Some(l) = &self.lidar {
-                for (name, &a) in self.agents.iter().zip(&s.artifacts) {
+                for (name, &a) in self.agents.iter().zip(&artifacts) {
                     let i = ctx
                         .sensor_index(a, l)
                         .map_err(|e| format!("agent '{name}' has no sensor '{l}': {e}"))?;
-                    s.sensors.push(i);
+                    sensors.push(i);
                 }
             }
+            (s.artifacts, s.sensors) = (artifacts, sensors);
             s.memory = vec![0.0; t.memory()];
             s.rewards = vec![0.0; t.agents()];
         }
