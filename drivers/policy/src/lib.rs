@@ -139,7 +139,7 @@ impl Driver for Policy {
         let (_, step) = ctx.time()?;
         if step % self.period == 0 {
             self.action = match self.team.decide(ctx, self.agent, step)? {
-                Decision::Act(a) => Some(self.drive.clip([a[0], a[1]])),
+                Decision::Act(a) => Some(self.drive.clip(a)),
                 Decision::Refused { refused } => {
                     if refused.is_power_of_two() {
                         ctx.log(

@@ -51,8 +51,8 @@ struct State {
 
 /// An agent's share of a decision.
 pub enum Decision {
-    /// The action (the model's row, as numbers).
-    Act(Vec<f64>),
+    /// The action (the model's row; a drive's action has 2 values, checked at load).
+    Act([f64; 2]),
     /// The model gave something that is not a finite number: the agent holds still. `refused`: how
     /// many actions the team refused so far.
     Refused { refused: u64 },
@@ -116,7 +116,7 @@ impl Team {
         let a = self.model.actions;
         let row = &s.actions[agent * a..(agent + 1) * a];
         if row.iter().all(|v| v.is_finite()) {
-            return Ok(Decision::Act(row.iter().map(|&v| f64::from(v)).collect()));
+            return Ok(Decision::Act([f64::from(row[0]), f64::from(row[1])]));
         }
         s.refused += 1;
         Ok(Decision::Refused { refused: s.refused })

@@ -120,11 +120,9 @@ def _diff_drive(art):
 
 def _policy_drive(art):
     """The policy driver's ``drive`` for ``art``'s driver: the same law and limits."""
-    d = art["driver"]
-    if d["plugin"] == "diffdrive":
-        e = d["descriptor"]
+    e = art["driver"]["descriptor"]
+    if art["driver"]["plugin"] == "diffdrive":
         return {"diffdrive": {"max_speed": e["max_speed"], "max_turn_rate": e["max_turn_rate"]}}
-    e = d["descriptor"]
     return {"holonomic": {k: e[k] for k in ("mode", "u_range", "u_multiplier") if k in e}}
 
 
